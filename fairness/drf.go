@@ -1,0 +1,234 @@
+package fairness
+
+import "math"
+
+// Claim is one app's input to DRF.
+type Claim struct {
+	// Weight scales the app's dominant share: with weights 2 and 1 the first
+	// app's dominant share is twice the second's. A weight ≤ 0 gets nothing.
+	Weight float64
+	// Demand is the most the app can use: its running plus pending tasks.
+	// The allocation never exceeds it in any kind.
+	Demand Vector
+	// Task is the app's per-task demand. The allocation grows along it, so
+	// that an app is given resources in the proportions its tasks use them.
+	// A zero Task grows along Demand instead.
+	Task Vector
+}
+
+// DRF computes weighted Dominant Resource Fair allocations by exact
+// progressive filling. Every app's allocation grows along its Task vector,
+// each at a rate that keeps dominant share / weight equal across apps, until
+// either a resource it uses is exhausted or it reaches its Demand. A kind in
+// which an app reaches its demand stops growing on its own, and what the app
+// leaves is shared among the rest.
+//
+// This is the water-filling solution computed event by event (each event is a
+// resource running out or an app reaching its demand in one kind), not by
+// handing out tasks one at a time, so it is exact and costs
+// O(apps·kinds·log(apps·kinds)).
+func DRF(capacity Vector, claims []Claim) []Vector {
+	n := len(claims)
+	alloc := make([]Vector, n)
+	// rate[k][r] is how fast app k's allocation of r grows per unit of the
+	// fill level t: weight·task[r]/dominantShare(task).
+	rate := make([]Vector, n)
+	growing := make([][NumKinds]bool, n)
+	active := make([]int, n) // number of kinds app k still grows in
+	var slope, fixed Vector
+	var users [NumKinds]int // growing components per kind
+
+	// capAt[k][r] is the fill level at which app k reaches its demand in
+	// kind r. The heap holds each app's next such level, so only the caps
+	// that happen before the cluster fills are ever ordered.
+	capAt := make([]Vector, n)
+	h := capHeap{apps: make([]int, 0, n), at: make([]float64, n)}
+	for k, c := range claims {
+		dir := c.Task
+		if dir.IsZero() {
+			dir = c.Demand
+		}
+		if c.Weight <= 0 || dir.IsZero() || dir.HasNegative() || c.Demand.IsZero() {
+			continue
+		}
+		ds := dir.DominantShare(capacity)
+		if math.IsInf(ds, 1) || ds <= 0 {
+			continue // it needs a kind the cluster does not have
+		}
+		for r := Kind(0); r < NumKinds; r++ {
+			if dir[r] <= 0 {
+				continue
+			}
+			u := c.Weight * dir[r] / ds
+			rate[k][r] = u
+			growing[k][r] = true
+			active[k]++
+			users[r]++
+			slope[r] += u
+			capAt[k][r] = math.Max(c.Demand[r], 0) / u
+		}
+		h.at[k] = nextCap(capAt[k], growing[k])
+		h.apps = append(h.apps, k)
+	}
+	h.init()
+
+	// stop fixes component (k, r) at value x.
+	stop := func(k int, r Kind, x float64) {
+		alloc[k][r] = x
+		growing[k][r] = false
+		active[k]--
+		users[r]--
+		fixed[r] += x
+		if users[r] == 0 {
+			slope[r] = 0 // exact, whatever rounding left behind
+		} else {
+			slope[r] -= rate[k][r]
+		}
+	}
+
+	for {
+		// The next resource to run out.
+		tSat, rSat := math.Inf(1), Kind(-1)
+		for r := Kind(0); r < NumKinds; r++ {
+			if users[r] == 0 || slope[r] <= 0 {
+				continue
+			}
+			t := math.Max(capacity[r]-fixed[r], 0) / slope[r]
+			if t < tSat {
+				tSat, rSat = t, r
+			}
+		}
+		for len(h.apps) > 0 && active[h.apps[0]] == 0 {
+			h.pop()
+		}
+		if len(h.apps) > 0 && h.at[h.apps[0]] <= tSat {
+			k := h.apps[0]
+			for r := Kind(0); r < NumKinds; r++ {
+				if growing[k][r] && capAt[k][r] <= h.at[k] {
+					stop(k, r, claims[k].Demand[r])
+				}
+			}
+			if active[k] == 0 {
+				h.pop()
+			} else {
+				h.at[k] = nextCap(capAt[k], growing[k])
+				h.fix()
+			}
+			continue
+		}
+		if rSat < 0 {
+			return alloc
+		}
+		// rSat is exhausted at level tSat: every app still growing in it
+		// stops growing in every kind.
+		for k := range claims {
+			if !growing[k][rSat] {
+				continue
+			}
+			for r := Kind(0); r < NumKinds; r++ {
+				if growing[k][r] {
+					stop(k, r, rate[k][r]*tSat)
+				}
+			}
+		}
+	}
+}
+
+// nextCap is the lowest cap level among the kinds an app still grows in.
+func nextCap(capAt Vector, growing [NumKinds]bool) float64 {
+	t := math.Inf(1)
+	for r, g := range growing {
+		if g {
+			t = math.Min(t, capAt[r])
+		}
+	}
+	return t
+}
+
+// capHeap is a binary min-heap of apps keyed by at[app], ties by app index
+// so that the order of events is deterministic.
+type capHeap struct {
+	apps []int
+	at   []float64
+}
+
+func (h *capHeap) less(i, j int) bool {
+	a, b := h.apps[i], h.apps[j]
+	if h.at[a] != h.at[b] {
+		return h.at[a] < h.at[b]
+	}
+	return a < b
+}
+
+func (h *capHeap) init() {
+	for i := len(h.apps)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *capHeap) pop() {
+	last := len(h.apps) - 1
+	h.apps[0] = h.apps[last]
+	h.apps = h.apps[:last]
+	h.down(0)
+}
+
+// fix restores the order after the root's key grew.
+func (h *capHeap) fix() { h.down(0) }
+
+func (h *capHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h.apps) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h.apps) && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h.apps[i], h.apps[m] = h.apps[m], h.apps[i]
+		i = m
+	}
+}
+
+// Leftover is what DRF does not hand out: capacity minus the sum of the
+// allocations, never negative.
+func Leftover(capacity Vector, alloc []Vector) Vector {
+	for _, a := range alloc {
+		capacity = capacity.Sub(a)
+	}
+	return capacity.ClampZero()
+}
+
+// Jain returns Jain's fairness index (Σx)² / (n·Σx²): 1 when all values are
+// equal, 1/n when one value holds everything. An empty or all-zero input is
+// perfectly fair (1).
+func Jain(xs []float64) float64 {
+	var sum, sq float64
+	for _, x := range xs {
+		sum += x
+		sq += x * x
+	}
+	if len(xs) == 0 || sq == 0 {
+		return 1
+	}
+	return sum * sum / (float64(len(xs)) * sq)
+}
+
+// JainOfShares returns Jain's index over apps' dominant shares, each
+// normalised by the app's fair share: x_k = DS(used_k) / DS(fair_k). Apps
+// whose fair share is zero are left out: they were owed nothing.
+func JainOfShares(capacity Vector, used, fair []Vector) float64 {
+	xs := make([]float64, 0, len(used))
+	for k := range used {
+		f := fair[k].DominantShare(capacity)
+		if f <= 0 || math.IsInf(f, 1) {
+			continue
+		}
+		xs = append(xs, used[k].DominantShare(capacity)/f)
+	}
+	return Jain(xs)
+}

@@ -1,0 +1,274 @@
+package fairness
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/loomrm/loom/internal/benchtarget"
+)
+
+// approx compares allocations to 1e-9 relative error: hand-computed
+// fractions like 216/13 are not exact in binary.
+var approx = cmpopts.EquateApprox(1e-9, 1e-12)
+
+// vec builds <memory, vcores, gpu> for the tables below.
+func vec(mem, cpu, gpu float64) Vector { return New(mem, cpu).With(GPU, gpu) }
+
+func TestDRF(t *testing.T) {
+	many := 1000.0 // a demand no allocation reaches
+	tests := []struct {
+		name     string
+		capacity Vector
+		claims   []Claim
+		want     []Vector
+	}{
+		{
+			// The DRF paper's example (Ghodsi et al., NSDI'11, §4): 9 CPUs
+			// and 18 GB. A's tasks need <1 CPU, 4 GB>, B's <3 CPU, 1 GB>.
+			// Equal dominant shares with CPU exhausted:
+			//   x + 3y = 9 (CPU), 4x/18 = 3y/9  =>  x = 3, y = 2 tasks.
+			// A gets <3 CPU, 12 GB>, B <6 CPU, 2 GB>; both dominant
+			// shares are 2/3, and 4 GB of memory stays free.
+			name:     "DRF paper example",
+			capacity: vec(18, 9, 0),
+			claims: []Claim{
+				{Weight: 1, Task: vec(4, 1, 0), Demand: vec(4*many, many, 0)},
+				{Weight: 1, Task: vec(1, 3, 0), Demand: vec(many, 3*many, 0)},
+			},
+			want: []Vector{vec(12, 3, 0), vec(2, 6, 0)},
+		},
+		{
+			// Same cluster, A weighted 2. Growth per fill level t:
+			//   A: 2·<4,1>/(4/18) = <36, 9>, B: <1,3>/(3/9) = <3, 9>.
+			// Memory runs out first: 39t = 18 at t = 6/13 (CPU would at
+			// 18t = 9, t = 1/2). A = <216/13, 54/13>, B = <18/13, 54/13>.
+			// Dominant shares: A 12/13 (memory), B 6/13 (CPU): ratio 2.
+			name:     "weights",
+			capacity: vec(18, 9, 0),
+			claims: []Claim{
+				{Weight: 2, Task: vec(4, 1, 0), Demand: vec(4*many, many, 0)},
+				{Weight: 1, Task: vec(1, 3, 0), Demand: vec(many, 3*many, 0)},
+			},
+			want: []Vector{vec(216.0/13, 54.0/13, 0), vec(18.0/13, 54.0/13, 0)},
+		},
+		{
+			// <100 GB, 10 CPU>, both apps <1,1> tasks, growth <10,10> per t.
+			// App 0 wants only 2 tasks: capped at t = 0.2 with <2,2>.
+			// App 1 alone then: CPU 2 + 10t = 10 at t = 0.8: <8,8>.
+			name:     "demand cap frees resources for others",
+			capacity: vec(100, 10, 0),
+			claims: []Claim{
+				{Weight: 1, Task: vec(1, 1, 0), Demand: vec(2, 2, 0)},
+				{Weight: 1, Task: vec(1, 1, 0), Demand: vec(many, many, 0)},
+			},
+			want: []Vector{vec(2, 2, 0), vec(8, 8, 0)},
+		},
+		{
+			// An app with nothing to run gets nothing; the other two split.
+			name:     "zero demand",
+			capacity: vec(10, 10, 0),
+			claims: []Claim{
+				{Weight: 1, Task: vec(1, 1, 0), Demand: Vector{}},
+				{Weight: 1, Task: vec(1, 1, 0), Demand: vec(many, many, 0)},
+				{Weight: 1, Task: vec(1, 1, 0), Demand: vec(many, many, 0)},
+			},
+			want: []Vector{{}, vec(5, 5, 0), vec(5, 5, 0)},
+		},
+		{
+			// GPU as an extra resource type. <1000 GB, 10 CPU, 4 GPU>.
+			// A: <10,1,1>, dominant GPU (1/4): growth <40,4,4>.
+			// B: <10,1,0>, dominant CPU (1/10): growth <100,10,0>.
+			// CPU runs out first: 14t = 10, t = 5/7 (GPU at 1, memory at
+			// 1000/140). A = <200/7, 20/7, 20/7>, B = <500/7, 50/7, 0>.
+			// Dominant shares: A 20/7/4 = 5/7, B 50/7/10 = 5/7.
+			name:     "extra resource type (gpu)",
+			capacity: vec(1000, 10, 4),
+			claims: []Claim{
+				{Weight: 1, Task: vec(10, 1, 1), Demand: vec(10*many, many, many)},
+				{Weight: 1, Task: vec(10, 1, 0), Demand: vec(10*many, many, 0)},
+			},
+			want: []Vector{vec(200.0/7, 20.0/7, 20.0/7), vec(500.0/7, 50.0/7, 0)},
+		},
+		{
+			// An app whose tasks need a GPU on a cluster without one gets
+			// nothing, and does not hold back the other app.
+			name:     "kind the cluster lacks",
+			capacity: vec(100, 10, 0),
+			claims: []Claim{
+				{Weight: 1, Task: vec(1, 1, 1), Demand: vec(many, many, many)},
+				{Weight: 1, Task: vec(1, 1, 0), Demand: vec(many, many, 0)},
+			},
+			want: []Vector{{}, vec(10, 10, 0)},
+		},
+		{
+			// Weight 0 opts out; a zero Task grows along Demand.
+			// App 1 grows along <20000, 2000>/200 = <100, 10> per t.
+			// App 2 grows along <1,1>/0.1 = <10, 10>, capped at t = 1.
+			// CPU runs out first: 20t = 10 at t = 0.5 (memory at 100/110):
+			// app 1 <50, 5>, app 2 <5, 5>.
+			name:     "zero weight and zero task",
+			capacity: vec(100, 10, 0),
+			claims: []Claim{
+				{Weight: 0, Task: vec(1, 1, 0), Demand: vec(many, many, 0)},
+				{Weight: 1, Demand: vec(20*many, 2*many, 0)},
+				{Weight: 1, Task: vec(1, 1, 0), Demand: vec(10, 10, 0)},
+			},
+			want: []Vector{{}, vec(50, 5, 0), vec(5, 5, 0)},
+		},
+		{
+			// A kind capped before the app is done: A's demand has only 1
+			// GPU but plenty of CPU. Growth A <0,1,1>/(1/2)=<0,2,2>,
+			// B <0,1,0>/(1/10) = <0,10,0>. A's GPU caps at t = 0.5 (1 GPU);
+			// A keeps growing in CPU. CPU: 12t = 10 at t = 5/6:
+			// A <0, 5/3, 1>, B <0, 25/3, 0>.
+			name:     "per-kind cap keeps the app growing in other kinds",
+			capacity: vec(0, 10, 2),
+			claims: []Claim{
+				{Weight: 1, Task: vec(0, 1, 1), Demand: vec(0, many, 1)},
+				{Weight: 1, Task: vec(0, 1, 0), Demand: vec(0, many, 0)},
+			},
+			want: []Vector{vec(0, 5.0/3, 1), vec(0, 25.0/3, 0)},
+		},
+		{
+			name:     "no apps",
+			capacity: vec(10, 10, 0),
+			want:     []Vector{},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := DRF(tc.capacity, tc.claims)
+			if diff := cmp.Diff(tc.want, got, approx, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("DRF allocations (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDRFInvariants checks, over random clusters and apps, what any correct
+// DRF must satisfy: nothing beyond capacity or demand, and equal weighted
+// dominant shares among the apps that are neither capped nor blocked.
+func TestDRFInvariants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 500; trial++ {
+		var capacity Vector
+		for r := range capacity {
+			capacity[r] = float64(1 + rng.IntN(100))
+		}
+		claims := make([]Claim, 1+rng.IntN(8))
+		for k := range claims {
+			var task Vector
+			for r := range task {
+				if rng.IntN(3) > 0 {
+					task[r] = float64(1 + rng.IntN(10))
+				}
+			}
+			if task.IsZero() {
+				task[VCores] = 1
+			}
+			claims[k] = Claim{
+				Weight: float64(1 + rng.IntN(3)),
+				Task:   task,
+				Demand: task.Scale(float64(1 + rng.IntN(30))),
+			}
+		}
+		alloc := DRF(capacity, claims)
+		var total Vector
+		for k, a := range alloc {
+			if !a.FitsIn(claims[k].Demand) {
+				t.Fatalf("trial %d: app %d gets %v beyond its demand %v", trial, k, a, claims[k].Demand)
+			}
+			total = total.Add(a)
+		}
+		if !total.FitsIn(capacity) {
+			t.Fatalf("trial %d: %v handed out of %v", trial, total, capacity)
+		}
+		// Demands here are parallel to tasks, so an app is either capped
+		// (gets its demand) or blocked. Progressive filling's bottleneck
+		// property: a blocked app uses an exhausted kind in which no app
+		// has a higher weighted dominant share than it has.
+		level := make([]float64, len(alloc))
+		for k, a := range alloc {
+			level[k] = a.DominantShare(capacity) / claims[k].Weight
+		}
+		for k, a := range alloc {
+			if a.Sub(claims[k].Demand).IsZero() {
+				continue
+			}
+			bottleneck := false
+			for r := range a {
+				if claims[k].Task[r] == 0 || math.Abs(total[r]-capacity[r]) > 1e-6 {
+					continue
+				}
+				highest := true
+				for j := range alloc {
+					if claims[j].Task[r] > 0 && level[j] > level[k]+1e-9 {
+						highest = false
+					}
+				}
+				bottleneck = bottleneck || highest
+			}
+			if !bottleneck {
+				t.Fatalf("trial %d: app %d has %v (level %v), below its demand %v, with no exhausted kind in which it is highest (total %v of %v, levels %v)",
+					trial, k, a, level[k], claims[k].Demand, total, capacity, level)
+			}
+		}
+	}
+}
+
+func TestLeftover(t *testing.T) {
+	got := Leftover(vec(18, 9, 0), []Vector{vec(12, 3, 0), vec(2, 6, 0)})
+	if diff := cmp.Diff(vec(4, 0, 0), got); diff != "" {
+		t.Errorf("Leftover (-want +got):\n%s", diff)
+	}
+}
+
+func TestJain(t *testing.T) {
+	tests := []struct {
+		name string
+		xs   []float64
+		want float64
+	}{
+		{"equal", []float64{0.5, 0.5, 0.5}, 1},
+		{"one holds all of four", []float64{1, 0, 0, 0}, 0.25},
+		{"1 and 2", []float64{1, 2}, 9.0 / 10}, // (3)² / (2·5)
+		{"empty", nil, 1},
+		{"all zero", []float64{0, 0}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Jain(tc.xs); math.Abs(got-tc.want) > 1e-12 {
+				t.Errorf("Jain(%v) = %v, want %v", tc.xs, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestJainOfShares(t *testing.T) {
+	capacity := vec(10, 10, 0)
+	fair := []Vector{vec(5, 5, 0), vec(5, 5, 0), {}}
+	// x = [5/5, 2.5/5] = [1, 0.5]; the third app is owed nothing and left
+	// out. (1.5)² / (2 · 1.25) = 0.9.
+	used := []Vector{vec(5, 5, 0), vec(2.5, 1, 0), vec(1, 1, 0)}
+	if got := JainOfShares(capacity, used, fair); math.Abs(got-0.9) > 1e-12 {
+		t.Errorf("JainOfShares = %v, want 0.9", got)
+	}
+}
+
+// BenchmarkDRF1000Apps: the target is a median under 1 ms for 1,000
+// apps over 3 resources.
+func BenchmarkDRF1000Apps(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	capacity := New(100*128*1024, 100*20).With(Disk, 100*500)
+	claims := make([]Claim, 1000)
+	for k := range claims {
+		task := New(float64(1024*(1+rng.IntN(8))), float64(1+rng.IntN(4))).With(Disk, float64(rng.IntN(50)))
+		claims[k] = Claim{Weight: float64(1 + rng.IntN(3)), Task: task, Demand: task.Scale(float64(1 + rng.IntN(200)))}
+	}
+	benchtarget.Run(b, time.Millisecond, func() { DRF(capacity, claims) })
+}
