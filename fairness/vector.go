@@ -161,7 +161,7 @@ func (v Vector) HasNegative() bool {
 // FitsIn reports whether v ≤ w in every kind, allowing for rounding.
 func (v Vector) FitsIn(w Vector) bool {
 	for i := range v {
-		if v[i] > w[i]+epsilon*math.Max(1, math.Abs(w[i])) {
+		if v[i] > w[i]+tolerance(w[i]) {
 			return false
 		}
 	}
@@ -172,32 +172,45 @@ func (v Vector) FitsIn(w Vector) bool {
 // when v fits. It says why a fit check failed.
 func (v Vector) Shortfall(w Vector) (Kind, bool) {
 	for i := range v {
-		if v[i] > w[i]+epsilon*math.Max(1, math.Abs(w[i])) {
+		if v[i] > w[i]+tolerance(w[i]) {
 			return Kind(i), true
 		}
 	}
 	return 0, false
 }
 
+// tolerance is the rounding allowed when comparing against x: relative for
+// large amounts, absolute below 1. Plain comparisons, because fit checks
+// sit on the planner's innermost loops.
+func tolerance(x float64) float64 {
+	if x < 0 {
+		x = -x
+	}
+	if x < 1 {
+		return epsilon
+	}
+	return epsilon * x
+}
+
 // Count returns how many copies of task fit in v: the largest n with
 // n·task ≤ v. A zero task fits without bound; the result is then
-// math.MaxInt.
+// math.MaxInt. It sits on the planner's innermost loop, hence the plain
+// comparisons.
 func (v Vector) Count(task Vector) int {
-	n := math.Inf(1)
-	for i := range v {
-		if task[i] <= 0 {
+	n := math.MaxInt
+	for i, t := range task {
+		if t <= 0 {
 			continue
 		}
-		c := math.Floor((v[i] + epsilon*math.Max(1, math.Abs(v[i]))) / task[i])
-		n = math.Min(n, c)
+		c := (v[i] + tolerance(v[i])) / t
+		if c < 1 {
+			return 0
+		}
+		if c < float64(n) {
+			n = int(c)
+		}
 	}
-	switch {
-	case math.IsInf(n, 1) || n >= math.MaxInt32:
-		return math.MaxInt
-	case n < 0:
-		return 0
-	}
-	return int(n)
+	return n
 }
 
 // Share returns v's share of capacity in each kind (0 where capacity is 0

@@ -1,0 +1,143 @@
+package altruism
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/loomrm/loom/fairness"
+)
+
+func TestFillNode(t *testing.T) {
+	node := fairness.New(100, 10)
+	// A has more work left (10) than B (2). Shares are half the node each.
+	apps := []App{
+		{Share: fairness.New(50, 5), RemainingWork: 10},
+		{Share: fairness.New(50, 5), RemainingWork: 2},
+	}
+	asks := []Ask{
+		{App: 0, Kind: Default, Priority: 0, Demand: fairness.New(10, 1), Count: 3},
+		{App: 0, Kind: Altruistic, Priority: 1, Demand: fairness.New(10, 1), Count: 5},
+		{App: 1, Kind: Default, Priority: 0, Demand: fairness.New(20, 1), Count: 1},
+		{App: 1, Kind: Altruistic, Priority: 1, Demand: fairness.New(5, 1), Count: 10},
+	}
+	tests := []struct {
+		name  string
+		free  fairness.Vector
+		apps  []App
+		asks  []Ask
+		order LeftoverOrder
+		want  []Assignment
+	}{
+		{
+			// In share, by alignment with free <100,10>: B's <20,1> scores
+			// 0.2·1 + 0.1·1 = 0.3 over A's <10,1> 0.2, so B first; then
+			// A's three (within its <50,5>). Free is then <50,6>. The
+			// leftover goes SRTF-first: B (2 < 10), six <5,1> tasks use up
+			// the cores; nothing is left for A's ALTRUISTIC asks.
+			name: "efficiency first",
+			free: node, apps: apps, asks: asks, order: EfficiencyFirst,
+			want: []Assignment{
+				{Ask: 2, Count: 1, Phase: InShare},
+				{Ask: 0, Count: 3, Phase: InShare},
+				{Ask: 3, Count: 6, Phase: FromLeftover},
+			},
+		},
+		{
+			// In share SRTF-first: B then A, the same here. The leftover
+			// <50,6> is packed: A's <10,1> aligns 0.1·0.5 + 0.1·0.6 = 0.11
+			// over B's <5,1> 0.085, and keeps leading as free shrinks;
+			// five take the remaining memory, and B's no longer fit.
+			name: "JCT first",
+			free: node, apps: apps, asks: asks, order: JCTFirst,
+			want: []Assignment{
+				{Ask: 2, Count: 1, Phase: InShare},
+				{Ask: 0, Count: 3, Phase: InShare},
+				{Ask: 1, Count: 5, Phase: FromLeftover},
+			},
+		},
+		{
+			// A already holds <10,1> of its <20,2> share: one DEFAULT task
+			// fits in share, the other two come from the leftover (work
+			// conservation), after nothing else asks.
+			name: "DEFAULT beyond the share is served from the leftover",
+			free: node,
+			apps: []App{{Share: fairness.New(20, 2), Usage: fairness.New(10, 1)}},
+			asks: []Ask{{App: 0, Kind: Default, Demand: fairness.New(10, 1), Count: 3}},
+			want: []Assignment{
+				{Ask: 0, Count: 1, Phase: InShare},
+				{Ask: 0, Count: 2, Phase: FromLeftover},
+			},
+		},
+		{
+			name: "a full node places nothing",
+			free: fairness.New(100, 0), apps: apps, asks: asks,
+			want: nil,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := append([]Ask(nil), tc.asks...)
+			got := FillNode(tc.free, node, tc.apps, tc.asks, NodePolicy{Order: tc.order})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("FillNode (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, tc.asks); diff != "" {
+				t.Errorf("FillNode modified its asks:\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseKnobs(t *testing.T) {
+	for _, o := range []LeftoverOrder{EfficiencyFirst, JCTFirst} {
+		got, err := ParseLeftoverOrder(o.String())
+		if err != nil || got != o {
+			t.Errorf("ParseLeftoverOrder(%q) = %v, %v", o, got, err)
+		}
+	}
+	if _, err := ParseLeftoverOrder("srtf"); err == nil || err.Error() != `unknown leftover order "srtf" (want efficiency-first or jct-first)` {
+		t.Errorf("ParseLeftoverOrder(srtf) error = %v", err)
+	}
+	for _, k := range []AskKind{Default, Altruistic} {
+		got, err := ParseAskKind(k.String())
+		if err != nil || got != k {
+			t.Errorf("ParseAskKind(%q) = %v, %v", k, got, err)
+		}
+	}
+	if _, err := ParseAskKind("default"); err == nil {
+		t.Error("ParseAskKind is case-sensitive, as YARN enums are; want an error for \"default\"")
+	}
+}
+
+func TestDecide(t *testing.T) {
+	// P = 0 and P = 1 are certain; in between, the fraction over many
+	// draws is near P. Each call takes exactly one draw, so two sources
+	// with the same seed stay in step whatever P is.
+	a := newRand(5)
+	b := newRand(5)
+	yes := 0
+	for i := 0; i < 10000; i++ {
+		if Decide(0, a) {
+			t.Fatal("Decide(0) said yes")
+		}
+		if !Decide(1, a) {
+			t.Fatal("Decide(1) said no")
+		}
+		if Decide(0.3, a) {
+			yes++
+		}
+		Decide(0.9, b)
+		Decide(0.1, b)
+		Decide(0.5, b)
+	}
+	if yes < 2800 || yes > 3200 {
+		t.Errorf("Decide(0.3) said yes %d times in 10000", yes)
+	}
+	if a.Uint64() != b.Uint64() {
+		t.Error("Decide consumed a different number of draws for different P")
+	}
+}
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }

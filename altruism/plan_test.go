@@ -1,0 +1,272 @@
+package altruism
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/loomrm/loom/fairness"
+)
+
+const sec = time.Second
+
+func cores(n float64) fairness.Vector { return fairness.New(0, n) }
+
+// stage builds a stage of n pending tasks of one core each.
+func stage(n int, dur time.Duration, parents ...int) Stage {
+	return Stage{Demand: cores(1), Duration: dur, Parents: parents, Pending: n}
+}
+
+// barrierJob is job 1 of the two-job example: S0 (3 tasks × 3 s) and
+// S1 (2 tasks × 4 s) both feed the barrier S2 (1 task × 1 s).
+func barrierJob() *Job {
+	return &Job{Stages: []Stage{stage(3, 3*sec), stage(2, 4*sec), stage(1, 1*sec, 0, 1)}}
+}
+
+func TestEstimateCompletion(t *testing.T) {
+	running := stage(1, 3*sec)
+	running.Running = []Run{{Finish: 5 * sec, Count: 1}}
+	tests := []struct {
+		name  string
+		job   *Job
+		alloc fairness.Vector
+		now   time.Duration
+		want  time.Duration
+		slots []Slot
+	}{
+		{
+			// One core: S0's two tasks run one after the other, [0,3)
+			// and [3,6); S1 [6,8).
+			name:  "chain, one core",
+			job:   &Job{Stages: []Stage{stage(2, 3*sec), stage(1, 2*sec, 0)}},
+			alloc: cores(1),
+			want:  8 * sec,
+			slots: []Slot{{0, 0, 1}, {0, 3 * sec, 1}, {1, 6 * sec, 1}},
+		},
+		{
+			// Two cores: S0 [0,3) twice, S1 [3,5).
+			name:  "chain, two cores",
+			job:   &Job{Stages: []Stage{stage(2, 3*sec), stage(1, 2*sec, 0)}},
+			alloc: cores(2),
+			want:  5 * sec,
+			slots: []Slot{{0, 0, 2}, {1, 3 * sec, 1}},
+		},
+		{
+			// Five cores hold S0 and S1 at once; S2 waits for S1 (4 s).
+			name:  "barrier, five cores",
+			job:   barrierJob(),
+			alloc: cores(5),
+			want:  5 * sec,
+			slots: []Slot{{0, 0, 3}, {1, 0, 2}, {2, 4 * sec, 1}},
+		},
+		{
+			// Three cores: S0 and S1 tie on alignment, the lower index
+			// goes first: S0 [0,3), S1 [3,7), S2 [7,8).
+			name:  "barrier, three cores",
+			job:   barrierJob(),
+			alloc: cores(3),
+			want:  8 * sec,
+			slots: []Slot{{0, 0, 3}, {1, 3 * sec, 2}, {2, 7 * sec, 1}},
+		},
+		{
+			// <10 GB, 10 cores>. A <8,1>, B <1,8>, C <5,5> ×2, all 1 s.
+			// Alignment with free <10,10> (d·free/A²): A 0.9, B 0.9,
+			// C 1.0. C goes first, and after one C (free <5,5>) C still
+			// leads 0.5 to 0.45: both Cs at 0. At 1 A and B tie; A (lower
+			// index) then B, which still fits in <2,9>.
+			name: "multi-resource alignment",
+			job: &Job{Stages: []Stage{
+				{Demand: fairness.New(8, 1), Duration: sec, Pending: 1},
+				{Demand: fairness.New(1, 8), Duration: sec, Pending: 1},
+				{Demand: fairness.New(5, 5), Duration: sec, Pending: 2},
+			}},
+			alloc: fairness.New(10, 10),
+			want:  2 * sec,
+			slots: []Slot{{2, 0, 2}, {0, sec, 1}, {1, sec, 1}},
+		},
+		{
+			// The one core is busy until 5 with a running task; the
+			// pending one runs [5,8), then S1 [8,10).
+			name:  "running task holds the allocation",
+			job:   &Job{Stages: []Stage{running, stage(1, 2*sec, 0)}},
+			alloc: cores(1),
+			want:  10 * sec,
+			slots: []Slot{{0, 5 * sec, 1}, {1, 8 * sec, 1}},
+		},
+		{
+			// Half a core cannot hold a one-core task: one runs at a time
+			// anyway, so the job still finishes.
+			name:  "allocation smaller than a task",
+			job:   &Job{Stages: []Stage{stage(2, sec)}},
+			alloc: cores(0.5),
+			want:  2 * sec,
+			slots: []Slot{{0, 0, 1}, {0, sec, 1}},
+		},
+		{
+			name:  "nothing left",
+			job:   &Job{Stages: []Stage{stage(0, sec)}},
+			alloc: cores(1),
+			now:   7 * sec,
+			want:  7 * sec,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := EstimateCompletion(tc.job, tc.alloc, tc.now); got != tc.want {
+				t.Errorf("EstimateCompletion = %v, want %v", got, tc.want)
+			}
+			slots, _ := forwardPack(tc.job, tc.job.children(), tc.alloc, tc.now)
+			if diff := cmp.Diff(tc.slots, slots); diff != "" {
+				t.Errorf("forward slots (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReversePack(t *testing.T) {
+	tests := []struct {
+		name   string
+		job    *Job
+		alloc  fairness.Vector
+		finish time.Duration
+		slots  []Slot
+	}{
+		{
+			// T = 5 (S0, S1 at 0; S2 at 4). Backwards: S2 stays at 4.
+			// S1 must end by 4 and lasts 4: start 0. S0 must end by 4 and
+			// lasts 3: [1,4) has 5 − 2 = 3 cores free, so all three move
+			// to 1. S1 is all that must start now.
+			name:   "barrier job yields its short stage",
+			job:    barrierJob(),
+			alloc:  cores(5),
+			finish: 5 * sec,
+			slots:  []Slot{{1, 0, 2}, {0, sec, 3}, {2, 4 * sec, 1}},
+		},
+		{
+			// 8 one-second tasks on 5 cores: T = 2. The later wave (3
+			// tasks at 1) stays; of the first wave two more fit at 1 and
+			// three must stay at 0.
+			name:   "wide stage keeps only the first wave's remainder",
+			job:    &Job{Stages: []Stage{stage(8, sec)}},
+			alloc:  cores(5),
+			finish: 2 * sec,
+			slots:  []Slot{{0, 0, 3}, {0, sec, 5}},
+		},
+		{
+			// Chain on two cores: S0 [0,3) ×2 then S1 [3,5). Nothing can
+			// move: every task is on the critical path.
+			name:   "critical path does not move",
+			job:    &Job{Stages: []Stage{stage(2, 3*sec), stage(1, 2*sec, 0)}},
+			alloc:  cores(2),
+			finish: 5 * sec,
+			slots:  []Slot{{0, 0, 2}, {1, 3 * sec, 1}},
+		},
+		{
+			// Two independent stages on 2 cores: A 1 task × 6 s, B 2 tasks
+			// × 1 s. Forward: A and B at 0, B's second task at 1: T = 6.
+			// Backwards B can end at 6 and share [5,6) with A... which
+			// uses one core, so one B fits at 5; the other at 4.
+			name: "short tasks slide to the end beside a long one",
+			job: &Job{Stages: []Stage{
+				{Demand: cores(1), Duration: 6 * sec, Pending: 1},
+				{Demand: cores(1), Duration: sec, Pending: 2},
+			}},
+			alloc:  cores(2),
+			finish: 6 * sec,
+			slots:  []Slot{{0, 0, 1}, {1, 4 * sec, 1}, {1, 5 * sec, 1}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := ReversePack(tc.job, tc.alloc, 0)
+			if p.Finish != tc.finish {
+				t.Errorf("Finish = %v, want %v", p.Finish, tc.finish)
+			}
+			if diff := cmp.Diff(tc.slots, p.Slots); diff != "" {
+				t.Errorf("latest starts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSplit(t *testing.T) {
+	j := barrierJob()
+	p := ReversePack(j, cores(5), 0)
+
+	// Yielding: S1 (latest start 0) is DEFAULT; S0 (latest start 1) is
+	// ALTRUISTIC; S2 is not runnable. Leftover = 5 − 0 running − 2.
+	got := p.Split(j, true)
+	want := Split{
+		Yielding:      true,
+		Default:       []int{0, 2, 0},
+		Altruistic:    []int{3, 0, 0},
+		DefaultDemand: cores(2),
+		Leftover:      cores(3),
+		Wake:          sec,
+		HasWake:       true,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Split yielding (-want +got):\n%s", diff)
+	}
+
+	// Not yielding (the P(Altruism) draw failed): everything runnable is
+	// DEFAULT and nothing is left over.
+	got = p.Split(j, false)
+	want = Split{
+		Default:       []int{3, 2, 0},
+		Altruistic:    []int{0, 0, 0},
+		DefaultDemand: cores(5),
+		Wake:          sec,
+		HasWake:       true,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Split not yielding (-want +got):\n%s", diff)
+	}
+
+	// Running tasks count against the allocation: with S1 running, the
+	// leftover at 0 is 5 − 2 − 0 DEFAULT = 3 as S0 is still ALTRUISTIC.
+	j.Stages[1].Pending = 0
+	j.Stages[1].Running = []Run{{Finish: 4 * sec, Count: 2}}
+	got = ReversePack(j, cores(5), 0).Split(j, true)
+	if got.Leftover != cores(3) || got.Altruistic[0] != 3 {
+		t.Errorf("with S1 running: leftover %v, altruistic %v; want <0,3> and 3 S0 tasks", got.Leftover, got.Altruistic)
+	}
+}
+
+func TestRemainingWork(t *testing.T) {
+	// Capacity 10 cores, one-core tasks: dominant share 0.1 each.
+	// Pending: 3×3 s + 1×1 s; running: 2 tasks ending at 4 with now = 1,
+	// so 2×3 s. (9 + 1 + 6) s × 0.1 = 1.6.
+	j := barrierJob()
+	j.Stages[1].Pending = 0
+	j.Stages[1].Running = []Run{{Finish: 4 * sec, Count: 2}}
+	if got := j.RemainingWork(cores(10), sec); got < 1.6-1e-12 || got > 1.6+1e-12 {
+		t.Errorf("RemainingWork = %v, want 1.6", got)
+	}
+}
+
+func TestPlannerKeepsEarlierFinish(t *testing.T) {
+	// Following a plan then replanning must never push the finish later.
+	j := barrierJob()
+	var pl Planner
+	first := pl.Plan(j, cores(5), 0)
+	// Follow it: S1's two tasks start at 0.
+	j.Stages[1].Pending = 0
+	j.Stages[1].Running = []Run{{Finish: 4 * sec, Count: 2}}
+	second := pl.Plan(j, cores(5), sec)
+	if second.Finish > first.Finish {
+		t.Errorf("replanned finish %v is later than %v", second.Finish, first.Finish)
+	}
+	if s, _ := second.LatestStart(0); s != sec {
+		t.Errorf("S0's latest start = %v, want 1s", s)
+	}
+	// A failure puts a task back: the carried plan no longer fits the
+	// job, and a fresh plan is made.
+	j.Stages[1].Running = []Run{{Finish: 4 * sec, Count: 1}}
+	j.Stages[1].Pending = 1
+	third := pl.Plan(j, cores(5), sec)
+	if s, ok := third.LatestStart(1); !ok || s != sec {
+		t.Errorf("after a failure S1 must restart now: latest start %v, %v", s, ok)
+	}
+}

@@ -1,0 +1,142 @@
+package altruism
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/loomrm/loom/fairness"
+)
+
+// Planner keeps one job's plan from decision to decision.
+//
+// Greedy packing is not monotone: replanning from scratch after following a
+// plan for a while can find a later finish than the plan it followed (a
+// list-scheduling anomaly). A job that yielded resources on the strength of
+// a T_k must not then be told it finishes later, or altruism would cost it
+// time (Carbyne's Theorem 3.1 says it must not). So the planner carries its
+// last plan forward, checks it still holds — within the allocation, every
+// barrier respected, no planned start missed — and keeps whichever of the
+// carried plan and a fresh one finishes first.
+type Planner struct {
+	last *Plan
+}
+
+// Plan returns the job's plan at now within alloc.
+func (pl *Planner) Plan(j *Job, alloc fairness.Vector, now time.Duration) *Plan {
+	children := j.children()
+	slots, finish := forwardPack(j, children, alloc, now)
+	if carried, cf, ok := pl.carry(j, alloc, now); ok && cf <= finish {
+		slots, finish = carried, cf
+	}
+	p := &Plan{Now: now, Alloc: alloc, Finish: finish,
+		Slots: latestStarts(j, children, alloc, now, slots, finish)}
+	pl.last = p
+	return p
+}
+
+// Last returns the most recent plan, nil before the first.
+func (pl *Planner) Last() *Plan { return pl.last }
+
+// Reset forgets the last plan: after a failure the old plan no longer
+// describes the job.
+func (pl *Planner) Reset() { pl.last = nil }
+
+// carry adapts the last plan to the job as it stands now: tasks started
+// since then leave the plan, earliest slots first. It reports whether the
+// rest is still a feasible schedule, and when it finishes.
+func (pl *Planner) carry(j *Job, alloc fairness.Vector, now time.Duration) ([]Slot, time.Duration, bool) {
+	if pl.last == nil {
+		return nil, 0, false
+	}
+	planned := make([]int, len(j.Stages))
+	for _, s := range pl.last.Slots {
+		if s.Stage >= len(j.Stages) {
+			return nil, 0, false
+		}
+		planned[s.Stage] += s.Count
+	}
+	started := make([]int, len(j.Stages))
+	for i, s := range j.Stages {
+		started[i] = planned[i] - s.Pending
+		if started[i] < 0 {
+			return nil, 0, false // tasks came back (a failure): replan
+		}
+	}
+	var slots []Slot
+	for _, s := range pl.last.Slots { // ordered by start
+		drop := min(started[s.Stage], s.Count)
+		started[s.Stage] -= drop
+		if s.Count -= drop; s.Count == 0 {
+			continue
+		}
+		if s.Start < now {
+			return nil, 0, false // a planned start was missed
+		}
+		slots = append(slots, s)
+	}
+
+	// Every slot must start after its parents' last task ends.
+	end := make([]time.Duration, len(j.Stages))
+	finish := now
+	for i, s := range j.Stages {
+		for _, r := range s.Running {
+			end[i] = max(end[i], finishOf(r, now))
+		}
+	}
+	for _, s := range slots {
+		end[s.Stage] = max(end[s.Stage], s.Start+j.Stages[s.Stage].Duration)
+	}
+	for i := range j.Stages {
+		finish = max(finish, end[i])
+	}
+	for _, s := range slots {
+		for _, p := range j.Stages[s.Stage].Parents {
+			if s.Start < end[p] {
+				return nil, 0, false
+			}
+		}
+	}
+	if !withinAlloc(j, alloc, now, slots) {
+		return nil, 0, false
+	}
+	return slots, finish, true
+}
+
+// withinAlloc reports whether, at every instant some slot is running, the
+// job's running tasks and slots together fit in alloc.
+func withinAlloc(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot) bool {
+	type edge struct {
+		at     time.Duration
+		delta  fairness.Vector
+		planned int // +1 when a slot starts, −1 when it ends
+	}
+	var edges []edge
+	var use fairness.Vector
+	for _, s := range j.Stages {
+		for _, r := range s.Running {
+			d := s.Demand.Scale(float64(r.Count))
+			use = use.Add(d)
+			edges = append(edges, edge{at: finishOf(r, now), delta: d.Scale(-1)})
+		}
+	}
+	for _, s := range slots {
+		d := j.Stages[s.Stage].Demand.Scale(float64(s.Count))
+		edges = append(edges,
+			edge{at: s.Start, delta: d, planned: 1},
+			edge{at: s.Start + j.Stages[s.Stage].Duration, delta: d.Scale(-1), planned: -1})
+	}
+	slices.SortFunc(edges, func(a, b edge) int { return cmp.Compare(a.at, b.at) })
+	active := 0
+	for i := 0; i < len(edges); {
+		at := edges[i].at
+		for ; i < len(edges) && edges[i].at == at; i++ {
+			use = use.Add(edges[i].delta)
+			active += edges[i].planned
+		}
+		if active > 0 && !use.FitsIn(alloc) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,171 @@
+package altruism
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/loomrm/loom/fairness"
+)
+
+// Plan is a job's altruistic schedule at one decision: when it expects to
+// finish within its allocation, and the latest instant each pending task
+// can start without moving that finish.
+type Plan struct {
+	Now   time.Duration
+	Alloc fairness.Vector
+	// Finish is T_k as an instant.
+	Finish time.Duration
+	// Slots hold every pending task's latest start, ordered by Start,
+	// then Stage.
+	Slots []Slot
+}
+
+// ReversePack plans the job from scratch: T_k by greedy forward packing
+// within alloc, then the reverse pass that delays every task as far as
+// T_k allows.
+func ReversePack(j *Job, alloc fairness.Vector, now time.Duration) *Plan {
+	children := j.children()
+	slots, finish := forwardPack(j, children, alloc, now)
+	return &Plan{Now: now, Alloc: alloc, Finish: finish,
+		Slots: latestStarts(j, children, alloc, now, slots, finish)}
+}
+
+// latestStarts is the reverse pass. It walks the job backwards from T_k,
+// stage by stage with every child before its parents, and moves each
+// pending task to the latest start that T_k, its children's starts and the
+// allocation allow. This is Carbyne's reverse packing done as a backward
+// justification of the forward schedule, which makes it safe: a task only
+// ever moves later and never past T_k, and the job stays within its
+// allocation at every instant, so following the plan finishes by T_k.
+//
+// A stage's tasks are identical, so they are lifted out together and put
+// back latest-first. That never fails: if the i-th latest forward start
+// is o_i, the i-th placement lands at or after o_i, because every task
+// already put back overlaps [o_i, o_i+dur) only where the forward
+// schedule had one of its own.
+func latestStarts(j *Job, children [][]int, alloc fairness.Vector, now time.Duration, slots []Slot, finish time.Duration) []Slot {
+	p := planProfile(j, now, slots)
+	byStage := make([][]Slot, len(j.Stages))
+	for _, sl := range slots {
+		byStage[sl.Stage] = append(byStage[sl.Stage], sl)
+	}
+	// Children before parents: a child's forward start follows all of its
+	// parents' forward finishes, so order stages by their last forward
+	// start plus duration, latest first.
+	lastFinish := make([]time.Duration, len(j.Stages))
+	var order []int
+	for i, sls := range byStage {
+		for _, sl := range sls {
+			lastFinish[i] = max(lastFinish[i], sl.Start+j.Stages[i].Duration)
+		}
+		if len(sls) > 0 {
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(lastFinish[b], lastFinish[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(b, a)
+	})
+
+	const unset = time.Duration(-1 << 63)
+	earliest := make([]time.Duration, len(j.Stages))
+	for i := range earliest {
+		earliest[i] = unset
+	}
+	out := make([]Slot, 0, len(slots))
+	for _, i := range order {
+		st := &j.Stages[i]
+		d := st.Demand
+		lo, left := byStage[i][0].Start, 0
+		for _, sl := range byStage[i] {
+			p.add(sl.Start, sl.Start+st.Duration, d.Scale(-float64(sl.Count)))
+			lo = min(lo, sl.Start)
+			left += sl.Count
+		}
+		latestFinish := finish
+		for _, c := range children[i] {
+			if earliest[c] != unset {
+				latestFinish = min(latestFinish, earliest[c])
+			}
+		}
+		hi := latestFinish - st.Duration
+		for left > 0 {
+			s, fit, limit, ok := p.latestFit(lo, hi, st.Duration, d, alloc)
+			if !ok {
+				// Only tasks the forward pass started over the
+				// allocation (forced ones) get here: they keep their
+				// forward starts.
+				for _, sl := range byStage[i] {
+					k := min(sl.Count, left)
+					p.add(sl.Start, sl.Start+st.Duration, d.Scale(float64(k)))
+					out = append(out, Slot{Stage: i, Start: sl.Start, Count: k})
+					earliest[i] = minStart(earliest[i], sl.Start, unset)
+					if left -= k; left == 0 {
+						break
+					}
+				}
+				break
+			}
+			k := min(fit, left)
+			p.add(s, s+st.Duration, d.Scale(float64(k)))
+			out = append(out, Slot{Stage: i, Start: s, Count: k})
+			earliest[i] = minStart(earliest[i], s, unset)
+			left -= k
+			hi = min(s, limit-st.Duration)
+		}
+	}
+	return normalizeSlots(out)
+}
+
+func minStart(cur, s, unset time.Duration) time.Duration {
+	if cur == unset || s < cur {
+		return s
+	}
+	return cur
+}
+
+// normalizeSlots orders slots by start then stage and merges duplicates.
+func normalizeSlots(slots []Slot) []Slot {
+	slices.SortFunc(slots, func(a, b Slot) int {
+		if c := cmp.Compare(a.Start, b.Start); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Stage, b.Stage)
+	})
+	out := slots[:0]
+	for _, s := range slots {
+		if n := len(out); n > 0 && out[n-1].Stage == s.Stage && out[n-1].Start == s.Start {
+			out[n-1].Count += s.Count
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Duration is T_k as a duration from the plan's decision.
+func (p *Plan) Duration() time.Duration { return p.Finish - p.Now }
+
+// LatestStart returns the latest start of stage i's first pending task.
+func (p *Plan) LatestStart(i int) (time.Duration, bool) {
+	for _, s := range p.Slots {
+		if s.Stage == i {
+			return s.Start, true
+		}
+	}
+	return 0, false
+}
+
+// NextStart returns the first planned start after t: the driver should
+// decide again then, or the task planned for it will start late.
+func (p *Plan) NextStart(t time.Duration) (time.Duration, bool) {
+	for _, s := range p.Slots {
+		if s.Start > t {
+			return s.Start, true
+		}
+	}
+	return 0, false
+}
