@@ -107,8 +107,8 @@ func (pl *Planner) carry(j *Job, alloc fairness.Vector, now time.Duration) ([]Sl
 // job's running tasks and slots together fit in alloc.
 func withinAlloc(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot) bool {
 	type edge struct {
-		at     time.Duration
-		delta  fairness.Vector
+		at      time.Duration
+		delta   fairness.Vector
 		planned int // +1 when a slot starts, −1 when it ends
 	}
 	var edges []edge
