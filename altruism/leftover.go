@@ -68,6 +68,9 @@ type App struct {
 	Share         fairness.Vector // A_k from DRF
 	Usage         fairness.Vector // what it holds now, everywhere
 	RemainingWork float64
+	// Weight scales the app's entitlement in the work-conserving phase;
+	// 0 means 1.
+	Weight float64
 }
 
 // Phase says which part of a node pass placed a task.
@@ -76,15 +79,20 @@ type Phase int
 const (
 	// InShare: a DEFAULT ask served within its app's share.
 	InShare Phase = iota
-	// FromLeftover: an ask served from what the shares left over. It may
-	// be ALTRUISTIC, or DEFAULT from an app already at its share (work
-	// conservation).
+	// OverShare: a DEFAULT ask of an app already at its share, served
+	// work-conservingly in DRF order: the app holding the least (by
+	// weighted dominant share) first, as DRF itself would.
+	OverShare
+	// FromLeftover: an ALTRUISTIC ask served from what the others left.
 	FromLeftover
 )
 
 func (p Phase) String() string {
-	if p == InShare {
+	switch p {
+	case InShare:
 		return "in-share"
+	case OverShare:
+		return "over-share"
 	}
 	return "leftover"
 }
@@ -101,67 +109,137 @@ type NodePolicy struct {
 	Order LeftoverOrder
 	// Score ranks asks on the node; nil means pure Tetris alignment.
 	Score packing.ScoreFunc
+	// Cluster is the cluster's capacity, against which dominant shares
+	// are measured. Zero means the node's capacity.
+	Cluster fairness.Vector
+	// LeftoverCap, when positive, bounds what an app may hold while it
+	// takes from the leftover: LeftoverCap times its share, by dominant
+	// share. What the capped apps leave is then handed out without the
+	// cap, so no resource idles while someone asks for it.
+	LeftoverCap float64
 }
 
-// FillNode decides what a node with free resources runs: first DEFAULT
-// asks within their apps' shares, then the leftover, in the policy's
-// order, until nothing fits. Placements are in the order they were made.
-// It does not modify its arguments.
+// FillNode decides what a node with free resources runs, in three phases,
+// each until nothing more of it fits:
+//
+//  1. DEFAULT asks within their apps' shares: what the jobs must run now
+//     to meet their T_k, as fairness entitles them.
+//  2. DEFAULT asks beyond the shares, in DRF order: work conservation as
+//     DRF does it. With P(Altruism) = 0 nothing is ALTRUISTIC, and phases
+//     1 and 2 are DRF.
+//  3. ALTRUISTIC asks, from what is left over.
+//
+// Phases 1 and 3 follow the leftover order knob. Placements are in the
+// order made. FillNode does not modify its arguments.
 func FillNode(free, capacity fairness.Vector, apps []App, asks []Ask, pol NodePolicy) []Assignment {
 	score := pol.Score
 	if score == nil {
 		score = packing.Tetris(0)
+	}
+	cluster := pol.Cluster
+	if cluster.IsZero() {
+		cluster = capacity
 	}
 	inShare, leftover := pol.Order.orders()
 	usage := make([]fairness.Vector, len(apps))
 	for i, a := range apps {
 		usage[i] = a.Usage
 	}
-	groups := make([]packing.Group, len(asks))
+	left := make([]int, len(asks))
+	byApp := make([][]int, len(apps))
 	for i, a := range asks {
-		groups[i] = packing.Group{Demand: a.Demand, Count: a.Count, Priority: a.Priority,
-			RemainingWork: apps[a.App].RemainingWork}
+		left[i] = a.Count
+		byApp[a.App] = append(byApp[a.App], i)
 	}
 	var out []Assignment
-	place := func(i int, phase Phase) {
-		a := asks[i]
-		groups[i].Count--
-		free = free.Sub(a.Demand)
-		usage[a.App] = usage[a.App].Add(a.Demand)
-		for k := range out {
-			if out[k].Ask == i && out[k].Phase == phase {
-				out[k].Count++
+	groups := make([]packing.Group, len(asks))
+	// fill places tasks of the eligible asks, best first by the picker,
+	// until none fits. The groups are built once per phase and kept up to
+	// date as tasks are placed, so a placement costs one pick.
+	fill := func(phase Phase, order packing.Order, eligible func(i int) bool, bounded bool) {
+		for i, a := range asks {
+			groups[i] = packing.Group{Demand: a.Demand, Priority: a.Priority,
+				RemainingWork: apps[a.App].RemainingWork, Bounded: bounded}
+			if eligible(i) {
+				groups[i].Count = left[i]
+			}
+			if bounded {
+				groups[i].Headroom = apps[a.App].Share.Sub(usage[a.App])
+			}
+		}
+		picker := packing.Picker{Score: score, Order: order}
+		for {
+			pk := picker.Pick(free, capacity, groups)
+			if pk.Best < 0 {
 				return
 			}
+			i := pk.Best
+			app := asks[i].App
+			place(&out, i, phase, asks, left, &free, usage)
+			groups[i].Count--
+			for _, k := range byApp[app] {
+				if !eligible(k) {
+					groups[k].Count = 0 // a cap it has now reached
+				}
+				if bounded {
+					groups[k].Headroom = apps[app].Share.Sub(usage[app])
+				}
+			}
 		}
-		out = append(out, Assignment{Ask: i, Count: 1, Phase: phase})
 	}
-
-	// In-share phase: only DEFAULT asks, each within its app's headroom.
-	phase1 := make([]packing.Group, len(groups))
+	isDefault := func(i int) bool { return asks[i].Kind == Default }
+	fill(InShare, inShare, isDefault, true)
 	for {
+		// The least-served app with a DEFAULT ask that fits, then its best
+		// such ask by score.
+		best, bestShare := -1, 0.0
 		for i, a := range asks {
-			phase1[i] = groups[i]
-			if a.Kind != Default {
-				phase1[i].Count = 0
+			if left[i] == 0 || a.Kind != Default || !a.Demand.FitsIn(free) {
 				continue
 			}
-			phase1[i].Bounded = true
-			phase1[i].Headroom = apps[a.App].Share.Sub(usage[a.App])
+			w := apps[a.App].Weight
+			if w <= 0 {
+				w = 1
+			}
+			s := usage[a.App].DominantShare(cluster) / w
+			if best < 0 || s < bestShare || (s == bestShare && a.App < asks[best].App) {
+				best, bestShare = i, s
+			}
 		}
-		pk := packing.Picker{Score: score, Order: inShare}.Pick(free, capacity, phase1)
-		if pk.Best < 0 {
+		if best < 0 {
 			break
 		}
-		place(pk.Best, InShare)
-	}
-	// Leftover phase: everything still asked for, unbounded.
-	for {
-		pk := packing.Picker{Score: score, Order: leftover}.Pick(free, capacity, groups)
-		if pk.Best < 0 {
-			break
+		// One task at a time: the next may go to another app.
+		app := asks[best].App
+		for i, a := range asks {
+			groups[i] = packing.Group{Demand: a.Demand, Priority: a.Priority}
+			if isDefault(i) && a.App == app {
+				groups[i].Count = left[i]
+			}
 		}
-		place(pk.Best, FromLeftover)
+		place(&out, packing.Picker{Score: score}.Pick(free, capacity, groups).Best, OverShare, asks, left, &free, usage)
 	}
+	isAltruistic := func(i int) bool { return asks[i].Kind == Altruistic }
+	if pol.LeftoverCap > 0 {
+		fill(FromLeftover, leftover, func(i int) bool {
+			a := asks[i]
+			limit := pol.LeftoverCap * apps[a.App].Share.DominantShare(cluster)
+			return isAltruistic(i) && left[i] > 0 && usage[a.App].Add(a.Demand).DominantShare(cluster) <= limit
+		}, false)
+	}
+	fill(FromLeftover, leftover, isAltruistic, false)
 	return out
+}
+
+// place records one more task of ask i in phase.
+func place(out *[]Assignment, i int, phase Phase, asks []Ask, left []int, free *fairness.Vector, usage []fairness.Vector) {
+	a := asks[i]
+	left[i]--
+	*free = free.Sub(a.Demand)
+	usage[a.App] = usage[a.App].Add(a.Demand)
+	if n := len(*out); n > 0 && (*out)[n-1].Ask == i && (*out)[n-1].Phase == phase {
+		(*out)[n-1].Count++
+		return
+	}
+	*out = append(*out, Assignment{Ask: i, Count: 1, Phase: phase})
 }

@@ -59,15 +59,42 @@ func TestFillNode(t *testing.T) {
 		},
 		{
 			// A already holds <10,1> of its <20,2> share: one DEFAULT task
-			// fits in share, the other two come from the leftover (work
-			// conservation), after nothing else asks.
-			name: "DEFAULT beyond the share is served from the leftover",
+			// fits in share, the other two are served beyond it (work
+			// conservation), as nothing else asks.
+			name: "DEFAULT beyond the share is served over share",
 			free: node,
 			apps: []App{{Share: fairness.New(20, 2), Usage: fairness.New(10, 1)}},
 			asks: []Ask{{App: 0, Kind: Default, Demand: fairness.New(10, 1), Count: 3}},
 			want: []Assignment{
 				{Ask: 0, Count: 1, Phase: InShare},
-				{Ask: 0, Count: 2, Phase: FromLeftover},
+				{Ask: 0, Count: 2, Phase: OverShare},
+			},
+		},
+		{
+			// Both apps are past their <10,1> shares, A holding 3 cores and
+			// B 1 of the node's 10. Beyond the share, DRF order: the app
+			// holding less goes next, ties to the lower app. Dominant
+			// shares after each task (A, B): B .2, B .3, tie → A .4,
+			// B .4, A .5, B .5, A .6, B .6 (B's five are done), A .7, A .8.
+			name: "beyond the share, DRF order",
+			free: node,
+			apps: []App{
+				{Share: fairness.New(10, 1), Usage: fairness.New(30, 3)},
+				{Share: fairness.New(10, 1), Usage: fairness.New(10, 1)},
+			},
+			asks: []Ask{
+				{App: 0, Kind: Default, Demand: fairness.New(10, 1), Count: 5},
+				{App: 1, Kind: Default, Demand: fairness.New(10, 1), Count: 5},
+			},
+			want: []Assignment{
+				{Ask: 1, Count: 2, Phase: OverShare},
+				{Ask: 0, Count: 1, Phase: OverShare},
+				{Ask: 1, Count: 1, Phase: OverShare},
+				{Ask: 0, Count: 1, Phase: OverShare},
+				{Ask: 1, Count: 1, Phase: OverShare},
+				{Ask: 0, Count: 1, Phase: OverShare},
+				{Ask: 1, Count: 1, Phase: OverShare},
+				{Ask: 0, Count: 2, Phase: OverShare},
 			},
 		},
 		{

@@ -8,16 +8,29 @@ import (
 	"github.com/loomrm/loom/fairness"
 )
 
-// Planner keeps one job's plan from decision to decision.
+// CarryTolerance is how far a carried plan may exceed the job's current
+// allocation and still be kept. Shares drift a little at every arrival
+// and departure; the RM serves a DEFAULT task beyond the share in DRF order.
+const CarryTolerance = 0.1
+
+// Planner keeps one job's plan from decision to decision, so that the plan
+// stays a commitment rather than a moving target.
 //
 // Greedy packing is not monotone: replanning from scratch after following a
 // plan for a while can find a later finish than the plan it followed (a
 // list-scheduling anomaly). A job that yielded resources on the strength of
 // a T_k must not then be told it finishes later, or altruism would cost it
 // time (Carbyne's Theorem 3.1 says it must not). So the planner carries its
-// last plan forward, checks it still holds — within the allocation, every
-// barrier respected, no planned start missed — and keeps whichever of the
-// carried plan and a fresh one finishes first.
+// last plan forward, checks it still holds — within the allocation (give or
+// take CarryTolerance), every barrier respected, no planned start missed —
+// and keeps whichever of the carried plan and a fresh one finishes first.
+//
+// A fresh plan is also tightened at its front. The reverse pass squeezes
+// the idle gaps of the greedy forward schedule out, so a fresh plan may
+// have nothing due for a while. Were the job to wait on it and then replan
+// from the same state, it would find the same lead again, as T_k counts
+// from now: it would wait for ever. A fresh plan is therefore shifted left
+// until something is due now; slack between stages stays altruistic.
 type Planner struct {
 	last *Plan
 }
@@ -26,11 +39,15 @@ type Planner struct {
 func (pl *Planner) Plan(j *Job, alloc fairness.Vector, now time.Duration) *Plan {
 	children := j.children()
 	slots, finish := forwardPack(j, children, alloc, now)
-	if carried, cf, ok := pl.carry(j, alloc, now); ok && cf <= finish {
+	carried, cf, ok := pl.carry(j, alloc, now)
+	if ok && cf <= finish {
 		slots, finish = carried, cf
 	}
-	p := &Plan{Now: now, Alloc: alloc, Finish: finish,
-		Slots: latestStarts(j, children, alloc, now, slots, finish)}
+	latest := latestStarts(j, children, alloc, now, slots, finish)
+	if !ok || cf > finish {
+		latest, finish = tighten(j, alloc, now, latest, finish)
+	}
+	p := &Plan{Now: now, Alloc: alloc, Finish: finish, Slots: latest}
 	pl.last = p
 	return p
 }
@@ -75,8 +92,53 @@ func (pl *Planner) carry(j *Job, alloc fairness.Vector, now time.Duration) ([]Sl
 		}
 		slots = append(slots, s)
 	}
+	finish, ok := feasible(j, alloc.Scale(1+CarryTolerance), now, slots)
+	return slots, finish, ok
+}
 
-	// Every slot must start after its parents' last task ends.
+// tighten shifts a fresh plan left by as much of its idle lead (the time
+// until its first planned start) as the allocation and the running tasks
+// allow, so that something is due now.
+func tighten(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot, finish time.Duration) ([]Slot, time.Duration) {
+	if len(slots) == 0 || slots[0].Start <= now {
+		return slots, finish
+	}
+	shifted := make([]Slot, len(slots))
+	try := func(by time.Duration) bool {
+		for i, s := range slots {
+			s.Start -= by
+			shifted[i] = s
+		}
+		_, ok := feasible(j, alloc, now, shifted)
+		return ok
+	}
+	lead := slots[0].Start - now
+	if try(lead) {
+		return shifted, finish - lead
+	}
+	// Running tasks stand in the way of the whole shift: find the largest
+	// that fits, to the millisecond.
+	lo, hi := time.Duration(0), lead
+	for hi-lo > time.Millisecond {
+		mid := lo + (hi-lo)/2
+		if try(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if lo == 0 {
+		return slots, finish
+	}
+	try(lo)
+	return shifted, finish - lo
+}
+
+// feasible reports whether the slots, with the running tasks, are a
+// schedule: every slot starts after its parents' last task ends, and
+// whenever a slot runs the job holds no more than alloc. It returns when
+// the schedule ends.
+func feasible(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot) (time.Duration, bool) {
 	end := make([]time.Duration, len(j.Stages))
 	finish := now
 	for i, s := range j.Stages {
@@ -93,14 +155,11 @@ func (pl *Planner) carry(j *Job, alloc fairness.Vector, now time.Duration) ([]Sl
 	for _, s := range slots {
 		for _, p := range j.Stages[s.Stage].Parents {
 			if s.Start < end[p] {
-				return nil, 0, false
+				return 0, false
 			}
 		}
 	}
-	if !withinAlloc(j, alloc, now, slots) {
-		return nil, 0, false
-	}
-	return slots, finish, true
+	return finish, withinAlloc(j, alloc, now, slots)
 }
 
 // withinAlloc reports whether, at every instant some slot is running, the

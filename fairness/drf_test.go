@@ -4,12 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"github.com/loomrm/loom/internal/benchtarget"
 )
 
 // approx compares allocations to 1e-9 relative error: hand-computed
@@ -258,17 +255,4 @@ func TestJainOfShares(t *testing.T) {
 	if got := JainOfShares(capacity, used, fair); math.Abs(got-0.9) > 1e-12 {
 		t.Errorf("JainOfShares = %v, want 0.9", got)
 	}
-}
-
-// BenchmarkDRF1000Apps: the target is a median under 1 ms for 1,000
-// apps over 3 resources.
-func BenchmarkDRF1000Apps(b *testing.B) {
-	rng := rand.New(rand.NewPCG(7, 7))
-	capacity := New(100*128*1024, 100*20).With(Disk, 100*500)
-	claims := make([]Claim, 1000)
-	for k := range claims {
-		task := New(float64(1024*(1+rng.IntN(8))), float64(1+rng.IntN(4))).With(Disk, float64(rng.IntN(50)))
-		claims[k] = Claim{Weight: float64(1 + rng.IntN(3)), Task: task, Demand: task.Scale(float64(1 + rng.IntN(200)))}
-	}
-	benchtarget.Run(b, time.Millisecond, func() { DRF(capacity, claims) })
 }
