@@ -1,0 +1,365 @@
+// Package am is the application master's core: the DAG AM that runs one
+// job. At every decision it plans the job within its share A_k
+// (altruism), asks DEFAULT for the tasks that must start now and
+// ALTRUISTIC for the other runnable ones, binds each granted container to
+// a task late, and keeps a history of every task it ran.
+//
+// The core is pure: time is an argument and randomness a seeded source.
+// The AM process (am/driver) feeds it from the RM's allocate responses;
+// the simulator feeds it directly. Both run this code.
+package am
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/loomrm/loom/altruism"
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/workload"
+)
+
+// Ask is a group of identical asks: Count tasks at Priority with Demand.
+type Ask struct {
+	Priority int
+	Demand   fairness.Vector
+	Kind     altruism.AskKind
+	Count    int
+}
+
+// Request is what the AM sends on an allocate call.
+type Request struct {
+	Asks []Ask
+	// Demand is running plus pending, every stage: the RM's DRF input.
+	Demand fairness.Vector
+	// RemainingWork orders the leftover (altruism.Job.RemainingWork).
+	RemainingWork float64
+	// CriticalTime is the remaining critical path, for SJF.
+	CriticalTime time.Duration
+	// Wake, when HasWake, is when a planned start falls due: the AM must
+	// decide again by then.
+	Wake    time.Duration
+	HasWake bool
+	// Yielding says whether this decision was altruistic.
+	Yielding bool
+	// Finish is the plan's T_k: when the job expects to finish within
+	// its share. Zero for a greedy AM, which does not plan.
+	Finish time.Duration
+}
+
+// Grant is a container the RM gave the AM.
+type Grant struct {
+	ID       int64
+	Node     string
+	Resource fairness.Vector
+	Priority int
+	Kind     altruism.AskKind
+}
+
+// TaskRecord is one task attempt in the job history.
+type TaskRecord struct {
+	Stage     string
+	Task      int // index within the stage
+	Attempt   int
+	Container int64
+	Node      string
+	Start     time.Duration
+	End       time.Duration
+	Kind      altruism.AskKind
+	Succeeded bool
+}
+
+// Config sets how the AM schedules inside its job.
+type Config struct {
+	// Altruistic plans with reverse packing and asks DEFAULT/ALTRUISTIC;
+	// otherwise every runnable task is DEFAULT, in breadth-first order
+	// (the baseline policies' intra-job scheduler).
+	Altruistic bool
+	// Seed seeds the P(Altruism) draws.
+	Seed uint64
+	// MaxAttempts bounds each task's attempts; 0 means 4, YARN
+	// MapReduce's default.
+	MaxAttempts int
+}
+
+// DAG is the AM core of one job.
+type DAG struct {
+	cfg     Config
+	job     *workload.Job
+	state   *altruism.Job
+	planner altruism.Planner
+	rng     *rand.Rand
+	// rank is each stage's priority: breadth-first order, or the
+	// reverse-packing order once an altruistic plan exists.
+	rank    []int
+	next    []int   // next task index to start, per stage
+	retries [][]int // task indices waiting to be retried, per stage
+	attempt map[taskKey]int
+	running map[int64]*run
+	history []TaskRecord
+	failed  error
+}
+
+type taskKey struct{ stage, task int }
+
+// run is a task attempt in progress.
+type run struct {
+	rec   TaskRecord
+	stage int
+}
+
+// NewDAG returns the AM core for a job, with every task pending.
+func NewDAG(job *workload.Job, cfg Config) (*DAG, error) {
+	state, err := altruism.NewJob(job)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = 4
+	}
+	d := &DAG{
+		cfg:     cfg,
+		job:     job,
+		state:   state,
+		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x10a4)),
+		next:    make([]int, len(job.Stages)),
+		retries: make([][]int, len(job.Stages)),
+		attempt: map[taskKey]int{},
+		running: map[int64]*run{},
+	}
+	d.rank = breadthFirst(state)
+	return d, nil
+}
+
+// breadthFirst ranks stages by depth from the roots, then by index.
+func breadthFirst(j *altruism.Job) []int {
+	depth := make([]int, len(j.Stages))
+	var visit func(i int) int
+	visit = func(i int) int {
+		if depth[i] > 0 {
+			return depth[i]
+		}
+		d := 1
+		for _, p := range j.Stages[i].Parents {
+			d = max(d, visit(p)+1)
+		}
+		depth[i] = d
+		return d
+	}
+	order := make([]int, len(j.Stages))
+	for i := range order {
+		order[i] = i
+		visit(i)
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(depth[a], depth[b]) })
+	rank := make([]int, len(order))
+	for r, i := range order {
+		rank[i] = r
+	}
+	return rank
+}
+
+// Job returns the job the AM runs.
+func (d *DAG) Job() *workload.Job { return d.job }
+
+// Decide computes the AM's request at now, given its share A_k from the
+// RM, the cluster's capacity and P(Altruism).
+func (d *DAG) Decide(now time.Duration, share, capacity fairness.Vector, p float64) Request {
+	req := Request{
+		Demand:        d.state.Demand(),
+		RemainingWork: d.state.RemainingWork(capacity, now),
+		CriticalTime:  d.criticalTime(now),
+	}
+	def := make([]int, len(d.state.Stages))
+	alt := make([]int, len(d.state.Stages))
+	if d.cfg.Altruistic {
+		plan := d.planner.Plan(d.state, share, now)
+		sp := plan.Split(d.state, altruism.Decide(p, d.rng))
+		def, alt = sp.Default, sp.Altruistic
+		req.Wake, req.HasWake, req.Yielding, req.Finish = sp.Wake, sp.HasWake, sp.Yielding, plan.Finish
+		d.rankByPlan(plan)
+	} else {
+		for i, s := range d.state.Stages {
+			if d.state.Runnable(i) {
+				def[i] = s.Pending
+			}
+		}
+	}
+	for i, s := range d.state.Stages {
+		if def[i] > 0 {
+			req.Asks = append(req.Asks, Ask{Priority: d.rank[i], Demand: s.Demand, Kind: altruism.Default, Count: def[i]})
+		}
+		if alt[i] > 0 {
+			req.Asks = append(req.Asks, Ask{Priority: d.rank[i], Demand: s.Demand, Kind: altruism.Altruistic, Count: alt[i]})
+		}
+	}
+	return req
+}
+
+// rankByPlan orders stages by their first latest start, so that the task
+// that must start soonest asks at the lowest priority value.
+func (d *DAG) rankByPlan(p *altruism.Plan) {
+	n := len(d.state.Stages)
+	first := make([]time.Duration, n)
+	seen := make([]bool, n)
+	for _, s := range p.Slots {
+		if !seen[s.Stage] {
+			first[s.Stage], seen[s.Stage] = s.Start, true
+		}
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if seen[a] != seen[b] {
+			if seen[a] {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(first[a], first[b])
+	})
+	for r, i := range order {
+		d.rank[i] = r
+	}
+}
+
+// criticalTime is the remaining critical path with unlimited resources.
+func (d *DAG) criticalTime(now time.Duration) time.Duration {
+	st := d.state.Stages
+	finish := make([]time.Duration, len(st))
+	done := make([]bool, len(st))
+	var visit func(i int) time.Duration
+	visit = func(i int) time.Duration {
+		if done[i] {
+			return finish[i]
+		}
+		var f time.Duration
+		for _, r := range st[i].Running {
+			f = max(f, r.Finish-now)
+		}
+		if st[i].Pending > 0 {
+			var ready time.Duration
+			for _, p := range st[i].Parents {
+				ready = max(ready, visit(p))
+			}
+			f = max(f, ready+st[i].Duration)
+		}
+		finish[i], done[i] = f, true
+		return f
+	}
+	var cp time.Duration
+	for i := range st {
+		cp = max(cp, visit(i))
+	}
+	return cp
+}
+
+// Bind gives a granted container to the highest-priority runnable task
+// that fits it, and starts that task. It reports false when no task
+// wants the container: the driver should release it.
+func (d *DAG) Bind(now time.Duration, g Grant) (TaskRecord, bool) {
+	best := -1
+	for i, s := range d.state.Stages {
+		if !d.state.Runnable(i) || !s.Demand.FitsIn(g.Resource) {
+			continue
+		}
+		if best < 0 || d.rank[i] < d.rank[best] {
+			best = i
+		}
+	}
+	if best < 0 {
+		return TaskRecord{}, false
+	}
+	s := &d.state.Stages[best]
+	task := d.nextTask(best)
+	key := taskKey{best, task}
+	d.attempt[key]++
+	rec := TaskRecord{Stage: d.job.Stages[best].Name, Task: task, Attempt: d.attempt[key],
+		Container: g.ID, Node: g.Node, Start: now, Kind: g.Kind}
+	d.running[g.ID] = &run{rec: rec, stage: best}
+	s.Pending--
+	s.Running = addRun(s.Running, now+s.Duration)
+	return rec, true
+}
+
+func (d *DAG) nextTask(stage int) int {
+	if r := d.retries[stage]; len(r) > 0 {
+		d.retries[stage] = r[1:]
+		return r[0]
+	}
+	t := d.next[stage]
+	d.next[stage]++
+	return t
+}
+
+// addRun adds one task expected to finish at f, grouped by finish.
+func addRun(runs []altruism.Run, f time.Duration) []altruism.Run {
+	for i := range runs {
+		if runs[i].Finish == f {
+			runs[i].Count++
+			return runs
+		}
+	}
+	return append(runs, altruism.Run{Finish: f, Count: 1})
+}
+
+// Completed reports a container's task as ended: succeeded, or failed (it
+// is then retried, up to MaxAttempts). It reports whether the AM should
+// decide again: a stage finished, so new tasks may be runnable, or a task
+// failed. A task ending within its stage changes nothing the plan did not
+// expect. Unknown containers are an error.
+func (d *DAG) Completed(now time.Duration, container int64, succeeded bool) (bool, error) {
+	r, ok := d.running[container]
+	if !ok {
+		return false, fmt.Errorf("container %d runs no task of job %q", container, d.job.Name)
+	}
+	delete(d.running, container)
+	stage, rec := r.stage, &r.rec
+	s := &d.state.Stages[stage]
+	// A run is filed under its estimated finish, start + duration.
+	s.Running = removeRun(s.Running, rec.Start+s.Duration)
+	rec.End, rec.Succeeded = now, succeeded
+	d.history = append(d.history, *rec)
+	if succeeded {
+		return d.state.Done(stage), nil
+	}
+	if rec.Attempt >= d.cfg.MaxAttempts {
+		d.failed = fmt.Errorf("job %q: task %d of stage %q failed %d times", d.job.Name, rec.Task, rec.Stage, rec.Attempt)
+		return true, nil
+	}
+	s.Pending++
+	d.retries[stage] = append(d.retries[stage], rec.Task)
+	d.planner.Reset() // the job is not where the plan left it
+	return true, nil
+}
+
+// Demand is the job's running plus pending demand, the RM's DRF input.
+func (d *DAG) Demand() fairness.Vector { return d.state.Demand() }
+
+func removeRun(runs []altruism.Run, f time.Duration) []altruism.Run {
+	for i := range runs {
+		if runs[i].Finish == f {
+			if runs[i].Count--; runs[i].Count == 0 {
+				return slices.Delete(runs, i, i+1)
+			}
+			return runs
+		}
+	}
+	return runs
+}
+
+// Finished reports whether every task has succeeded.
+func (d *DAG) Finished() bool { return d.state.Finished() && len(d.running) == 0 }
+
+// Failed returns why the job failed, nil while it has not.
+func (d *DAG) Failed() error { return d.failed }
+
+// History returns every task attempt that ended, in order of ending.
+func (d *DAG) History() []TaskRecord { return d.history }
+
+// Running returns the number of tasks running.
+func (d *DAG) Running() int { return len(d.running) }

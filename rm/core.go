@@ -1,0 +1,581 @@
+// Package rm is the ResourceManager's core: a deterministic state machine
+// that holds nodes, applications and their grouped asks, computes DRF
+// shares, and decides which containers each node runs. Events go in
+// through Step with the time as an argument; decisions come out as
+// actions. It starts no goroutines and does no I/O: the RM server
+// (rm/server) feeds it from RPC with a real clock, the simulator (sim/)
+// from a trace with a virtual one, so both run the same policy code.
+package rm
+
+import (
+	"cmp"
+	"fmt"
+	"math/bits"
+	"slices"
+	"time"
+
+	"github.com/loomrm/loom/altruism"
+	"github.com/loomrm/loom/fairness"
+)
+
+// AppID, NodeID and ContainerID are the core's handles. The server maps
+// YARN's identifiers onto them.
+type (
+	AppID       int32
+	NodeID      int32
+	ContainerID int64
+)
+
+// Ask is a group of identical asks, the way YARN groups ResourceRequests:
+// one entry per (priority, capability, kind) with a count.
+type Ask struct {
+	Priority int
+	Demand   fairness.Vector
+	Kind     altruism.AskKind
+	Count    int
+}
+
+// Container is a grant of Resource on Node to App, for an ask of Priority
+// and Kind.
+type Container struct {
+	ID       ContainerID
+	App      AppID
+	Node     NodeID
+	Resource fairness.Vector
+	Priority int
+	Kind     altruism.AskKind
+	// Phase says whether the app's share or the leftover paid for it.
+	Phase altruism.Phase
+}
+
+// Config sets the core's policy and knobs.
+type Config struct {
+	Policy Policy
+	// PAltruism is the probability that an AM yields at a decision. The
+	// core only keeps it, so that operators can change it live; AMs read
+	// it from every allocate response.
+	PAltruism float64
+}
+
+// Core is the RM's state machine.
+type Core struct {
+	cfg   Config
+	nodes []*node // by NodeID; nil for an unknown or removed node
+	apps  []*app  // active apps, ordered by ID
+	byID  map[AppID]*app
+	conts map[ContainerID]*Container
+	next  ContainerID
+
+	capacity    fairness.Vector // of the live nodes
+	used        fairness.Vector // by all containers
+	sharesDirty bool
+
+	// shapes are the distinct task demands ever asked for. A node that
+	// fits none of them is settled: it is skipped until its free room
+	// grows or a new shape is asked for. unsettled holds the others, so
+	// that a scheduling pass on a large, busy cluster visits only nodes
+	// that might take something.
+	shapes    []fairness.Vector
+	unsettled bitset
+}
+
+type node struct {
+	id       NodeID
+	capacity fairness.Vector
+	used     fairness.Vector
+}
+
+type app struct {
+	id       AppID
+	queue    string
+	weight   float64
+	asks     []Ask
+	demand   fairness.Vector
+	work     float64       // remaining work, for SRTF
+	critical time.Duration // remaining critical path, for SJF
+	usage    fairness.Vector
+	share    fairness.Vector
+	conts    map[ContainerID]struct{}
+}
+
+// New returns an empty core.
+func New(cfg Config) *Core {
+	if cfg.Policy == nil {
+		cfg.Policy = Carbyne(altruism.EfficiencyFirst)
+	}
+	return &Core{cfg: cfg, byID: map[AppID]*app{}, conts: map[ContainerID]*Container{}}
+}
+
+// Event is an input to Step.
+type Event interface{ event() }
+
+// Events.
+type (
+	// NodeUp registers a node, or re-registers a known one with a new
+	// capacity.
+	NodeUp struct {
+		Node     NodeID
+		Capacity fairness.Vector
+	}
+	// NodeLost removes a node; its containers are lost.
+	NodeLost struct{ Node NodeID }
+	// AppAdded admits an application.
+	AppAdded struct {
+		App    AppID
+		Queue  string
+		Weight float64
+	}
+	// AppRequest is an AM's allocate call: its outstanding asks (they
+	// replace the previous ones), its demand for DRF (running plus
+	// pending), its remaining work for SRTF and its remaining critical
+	// path for SJF.
+	AppRequest struct {
+		App           AppID
+		Asks          []Ask
+		Demand        fairness.Vector
+		RemainingWork float64
+		CriticalTime  time.Duration
+	}
+	// AppDemand updates an app's demand for DRF without touching its
+	// asks: its running plus pending tasks changed, its asks did not.
+	AppDemand struct {
+		App    AppID
+		Demand fairness.Vector
+	}
+	// ContainerDone frees a container: its task finished or its AM
+	// released it.
+	ContainerDone struct{ Container ContainerID }
+	// AppRemoved ends an application; its containers are freed.
+	AppRemoved struct{ App AppID }
+	// Schedule fills nodes: the given ones, or every live node when
+	// Nodes is empty (the simulator's scheduling event).
+	Schedule struct{ Nodes []NodeID }
+	// SetAltruism changes P(Altruism) from the next decision on.
+	SetAltruism struct{ P float64 }
+)
+
+func (NodeUp) event()        {}
+func (NodeLost) event()      {}
+func (AppAdded) event()      {}
+func (AppRequest) event()    {}
+func (AppDemand) event()     {}
+func (ContainerDone) event() {}
+func (AppRemoved) event()    {}
+func (Schedule) event()      {}
+func (SetAltruism) event()   {}
+
+// Action is an output of Step.
+type Action interface{ action() }
+
+// Actions.
+type (
+	// Allocated grants a container.
+	Allocated struct{ Container Container }
+	// Lost reports a container that ended with its node or app.
+	Lost struct {
+		Container Container
+		Reason    string
+	}
+)
+
+func (Allocated) action() {}
+func (Lost) action()      {}
+
+// Step applies one event at time now and returns what the core decided.
+// Bad input is an error that names the object, and changes nothing.
+func (c *Core) Step(now time.Duration, ev Event) ([]Action, error) {
+	switch e := ev.(type) {
+	case NodeUp:
+		return nil, c.nodeUp(e)
+	case NodeLost:
+		return c.nodeLost(e.Node)
+	case AppAdded:
+		return nil, c.appAdded(e)
+	case AppRequest:
+		return nil, c.appRequest(e)
+	case AppDemand:
+		return nil, c.appDemand(e)
+	case ContainerDone:
+		return nil, c.containerDone(e.Container)
+	case AppRemoved:
+		return c.appRemoved(e.App)
+	case Schedule:
+		return c.schedule(e.Nodes)
+	case SetAltruism:
+		if !(e.P >= 0 && e.P <= 1) {
+			return nil, fmt.Errorf("P(Altruism) %v must be between 0 and 1", e.P)
+		}
+		c.cfg.PAltruism = e.P
+		return nil, nil
+	}
+	return nil, fmt.Errorf("unknown event %T", ev)
+}
+
+func (c *Core) nodeUp(e NodeUp) error {
+	if e.Node < 0 {
+		return fmt.Errorf("node %d: a node id cannot be negative", e.Node)
+	}
+	if e.Capacity.HasNegative() || e.Capacity.IsZero() {
+		return fmt.Errorf("node %d: capacity %v must be positive", e.Node, e.Capacity)
+	}
+	for int(e.Node) >= len(c.nodes) {
+		c.nodes = append(c.nodes, nil)
+	}
+	n := c.nodes[e.Node]
+	if n == nil {
+		n = &node{id: e.Node}
+		c.nodes[e.Node] = n
+	} else {
+		c.capacity = c.capacity.Sub(n.capacity)
+	}
+	n.capacity = e.Capacity
+	c.capacity = c.capacity.Add(e.Capacity)
+	c.sharesDirty = true
+	c.unsettled.set(int(e.Node))
+	return nil
+}
+
+func (c *Core) nodeLost(id NodeID) ([]Action, error) {
+	n, err := c.node(id)
+	if err != nil {
+		return nil, err
+	}
+	var acts []Action
+	for _, cid := range c.containerIDs(func(k *Container) bool { return k.Node == id }) {
+		acts = append(acts, Lost{Container: *c.conts[cid], Reason: fmt.Sprintf("node %d lost", id)})
+		c.free(cid)
+	}
+	c.capacity = c.capacity.Sub(n.capacity)
+	c.nodes[id] = nil
+	c.unsettled.clear(int(id))
+	c.sharesDirty = true
+	return acts, nil
+}
+
+func (c *Core) appAdded(e AppAdded) error {
+	if _, dup := c.byID[e.App]; dup {
+		return fmt.Errorf("app %d is already running", e.App)
+	}
+	w := e.Weight
+	if w == 0 {
+		w = 1
+	}
+	if !(w > 0) {
+		return fmt.Errorf("app %d: weight %v must be positive", e.App, e.Weight)
+	}
+	a := &app{id: e.App, queue: e.Queue, weight: w, conts: map[ContainerID]struct{}{}}
+	c.byID[e.App] = a
+	i, _ := slices.BinarySearchFunc(c.apps, e.App, func(x *app, id AppID) int { return cmp.Compare(x.id, id) })
+	c.apps = slices.Insert(c.apps, i, a)
+	c.sharesDirty = true
+	return nil
+}
+
+func (c *Core) appRequest(e AppRequest) error {
+	a, err := c.app(e.App)
+	if err != nil {
+		return err
+	}
+	for _, k := range e.Asks {
+		switch {
+		case k.Count < 0:
+			return fmt.Errorf("app %d: ask at priority %d has a negative count %d", e.App, k.Priority, k.Count)
+		case k.Demand.HasNegative() || k.Demand.IsZero():
+			return fmt.Errorf("app %d: ask at priority %d: capability %v must be positive", e.App, k.Priority, k.Demand)
+		case k.Kind != altruism.Default && k.Kind != altruism.Altruistic:
+			return fmt.Errorf("app %d: ask at priority %d has unknown kind %d", e.App, k.Priority, k.Kind)
+		}
+	}
+	if e.Demand.HasNegative() {
+		return fmt.Errorf("app %d: demand %v is negative", e.App, e.Demand)
+	}
+	for _, k := range e.Asks {
+		if k.Count > 0 && !slices.Contains(c.shapes, k.Demand) {
+			// A new shape may fit where none did: every node is a
+			// candidate again.
+			c.shapes = append(c.shapes, k.Demand)
+			for _, n := range c.nodes {
+				if n != nil {
+					c.unsettled.set(int(n.id))
+				}
+			}
+		}
+	}
+	a.asks = append(a.asks[:0], e.Asks...)
+	if a.demand != e.Demand {
+		a.demand = e.Demand
+		c.sharesDirty = true
+	}
+	a.work, a.critical = e.RemainingWork, e.CriticalTime
+	return nil
+}
+
+func (c *Core) appDemand(e AppDemand) error {
+	a, err := c.app(e.App)
+	if err != nil {
+		return err
+	}
+	if e.Demand.HasNegative() {
+		return fmt.Errorf("app %d: demand %v is negative", e.App, e.Demand)
+	}
+	if a.demand != e.Demand {
+		a.demand = e.Demand
+		c.sharesDirty = true
+	}
+	return nil
+}
+
+func (c *Core) containerDone(id ContainerID) error {
+	if _, ok := c.conts[id]; !ok {
+		return fmt.Errorf("container %d is not running", id)
+	}
+	c.free(id)
+	return nil
+}
+
+func (c *Core) appRemoved(id AppID) ([]Action, error) {
+	if _, err := c.app(id); err != nil {
+		return nil, err
+	}
+	// The app's own containers, in ID order for determinism: scanning
+	// every container in a large cluster at each departure would cost
+	// more than the rest of the departure.
+	a := c.byID[id]
+	ids := make([]ContainerID, 0, len(a.conts))
+	for cid := range a.conts {
+		ids = append(ids, cid)
+	}
+	slices.Sort(ids)
+	var acts []Action
+	for _, cid := range ids {
+		acts = append(acts, Lost{Container: *c.conts[cid], Reason: fmt.Sprintf("app %d removed", id)})
+		c.free(cid)
+	}
+	delete(c.byID, id)
+	c.apps = slices.DeleteFunc(c.apps, func(a *app) bool { return a.id == id })
+	c.sharesDirty = true
+	return acts, nil
+}
+
+// containerIDs lists matching containers in ID order, for determinism.
+func (c *Core) containerIDs(match func(*Container) bool) []ContainerID {
+	var ids []ContainerID
+	for id, k := range c.conts {
+		if match(k) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func (c *Core) free(id ContainerID) {
+	k := c.conts[id]
+	delete(c.conts, id)
+	if n := c.nodes[k.Node]; n != nil {
+		n.used = n.used.Sub(k.Resource)
+		c.used = c.used.Sub(k.Resource)
+		c.unsettled.set(int(k.Node))
+	}
+	if a := c.byID[k.App]; a != nil {
+		a.usage = a.usage.Sub(k.Resource)
+		delete(a.conts, id)
+	}
+}
+
+func (c *Core) node(id NodeID) (*node, error) {
+	if id < 0 || int(id) >= len(c.nodes) || c.nodes[id] == nil {
+		return nil, fmt.Errorf("node %d is not registered", id)
+	}
+	return c.nodes[id], nil
+}
+
+func (c *Core) app(id AppID) (*app, error) {
+	a, ok := c.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("app %d is not running", id)
+	}
+	return a, nil
+}
+
+// refreshShares recomputes every app's DRF share when demands, apps or
+// nodes changed since the last time.
+func (c *Core) refreshShares() {
+	if !c.sharesDirty {
+		return
+	}
+	claims := make([]fairness.Claim, len(c.apps))
+	for i, a := range c.apps {
+		claims[i] = fairness.Claim{Weight: a.weight, Demand: a.demand}
+	}
+	for i, s := range fairness.DRF(c.capacity, claims) {
+		c.apps[i].share = s
+	}
+	c.sharesDirty = false
+}
+
+// schedule runs the policy's node pass on the given nodes, or on every
+// unsettled node, in ID order, until the asks run out.
+func (c *Core) schedule(ids []NodeID) ([]Action, error) {
+	for _, id := range ids {
+		if _, err := c.node(id); err != nil {
+			return nil, err
+		}
+	}
+	c.refreshShares()
+	views, asks, owner := c.candidates()
+	if len(asks) == 0 {
+		return nil, nil
+	}
+	left := 0
+	for _, k := range asks {
+		left += k.Count
+	}
+	var acts []Action
+	visit := func(id NodeID) {
+		n := c.nodes[id]
+		free := n.capacity.Sub(n.used)
+		placed := false
+		if slices.ContainsFunc(c.shapes, func(d fairness.Vector) bool { return d.FitsIn(free) }) {
+			state := NodeState{Free: free, Capacity: n.capacity, Cluster: c.capacity}
+			for _, as := range c.cfg.Policy.Fill(state, views, asks) {
+				acts = append(acts, c.grant(n, asks, owner, views, as)...)
+				left -= as.Count
+				placed = true
+			}
+		}
+		// A pass that placed nothing with asks outstanding proves the
+		// node fits none of them; one that ran out of asks proves nothing.
+		if !placed && left > 0 {
+			c.unsettled.clear(int(id))
+		}
+	}
+	if len(ids) > 0 {
+		for _, id := range ids {
+			visit(id)
+		}
+		return acts, nil
+	}
+	for i := c.unsettled.next(0); i >= 0 && left > 0; i = c.unsettled.next(i + 1) {
+		visit(NodeID(i))
+	}
+	return acts, nil
+}
+
+// grant creates the containers of one placement.
+func (c *Core) grant(n *node, asks []altruism.Ask, owner []int, views []AppView, as altruism.Assignment) []Action {
+	k := &asks[as.Ask]
+	a := c.apps[owner[as.Ask]]
+	acts := make([]Action, 0, as.Count)
+	for i := 0; i < as.Count; i++ {
+		c.next++
+		ct := &Container{ID: c.next, App: a.id, Node: n.id, Resource: k.Demand,
+			Priority: k.Priority, Kind: k.Kind, Phase: as.Phase}
+		c.conts[ct.ID] = ct
+		n.used = n.used.Add(k.Demand)
+		c.used = c.used.Add(k.Demand)
+		a.usage = a.usage.Add(k.Demand)
+		a.conts[ct.ID] = struct{}{}
+		acts = append(acts, Allocated{Container: *ct})
+	}
+	views[owner[as.Ask]].Usage = a.usage
+	k.Count -= as.Count
+	c.takeAsk(a, k, as.Count)
+	return acts
+}
+
+// candidates flattens the apps' outstanding asks for a node pass.
+func (c *Core) candidates() ([]AppView, []altruism.Ask, []int) {
+	views := make([]AppView, len(c.apps))
+	var asks []altruism.Ask
+	var owner []int
+	for i, a := range c.apps {
+		views[i] = AppView{Share: a.share, Usage: a.usage, RemainingWork: a.work,
+			Weight: a.weight, CriticalTime: a.critical, Index: i}
+		for _, k := range a.asks {
+			if k.Count > 0 {
+				asks = append(asks, altruism.Ask{App: i, Kind: k.Kind, Priority: k.Priority, Demand: k.Demand, Count: k.Count})
+				owner = append(owner, i)
+			}
+		}
+	}
+	return views, asks, owner
+}
+
+// takeAsk lowers the app's outstanding ask that a node pass served.
+func (c *Core) takeAsk(a *app, served *altruism.Ask, n int) {
+	for i := range a.asks {
+		k := &a.asks[i]
+		if k.Priority == served.Priority && k.Kind == served.Kind && k.Demand == served.Demand && k.Count > 0 {
+			k.Count -= n
+			return
+		}
+	}
+}
+
+// Share returns an app's current DRF share A_k.
+func (c *Core) Share(id AppID) (fairness.Vector, error) {
+	a, err := c.app(id)
+	if err != nil {
+		return fairness.Vector{}, err
+	}
+	c.refreshShares()
+	return a.share, nil
+}
+
+// Usage returns what an app holds now.
+func (c *Core) Usage(id AppID) (fairness.Vector, error) {
+	a, err := c.app(id)
+	if err != nil {
+		return fairness.Vector{}, err
+	}
+	return a.usage, nil
+}
+
+// PAltruism is the current P(Altruism).
+func (c *Core) PAltruism() float64 { return c.cfg.PAltruism }
+
+// Capacity is the live nodes' total.
+func (c *Core) Capacity() fairness.Vector { return c.capacity }
+
+// Used is what all containers hold.
+func (c *Core) Used() fairness.Vector { return c.used }
+
+// Container returns a running container.
+func (c *Core) Container(id ContainerID) (Container, bool) {
+	k, ok := c.conts[id]
+	if !ok {
+		return Container{}, false
+	}
+	return *k, true
+}
+
+// bitset is a set of small non-negative integers, iterated in order.
+type bitset []uint64
+
+func (b *bitset) set(i int) {
+	for i/64 >= len(*b) {
+		*b = append(*b, 0)
+	}
+	(*b)[i/64] |= 1 << (i % 64)
+}
+
+func (b bitset) clear(i int) {
+	if i/64 < len(b) {
+		b[i/64] &^= 1 << (i % 64)
+	}
+}
+
+// next returns the smallest member ≥ i, or −1.
+func (b bitset) next(i int) int {
+	for w := i / 64; w < len(b); w++ {
+		word := b[w]
+		if w == i/64 {
+			word &= ^uint64(0) << (i % 64)
+		}
+		if word != 0 {
+			return w*64 + bits.TrailingZeros64(word)
+		}
+	}
+	return -1
+}

@@ -1,0 +1,214 @@
+package rm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/loomrm/loom/altruism"
+	"github.com/loomrm/loom/fairness"
+)
+
+var cmpApprox = cmpopts.EquateApprox(1e-9, 1e-12)
+
+// step applies events and fails the test on an error.
+func step(t *testing.T, c *Core, evs ...Event) []Action {
+	t.Helper()
+	var all []Action
+	for _, ev := range evs {
+		acts, err := c.Step(0, ev)
+		if err != nil {
+			t.Fatalf("%T: %v", ev, err)
+		}
+		all = append(all, acts...)
+	}
+	return all
+}
+
+func allocated(acts []Action) []Container {
+	var out []Container
+	for _, a := range acts {
+		if al, ok := a.(Allocated); ok {
+			out = append(out, al.Container)
+		}
+	}
+	return out
+}
+
+func TestStepErrors(t *testing.T) {
+	c := New(Config{})
+	step(t, c, NodeUp{Node: 0, Capacity: fairness.New(100, 10)}, AppAdded{App: 1})
+	tests := []struct {
+		ev   Event
+		want string
+	}{
+		{NodeUp{Node: -1, Capacity: fairness.New(1, 1)}, "node -1: a node id cannot be negative"},
+		{NodeUp{Node: 3, Capacity: fairness.Vector{}}, "node 3: capacity <memory-mb=0, vcores=0> must be positive"},
+		{NodeLost{Node: 9}, "node 9 is not registered"},
+		{AppAdded{App: 1}, "app 1 is already running"},
+		{AppAdded{App: 2, Weight: -1}, "app 2: weight -1 must be positive"},
+		{AppRequest{App: 7}, "app 7 is not running"},
+		{AppRequest{App: 1, Asks: []Ask{{Priority: 3, Demand: fairness.New(1, 1), Count: -2}}}, "app 1: ask at priority 3 has a negative count -2"},
+		{AppRequest{App: 1, Asks: []Ask{{Priority: 3, Count: 1}}}, "app 1: ask at priority 3: capability <memory-mb=0, vcores=0> must be positive"},
+		{AppRequest{App: 1, Asks: []Ask{{Priority: 3, Demand: fairness.New(1, 1), Kind: 9, Count: 1}}}, "app 1: ask at priority 3 has unknown kind 9"},
+		{ContainerDone{Container: 42}, "container 42 is not running"},
+		{AppRemoved{App: 5}, "app 5 is not running"},
+		{Schedule{Nodes: []NodeID{4}}, "node 4 is not registered"},
+		{SetAltruism{P: 1.5}, "P(Altruism) 1.5 must be between 0 and 1"},
+	}
+	for _, tc := range tests {
+		_, err := c.Step(0, tc.ev)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%T: error = %v, want %q", tc.ev, err, tc.want)
+		}
+	}
+}
+
+func TestSharesAreDRF(t *testing.T) {
+	// The DRF paper's example on one node of <18 GB, 9 cores>.
+	c := New(Config{})
+	step(t, c,
+		NodeUp{Node: 0, Capacity: fairness.New(18, 9)},
+		AppAdded{App: 1}, AppAdded{App: 2},
+		AppRequest{App: 1, Demand: fairness.New(400, 100)},
+		AppRequest{App: 2, Demand: fairness.New(100, 300)},
+	)
+	for app, want := range map[AppID]fairness.Vector{1: fairness.New(12, 3), 2: fairness.New(2, 6)} {
+		got, err := c.Share(app)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got, cmpApprox); diff != "" {
+			t.Errorf("share of app %d (-want +got):\n%s", app, diff)
+		}
+	}
+}
+
+func TestScheduleDRFPolicy(t *testing.T) {
+	// One node <100, 10>. App 1 asks 8 tasks <10,1>, app 2 asks 8 tasks
+	// <5,1>. DRF order by dominant share of usage (both cores-dominant):
+	// 1, 2 alternate (ties to the lower app): 1,2,1,2,... ten cores,
+	// five each.
+	c := New(Config{Policy: DRF()})
+	step(t, c,
+		NodeUp{Node: 0, Capacity: fairness.New(100, 10)},
+		AppAdded{App: 1}, AppAdded{App: 2},
+		AppRequest{App: 1, Asks: []Ask{{Priority: 1, Demand: fairness.New(10, 1), Count: 8}}, Demand: fairness.New(80, 8)},
+		AppRequest{App: 2, Asks: []Ask{{Priority: 1, Demand: fairness.New(5, 1), Count: 8}}, Demand: fairness.New(40, 8)},
+	)
+	got := allocated(step(t, c, Schedule{}))
+	per := map[AppID]int{}
+	for i, k := range got {
+		per[k.App]++
+		if want := AppID(1 + i%2); k.App != want {
+			t.Errorf("container %d went to app %d, want %d", i, k.App, want)
+		}
+	}
+	if per[1] != 5 || per[2] != 5 {
+		t.Errorf("allocations per app = %v, want 5 and 5", per)
+	}
+	if u, _ := c.Usage(1); u != fairness.New(50, 5) {
+		t.Errorf("usage of app 1 = %v", u)
+	}
+	// The node is full: nothing more, and the asks were decremented.
+	if more := allocated(step(t, c, Schedule{})); len(more) != 0 {
+		t.Errorf("a full node allocated %d more", len(more))
+	}
+	// Both hold half the cores (app 1 <50,5>, app 2 <25,5>): dominant
+	// shares 0.5 each. Freeing one of app 2's leaves it at 0.4, the lower,
+	// so it gets the core back.
+	var two ContainerID
+	for _, k := range got {
+		if k.App == 2 {
+			two = k.ID
+		}
+	}
+	step(t, c, ContainerDone{Container: two})
+	if again := allocated(step(t, c, Schedule{})); len(again) != 1 || again[0].App != 2 {
+		t.Errorf("after a free core: %+v, want one container for app 2", again)
+	}
+}
+
+func TestNodeLostAndAppRemoved(t *testing.T) {
+	c := New(Config{Policy: DRF()})
+	step(t, c,
+		NodeUp{Node: 0, Capacity: fairness.New(100, 2)},
+		NodeUp{Node: 1, Capacity: fairness.New(100, 2)},
+		AppAdded{App: 1},
+		AppRequest{App: 1, Asks: []Ask{{Priority: 1, Demand: fairness.New(10, 1), Count: 4}}, Demand: fairness.New(40, 4)},
+	)
+	got := allocated(step(t, c, Schedule{}))
+	if len(got) != 4 {
+		t.Fatalf("allocated %d, want 4", len(got))
+	}
+	lost := step(t, c, NodeLost{Node: 1})
+	if len(lost) != 2 {
+		t.Fatalf("node loss reported %d containers, want 2", len(lost))
+	}
+	for _, a := range lost {
+		l := a.(Lost)
+		if l.Container.Node != 1 || !strings.Contains(l.Reason, "node 1 lost") {
+			t.Errorf("lost %+v", l)
+		}
+	}
+	if u, _ := c.Usage(1); u != fairness.New(20, 2) {
+		t.Errorf("usage after node loss = %v, want <20,2>", u)
+	}
+	if c.Capacity() != fairness.New(100, 2) {
+		t.Errorf("capacity after node loss = %v", c.Capacity())
+	}
+	gone := step(t, c, AppRemoved{App: 1})
+	if len(gone) != 2 || c.Used() != (fairness.Vector{}) {
+		t.Errorf("app removal freed %d, used now %v", len(gone), c.Used())
+	}
+}
+
+func TestScheduleCarbyneKinds(t *testing.T) {
+	// Carbyne on <100, 10>: app 1 (share 5 cores) asks 3 DEFAULT and 10
+	// ALTRUISTIC; app 2 asks 10 ALTRUISTIC and has less work left. The
+	// DEFAULT three go in share; the leftover seven go to app 2 first.
+	c := New(Config{Policy: Carbyne(altruism.EfficiencyFirst)})
+	d := fairness.New(10, 1)
+	step(t, c,
+		NodeUp{Node: 0, Capacity: fairness.New(100, 10)},
+		AppAdded{App: 1}, AppAdded{App: 2},
+		AppRequest{App: 1, Demand: fairness.New(130, 13), RemainingWork: 9, Asks: []Ask{
+			{Priority: 0, Demand: d, Kind: altruism.Default, Count: 3},
+			{Priority: 1, Demand: d, Kind: altruism.Altruistic, Count: 10},
+		}},
+		AppRequest{App: 2, Demand: fairness.New(100, 10), RemainingWork: 1, Asks: []Ask{
+			{Priority: 0, Demand: d, Kind: altruism.Altruistic, Count: 10},
+		}},
+	)
+	got := allocated(step(t, c, Schedule{}))
+	count := map[string]int{}
+	for _, k := range got {
+		count[k.Kind.String()+"/"+k.Phase.String()+"/"+string(rune('0'+k.App))]++
+	}
+	want := map[string]int{"DEFAULT/in-share/1": 3, "ALTRUISTIC/leftover/2": 7}
+	if diff := cmp.Diff(want, count); diff != "" {
+		t.Errorf("allocations (-want +got):\n%s", diff)
+	}
+}
+
+func TestSetAltruism(t *testing.T) {
+	c := New(Config{PAltruism: 1})
+	step(t, c, SetAltruism{P: 0.25})
+	if c.PAltruism() != 0.25 {
+		t.Errorf("PAltruism = %v", c.PAltruism())
+	}
+}
+
+func TestParsePolicy(t *testing.T) {
+	for _, name := range []string{"carbyne", "drf", "tetris", "sjf"} {
+		p, err := ParsePolicy(name, altruism.EfficiencyFirst)
+		if err != nil || p.Name() != name {
+			t.Errorf("ParsePolicy(%q) = %v, %v", name, p, err)
+		}
+	}
+	if _, err := ParsePolicy("fifo", altruism.EfficiencyFirst); err == nil || !strings.Contains(err.Error(), `unknown policy "fifo"`) {
+		t.Errorf("ParsePolicy(fifo) error = %v", err)
+	}
+}

@@ -1,0 +1,225 @@
+package rm
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/loomrm/loom/altruism"
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/packing"
+)
+
+// AppView is what a node pass knows about one app.
+type AppView struct {
+	Share         fairness.Vector // A_k
+	Usage         fairness.Vector
+	RemainingWork float64
+	Weight        float64
+	CriticalTime  time.Duration
+	Index         int
+}
+
+// Policy decides what one node runs: given its free resources and
+// capacity, the cluster's capacity, the apps and their asks, it returns
+// placements in the order made. A policy must be deterministic and must
+// not modify its arguments.
+type Policy interface {
+	Name() string
+	Fill(n NodeState, apps []AppView, asks []altruism.Ask) []altruism.Assignment
+}
+
+// NodeState is one node as a policy sees it.
+type NodeState struct {
+	Free, Capacity fairness.Vector
+	// Cluster is the live nodes' total, for dominant shares.
+	Cluster fairness.Vector
+}
+
+// Each policy is a small struct; these assertions keep them honest.
+var (
+	_ Policy = carbyne{}
+	_ Policy = drf{}
+	_ Policy = tetris{}
+	_ Policy = sjf{}
+)
+
+// ParsePolicy returns the policy of a name, as the Carbyne paper names
+// them: carbyne, drf, tetris or sjf.
+func ParsePolicy(name string, order altruism.LeftoverOrder) (Policy, error) {
+	switch name {
+	case "carbyne":
+		return Carbyne(order), nil
+	case "drf":
+		return DRF(), nil
+	case "tetris":
+		return Tetris(), nil
+	case "sjf":
+		return SJF(), nil
+	}
+	return nil, fmt.Errorf("unknown policy %q (want carbyne, drf, tetris or sjf)", name)
+}
+
+// Carbyne packs DEFAULT asks within each app's DRF share and hands the
+// leftover out, in the order the knob sets (altruism.FillNode).
+func Carbyne(order altruism.LeftoverOrder) Policy { return carbyne{order: order} }
+
+// CarbyneCapped is Carbyne with a cap on what an app may hold while it
+// takes from the leftover, in multiples of its share.
+func CarbyneCapped(order altruism.LeftoverOrder, leftoverCap float64) Policy {
+	return carbyne{order: order, cap: leftoverCap}
+}
+
+type carbyne struct {
+	order altruism.LeftoverOrder
+	cap   float64
+}
+
+func (carbyne) Name() string { return "carbyne" }
+
+func (p carbyne) Fill(n NodeState, apps []AppView, asks []altruism.Ask) []altruism.Assignment {
+	views := make([]altruism.App, len(apps))
+	for i, a := range apps {
+		views[i] = altruism.App{Share: a.Share, Usage: a.Usage, RemainingWork: a.RemainingWork, Weight: a.Weight}
+	}
+	return altruism.FillNode(n.Free, n.Capacity, views, asks, altruism.NodePolicy{Order: p.order, Cluster: n.Cluster, LeftoverCap: p.cap})
+}
+
+// DRF is YARN's dominant-resource-fair scheduling: each container goes to
+// the app with the lowest weighted dominant share of what it holds,
+// its highest-priority ask that fits. It is work-conserving: an app may
+// exceed its fair share while nobody further below asks.
+func DRF() Policy { return drf{} }
+
+type drf struct{}
+
+func (drf) Name() string { return "drf" }
+
+func (drf) Fill(n NodeState, apps []AppView, asks []altruism.Ask) []altruism.Assignment {
+	free := n.Free
+	usage := make([]fairness.Vector, len(apps))
+	for i, a := range apps {
+		usage[i] = a.Usage
+	}
+	left := counts(asks)
+	var out []altruism.Assignment
+	for {
+		best, bestShare := -1, math.Inf(1)
+		for i, k := range asks {
+			if left[i] == 0 || !k.Demand.FitsIn(free) {
+				continue
+			}
+			s := usage[k.App].DominantShare(n.Cluster) / apps[k.App].Weight
+			if best < 0 || s < bestShare || (s == bestShare && rankBefore(k, asks[best])) {
+				best, bestShare = i, s
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		k := asks[best]
+		left[best]--
+		free = free.Sub(k.Demand)
+		usage[k.App] = usage[k.App].Add(k.Demand)
+		out = appendPlacement(out, best, altruism.FromLeftover)
+	}
+}
+
+// Tetris packs across jobs with its fairness knob f → 0: the best score of
+// alignment blended with a little shortest-remaining-work, whoever asks.
+func Tetris() Policy { return tetris{score: packing.Tetris(tetrisWorkWeight)} }
+
+// tetrisWorkWeight is the remaining-work term's weight in Tetris's score:
+// small, so alignment decides and remaining work breaks near-ties, as the
+// Tetris paper combines them (packing score + ε·SRTF).
+const tetrisWorkWeight = 0.1
+
+type tetris struct{ score packing.ScoreFunc }
+
+func (tetris) Name() string { return "tetris" }
+
+func (p tetris) Fill(n NodeState, apps []AppView, asks []altruism.Ask) []altruism.Assignment {
+	free := n.Free
+	groups := make([]packing.Group, len(asks))
+	for i, k := range asks {
+		groups[i] = packing.Group{Demand: k.Demand, Count: k.Count, Priority: k.Priority,
+			RemainingWork: apps[k.App].RemainingWork}
+	}
+	picker := packing.Picker{Score: p.score, Order: packing.ByScore}
+	var out []altruism.Assignment
+	for {
+		pk := picker.Pick(free, n.Capacity, groups)
+		if pk.Best < 0 {
+			return out
+		}
+		groups[pk.Best].Count--
+		free = free.Sub(asks[pk.Best].Demand)
+		out = appendPlacement(out, pk.Best, altruism.FromLeftover)
+	}
+}
+
+// SJF runs the job with the shortest remaining critical path first (the
+// critical path method's estimate of its duration), its asks in priority
+// order, then the next job, until nothing fits.
+func SJF() Policy { return sjf{} }
+
+type sjf struct{}
+
+func (sjf) Name() string { return "sjf" }
+
+func (sjf) Fill(n NodeState, apps []AppView, asks []altruism.Ask) []altruism.Assignment {
+	free := n.Free
+	order := make([]int, len(asks))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		ka, kb := asks[a], asks[b]
+		if c := cmp.Compare(apps[ka.App].CriticalTime, apps[kb.App].CriticalTime); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(ka.App, kb.App); c != 0 {
+			return c
+		}
+		return cmp.Compare(ka.Priority, kb.Priority)
+	})
+	left := counts(asks)
+	var out []altruism.Assignment
+	for _, i := range order {
+		for left[i] > 0 && asks[i].Demand.FitsIn(free) {
+			left[i]--
+			free = free.Sub(asks[i].Demand)
+			out = appendPlacement(out, i, altruism.FromLeftover)
+		}
+	}
+	return out
+}
+
+// rankBefore orders two asks of equally entitled apps: the lower priority
+// value, then the lower app, so that the choice is deterministic.
+func rankBefore(a, b altruism.Ask) bool {
+	if a.Priority != b.Priority {
+		return a.Priority < b.Priority
+	}
+	return a.App < b.App
+}
+
+func counts(asks []altruism.Ask) []int {
+	left := make([]int, len(asks))
+	for i, k := range asks {
+		left[i] = k.Count
+	}
+	return left
+}
+
+// appendPlacement records one more task of ask i, merging with the last
+// placement when it is the same ask.
+func appendPlacement(out []altruism.Assignment, i int, phase altruism.Phase) []altruism.Assignment {
+	if n := len(out); n > 0 && out[n-1].Ask == i && out[n-1].Phase == phase {
+		out[n-1].Count++
+		return out
+	}
+	return append(out, altruism.Assignment{Ask: i, Count: 1, Phase: phase})
+}
