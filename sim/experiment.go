@@ -1,0 +1,318 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/workload"
+)
+
+// Policies are the policies `loom sim` knows, in the order the Carbyne
+// paper lists them.
+var Policies = []string{"drf", "tetris", "sjf", "carbyne"}
+
+// Outcome is several policies run on one workload.
+type Outcome struct {
+	Machines  int
+	Jobs      int
+	Results   []*Result
+	Summaries []Summary
+	// Improvements are Carbyne's over each other policy, when Carbyne ran.
+	Improvements []Improvement
+}
+
+// RunOptions are the optional hooks of RunPolicies.
+type RunOptions struct {
+	// Progress hears of every finished job.
+	Progress func(policy string, done, total int)
+	// Log returns where a policy's decision log goes; nil for none.
+	Log func(policy string) io.Writer
+}
+
+// RunPolicies runs the workload once per policy with the same config and
+// seed.
+func RunPolicies(cfg Config, policies []string, jobs []*workload.Job, opts RunOptions) (*Outcome, error) {
+	if len(policies) == 0 {
+		return nil, fmt.Errorf("no policies to run (want some of %s)", strings.Join(Policies, ", "))
+	}
+	seen := map[string]bool{}
+	for _, p := range policies {
+		if !slices.Contains(Policies, p) {
+			return nil, fmt.Errorf("unknown policy %q (want some of %s)", p, strings.Join(Policies, ", "))
+		}
+		if seen[p] {
+			return nil, fmt.Errorf("policy %q is listed twice", p)
+		}
+		seen[p] = true
+	}
+	o := &Outcome{Machines: cfg.Machines, Jobs: len(jobs)}
+	for _, p := range policies {
+		c := cfg
+		c.Policy = p
+		if opts.Progress != nil {
+			c.Progress = func(done, total int) { opts.Progress(p, done, total) }
+		}
+		if opts.Log != nil {
+			c.Log = opts.Log(p)
+		}
+		r, err := Run(c, jobs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		o.Results = append(o.Results, r)
+		o.Summaries = append(o.Summaries, r.Summarize())
+	}
+	if i := slices.Index(policies, "carbyne"); i >= 0 {
+		for k, r := range o.Results {
+			if k != i {
+				o.Improvements = append(o.Improvements, Compare(o.Results[i], r))
+			}
+		}
+	}
+	return o, nil
+}
+
+// WriteTables prints the outcome: Carbyne's factors of improvement in the
+// shape of the Carbyne paper's Table 3, then each policy's own figures.
+func (o *Outcome) WriteTables(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	if len(o.Improvements) > 0 {
+		fmt.Fprintf(tw, "Carbyne's factor of improvement in JCT (other's / Carbyne's; > 1 is better)\t\t\t\t\t\t\t\t\n")
+		fmt.Fprintf(tw, "vs\taverage\tp50\tp75\tp95\tmakespan\tJain Δ\tslowed >0.8x\tworst\t\n")
+		for _, imp := range o.Improvements {
+			fmt.Fprintf(tw, "%s\t%.2fx\t%.2fx\t%.2fx\t%.2fx\t%.2fx\t%+.3f\t%.1f%%\t%.2fx\t\n", imp.Against,
+				imp.Average, imp.P50, imp.P75, imp.P95, imp.Makespan, imp.JainDelta, 100*imp.Slowed, imp.Worst)
+		}
+		fmt.Fprintf(tw, "\t\t\t\t\t\t\t\t\t\n")
+	}
+	fmt.Fprintf(tw, "policy\tavg JCT\tp50\tp75\tp95\tmakespan\tJain avg\tmin\tmax\tutil vcores\tmemory\tdisk\tnetwork\taltruistic\t\n")
+	for _, s := range o.Summaries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%.0f%%\t%.0f%%\t%.0f%%\t%.0f%%\t%.0f%%\t\n", s.Policy,
+			round(s.AvgJCT), round(s.P50JCT), round(s.P75JCT), round(s.P95JCT), round(s.Makespan),
+			s.JainAvg, s.JainMin, s.JainMax,
+			100*s.Utilisation[fairness.VCores], 100*s.Utilisation[fairness.Memory],
+			100*s.Utilisation[fairness.Disk], 100*s.Utilisation[fairness.Network], 100*s.AltruisticTasks)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range o.Summaries {
+		if s.Failed > 0 {
+			fmt.Fprintf(w, "%s: %d jobs failed\n", s.Policy, s.Failed)
+		}
+	}
+	return nil
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second)
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
+// Sweep is one knob varied over points, each run with Carbyne and the
+// baselines.
+type Sweep struct {
+	// Knob is "load", "p-altruism" or "misestimate".
+	Knob   string
+	Points []SweepPoint
+}
+
+// SweepPoint is one value of the knob and what it gave.
+type SweepPoint struct {
+	X            float64
+	Improvements []Improvement
+	Summaries    []Summary
+}
+
+// Loads are the Carbyne paper's Figure 9 loads; at load L the cluster has
+// 1/L of the machines.
+var Loads = []float64{1, 2, 4, 6}
+
+// RunSweeps runs the three sweeps of the Carbyne paper's Figures 9, 10 and
+// 11 around cfg: load (machines divided by 1, 2, 4, 6), misestimation
+// (−50% to +50%) and P(Altruism) (0 to 1). Carbyne runs with each of the
+// baselines at every point. step, when set, hears of each finished run.
+func RunSweeps(cfg Config, baselines []string, jobs []*workload.Job, step func(done, total int)) ([]Sweep, error) {
+	misestimates := []float64{-50, -25, 0, 25, 50}
+	ps := []float64{0, 0.25, 0.5, 0.75, 1}
+	policies := append(slices.Clone(baselines), "carbyne")
+	total := (len(Loads) + len(misestimates) + len(ps)) * len(policies)
+	done := 0
+	point := func(c Config, x float64) (SweepPoint, error) {
+		o, err := RunPolicies(c, policies, jobs, RunOptions{})
+		if err != nil {
+			return SweepPoint{}, err
+		}
+		done += len(policies)
+		if step != nil {
+			step(done, total)
+		}
+		return SweepPoint{X: x, Improvements: o.Improvements, Summaries: o.Summaries}, nil
+	}
+	var sweeps []Sweep
+	load := Sweep{Knob: "load"}
+	for _, l := range Loads {
+		c := cfg
+		c.Machines = max(1, int(math.Round(float64(cfg.Machines)/l)))
+		p, err := point(c, l)
+		if err != nil {
+			return nil, fmt.Errorf("load %gx: %w", l, err)
+		}
+		load.Points = append(load.Points, p)
+	}
+	sweeps = append(sweeps, load)
+	mis := Sweep{Knob: "misestimate"}
+	for _, x := range misestimates {
+		c := cfg
+		c.Misestimate = x
+		p, err := point(c, x)
+		if err != nil {
+			return nil, fmt.Errorf("misestimate %+g%%: %w", x, err)
+		}
+		mis.Points = append(mis.Points, p)
+	}
+	sweeps = append(sweeps, mis)
+	alt := Sweep{Knob: "p-altruism"}
+	for _, x := range ps {
+		c := cfg
+		c.PAltruism = x
+		p, err := point(c, x)
+		if err != nil {
+			return nil, fmt.Errorf("P(Altruism) %g: %w", x, err)
+		}
+		alt.Points = append(alt.Points, p)
+	}
+	sweeps = append(sweeps, alt)
+	return sweeps, nil
+}
+
+// PoissonForLoad returns the Poisson arrival process that offers the
+// cluster the given load: load 1 brings, on average, as much work per
+// second as the cluster's bottleneck can do in a second. A job's work is
+// Σ tasks × duration × dominant share of the cluster (its remaining work
+// when it arrives).
+func PoissonForLoad(jobs []*workload.Job, cluster fairness.Vector, load float64) (workload.Arrivals, error) {
+	if !(load > 0) {
+		return workload.Arrivals{}, fmt.Errorf("load %v must be positive", load)
+	}
+	var work float64
+	for _, j := range jobs {
+		for _, s := range j.Stages {
+			work += float64(s.Tasks) * s.Duration.Seconds() * s.Demand.DominantShare(cluster)
+		}
+	}
+	mean := time.Duration(work / float64(len(jobs)) / load * float64(time.Second))
+	if mean <= 0 {
+		return workload.Arrivals{}, fmt.Errorf("the jobs carry no work")
+	}
+	return workload.Arrivals{Poisson: true, Mean: mean.Round(time.Millisecond)}, nil
+}
+
+// WriteTable prints a sweep: Carbyne's factor of improvement in average
+// JCT over each baseline at every value of the knob.
+func (s Sweep) WriteTable(w io.Writer) error {
+	if len(s.Points) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\t", s.Knob)
+	for _, imp := range s.Points[0].Improvements {
+		fmt.Fprintf(tw, "avg JCT vs %s\tJain Δ\t", imp.Against)
+	}
+	fmt.Fprintln(tw)
+	for _, p := range s.Points {
+		switch s.Knob {
+		case "load":
+			fmt.Fprintf(tw, "%gx\t", p.X)
+		case "misestimate":
+			fmt.Fprintf(tw, "%+g%%\t", p.X)
+		default:
+			fmt.Fprintf(tw, "%g\t", p.X)
+		}
+		for _, imp := range p.Improvements {
+			fmt.Fprintf(tw, "%.2fx\t%+.3f\t", imp.Average, imp.JainDelta)
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+// Report is an outcome for machines: durations in seconds.
+type Report struct {
+	Workload     string          `json:"workload"`
+	Machines     int             `json:"machines"`
+	Machine      fairness.Vector `json:"machine"`
+	Seed         uint64          `json:"seed"`
+	PAltruism    float64         `json:"p_altruism"`
+	Misestimate  float64         `json:"misestimate_percent"`
+	Policies     []PolicyReport  `json:"policies"`
+	Improvements []Improvement   `json:"carbyne_improvements,omitempty"`
+	Sweeps       []SweepReport   `json:"sweeps,omitempty"`
+}
+
+// PolicyReport is one policy's figures.
+type PolicyReport struct {
+	Policy      string          `json:"policy"`
+	AvgJCT      float64         `json:"avg_jct_s"`
+	P50JCT      float64         `json:"p50_jct_s"`
+	P75JCT      float64         `json:"p75_jct_s"`
+	P95JCT      float64         `json:"p95_jct_s"`
+	Makespan    float64         `json:"makespan_s"`
+	JainAvg     float64         `json:"jain_avg"`
+	JainMin     float64         `json:"jain_min"`
+	JainMax     float64         `json:"jain_max"`
+	Utilisation fairness.Vector `json:"utilisation"`
+	Altruistic  float64         `json:"altruistic_task_fraction"`
+	Failed      int             `json:"failed_jobs"`
+	Jobs        []JobReport     `json:"jobs"`
+}
+
+// JobReport is one job's outcome.
+type JobReport struct {
+	Name       string  `json:"name"`
+	Arrival    float64 `json:"arrival_s"`
+	Finish     float64 `json:"finish_s"`
+	JCT        float64 `json:"jct_s"`
+	Tasks      int     `json:"tasks"`
+	Altruistic int     `json:"altruistic_tasks"`
+	Failed     string  `json:"failed,omitempty"`
+}
+
+// SweepReport is a sweep's points.
+type SweepReport struct {
+	Knob   string       `json:"knob"`
+	Points []SweepPoint `json:"points"`
+}
+
+// NewReport assembles the JSON view of a run.
+func NewReport(workloadDesc string, cfg Config, o *Outcome, sweeps []Sweep) Report {
+	r := Report{Workload: workloadDesc, Machines: cfg.Machines, Machine: cfg.Machine, Seed: cfg.Seed,
+		PAltruism: cfg.PAltruism, Misestimate: cfg.Misestimate, Improvements: o.Improvements}
+	for i, res := range o.Results {
+		s := o.Summaries[i]
+		pr := PolicyReport{Policy: s.Policy, AvgJCT: s.AvgJCT.Seconds(), P50JCT: s.P50JCT.Seconds(),
+			P75JCT: s.P75JCT.Seconds(), P95JCT: s.P95JCT.Seconds(), Makespan: s.Makespan.Seconds(),
+			JainAvg: s.JainAvg, JainMin: s.JainMin, JainMax: s.JainMax, Utilisation: s.Utilisation,
+			Altruistic: s.AltruisticTasks, Failed: s.Failed}
+		for _, j := range res.Jobs {
+			pr.Jobs = append(pr.Jobs, JobReport{Name: j.Name, Arrival: j.Arrival.Seconds(), Finish: j.Finish.Seconds(),
+				JCT: j.JCT().Seconds(), Tasks: j.Tasks, Altruistic: j.Altruistic, Failed: j.Failed})
+		}
+		r.Policies = append(r.Policies, pr)
+	}
+	for _, s := range sweeps {
+		r.Sweeps = append(r.Sweeps, SweepReport{Knob: s.Knob, Points: s.Points})
+	}
+	return r
+}

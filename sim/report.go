@@ -1,0 +1,137 @@
+package sim
+
+import (
+	"math"
+	"time"
+
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/workload"
+)
+
+// Summary is a run's headline figures.
+type Summary struct {
+	Policy   string
+	Jobs     int
+	Failed   int
+	AvgJCT   time.Duration
+	P50JCT   time.Duration
+	P75JCT   time.Duration
+	P95JCT   time.Duration
+	Makespan time.Duration
+	JainAvg  float64
+	JainMin  float64
+	JainMax  float64
+	// Utilisation is averaged over the windows, per resource kind.
+	Utilisation fairness.Vector
+	// AltruisticTasks is the share of tasks that ran on containers granted
+	// for ALTRUISTIC asks.
+	AltruisticTasks float64
+}
+
+// Summarize computes a run's headline figures.
+func (r *Result) Summarize() Summary {
+	s := Summary{Policy: r.Policy, Jobs: len(r.Jobs), Makespan: r.Makespan, JainMin: math.Inf(1)}
+	jcts := make([]float64, 0, len(r.Jobs))
+	var total, tasks, alt float64
+	for _, j := range r.Jobs {
+		if j.Failed != "" {
+			s.Failed++
+		}
+		jcts = append(jcts, float64(j.JCT()))
+		total += float64(j.JCT())
+		tasks += float64(j.Tasks)
+		alt += float64(j.Altruistic)
+	}
+	if len(jcts) > 0 {
+		s.AvgJCT = time.Duration(total / float64(len(jcts)))
+		s.P50JCT = time.Duration(workload.Percentile(jcts, 50))
+		s.P75JCT = time.Duration(workload.Percentile(jcts, 75))
+		s.P95JCT = time.Duration(workload.Percentile(jcts, 95))
+	}
+	if tasks > 0 {
+		s.AltruisticTasks = alt / tasks
+	}
+	var jainSum float64
+	n := 0
+	for _, w := range r.Windows {
+		s.Utilisation = s.Utilisation.Add(w.Utilisation)
+		if w.Jobs == 0 {
+			continue
+		}
+		jainSum += w.Jain
+		s.JainMin = math.Min(s.JainMin, w.Jain)
+		s.JainMax = math.Max(s.JainMax, w.Jain)
+		n++
+	}
+	if len(r.Windows) > 0 {
+		s.Utilisation = s.Utilisation.Scale(1 / float64(len(r.Windows)))
+	}
+	if n > 0 {
+		s.JainAvg = jainSum / float64(n)
+	} else {
+		s.JainMin = 0
+	}
+	return s
+}
+
+// Improvement is Carbyne's factor of improvement over another policy, as
+// the Carbyne paper defines it: the other policy's duration divided by
+// Carbyne's, so above 1 means Carbyne is faster.
+type Improvement struct {
+	Against string
+	// Average, P50, P75 and P95 divide the other policy's average and
+	// percentile JCTs by Carbyne's (the paper's Tables 3 and 4).
+	Average, P50, P75, P95 float64
+	Makespan               float64
+	// JainDelta is Carbyne's average Jain's index minus the other's.
+	JainDelta float64
+	// Slowed is the fraction of jobs whose own factor is below 0.8: they
+	// ran more than 1.25× longer under Carbyne.
+	Slowed float64
+	// Worst is the smallest per-job factor.
+	Worst float64
+}
+
+// Compare computes Carbyne's improvement over another run of the same
+// workload. Jobs are matched by name.
+func Compare(carbyne, other *Result) Improvement {
+	c, o := carbyne.Summarize(), other.Summarize()
+	imp := Improvement{
+		Against:   other.Policy,
+		Average:   ratio(o.AvgJCT, c.AvgJCT),
+		P50:       ratio(o.P50JCT, c.P50JCT),
+		P75:       ratio(o.P75JCT, c.P75JCT),
+		P95:       ratio(o.P95JCT, c.P95JCT),
+		Makespan:  ratio(o.Makespan, c.Makespan),
+		JainDelta: c.JainAvg - o.JainAvg,
+		Worst:     math.Inf(1),
+	}
+	theirs := make(map[string]time.Duration, len(other.Jobs))
+	for _, j := range other.Jobs {
+		theirs[j.Name] = j.JCT()
+	}
+	slowed, n := 0, 0
+	for _, j := range carbyne.Jobs {
+		t, ok := theirs[j.Name]
+		if !ok {
+			continue
+		}
+		f := ratio(t, j.JCT())
+		imp.Worst = math.Min(imp.Worst, f)
+		if f < 0.8 {
+			slowed++
+		}
+		n++
+	}
+	if n > 0 {
+		imp.Slowed = float64(slowed) / float64(n)
+	}
+	return imp
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b <= 0 {
+		return math.NaN()
+	}
+	return float64(a) / float64(b)
+}

@@ -1,0 +1,239 @@
+package sim
+
+import (
+	"bytes"
+	"flag"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/workload"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden decision logs")
+
+const sec = time.Second
+
+var oneCore = fairness.New(1024, 1)
+
+func stage(name string, tasks int, d time.Duration, parents ...string) workload.Stage {
+	return workload.Stage{Name: name, Tasks: tasks, Demand: oneCore, Duration: d, Parents: parents}
+}
+
+// twoJobs is the Carbyne Figure 2 style example of altruism's own tests
+// (altruism.TestTwoJobExample), here run through the whole pipeline: RM
+// core, AM cores, one node of 10 cores, virtual clock.
+func twoJobs() []*workload.Job {
+	return []*workload.Job{
+		{Name: "job1", Stages: []workload.Stage{stage("S0", 3, 3*sec), stage("S1", 2, 4*sec), stage("S2", 1, sec, "S0", "S1")}},
+		{Name: "job2", Stages: []workload.Stage{stage("S0", 8, sec)}},
+	}
+}
+
+func tenCores() Config {
+	cfg := DefaultConfig()
+	cfg.Machines, cfg.Machine = 1, fairness.New(64*1024, 10)
+	return cfg
+}
+
+func TestTwoJobExample(t *testing.T) {
+	// Hand-computed in altruism.TestTwoJobExample: DRF with greedy jobs
+	// finishes job 1 at 5 s and job 2 at 2 s (average 3.5 s); Carbyne
+	// lets job 1 yield S0 until 1 s, so job 2 finishes at 1 s (average 3).
+	tests := []struct {
+		policy string
+		want   []time.Duration
+	}{
+		{"drf", []time.Duration{5 * sec, 2 * sec}},
+		{"carbyne", []time.Duration{5 * sec, 1 * sec}},
+	}
+	for _, tc := range tests {
+		cfg := tenCores()
+		cfg.Policy = tc.policy
+		r, err := Run(cfg, twoJobs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, j := range r.Jobs {
+			if j.JCT() != tc.want[i] {
+				t.Errorf("%s: %s JCT = %v, want %v", tc.policy, j.Name, j.JCT(), tc.want[i])
+			}
+		}
+	}
+}
+
+// mix is a small seeded workload: 6 TPC-H 50g jobs arriving at load 1.5 on
+// 3 machines.
+func mix(t *testing.T, seed uint64) (Config, []*workload.Job) {
+	t.Helper()
+	pool, err := workload.Catalogue("tpch:50g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, seed))
+	jobs, err := workload.Sample(pool, 6, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Machines, cfg.Seed = 3, seed
+	a, err := PoissonForLoad(jobs, cfg.Machine.Scale(3), 1.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Assign(jobs, rng)
+	return cfg, jobs
+}
+
+func runLogged(t *testing.T, cfg Config, jobs []*workload.Job) (*Result, string) {
+	t.Helper()
+	var log bytes.Buffer
+	cfg.Log = &log
+	r, err := Run(cfg, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, log.String()
+}
+
+// TestGolden: the same workload, seed and policy give byte-identical
+// decision logs, equal to the ones checked in. Run with -update after a
+// deliberate change of policy, and review the diff.
+func TestGolden(t *testing.T) {
+	for _, policy := range Policies {
+		t.Run(policy, func(t *testing.T) {
+			cfg, jobs := mix(t, 7)
+			cfg.Policy, cfg.PAltruism = policy, 0.75
+			_, first := runLogged(t, cfg, jobs)
+			_, second := runLogged(t, cfg, jobs)
+			if first != second {
+				t.Fatal("two runs of the same workload and seed logged different decisions")
+			}
+			path := filepath.Join("testdata", "golden", policy+".log")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, []byte(first), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./sim -run Golden -update to create it)", err)
+			}
+			if first != string(want) {
+				t.Errorf("decision log differs from %s; first differing line: %s", path, firstDiff(string(want), first))
+			}
+		})
+	}
+}
+
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) && i < len(bl); i++ {
+		if al[i] != bl[i] {
+			return "want " + al[i] + ", got " + bl[i]
+		}
+	}
+	return "one log is a prefix of the other"
+}
+
+func TestSeedMatters(t *testing.T) {
+	cfg, jobs := mix(t, 7)
+	cfg.PAltruism = 0.5
+	_, a := runLogged(t, cfg, jobs)
+	cfg.Seed = 8
+	_, b := runLogged(t, cfg, jobs)
+	if a == b {
+		t.Error("P(Altruism) = 0.5 with two seeds logged the same decisions")
+	}
+}
+
+// TestEveryTaskRunsOnce checks each policy's run against the workload:
+// every job finishes, every task runs exactly once, no job finishes before
+// its critical path allows, and the window metrics are sane.
+func TestEveryTaskRunsOnce(t *testing.T) {
+	for _, policy := range Policies {
+		t.Run(policy, func(t *testing.T) {
+			cfg, jobs := mix(t, 3)
+			cfg.Policy = policy
+			r, log := runLogged(t, cfg, jobs)
+			total := 0
+			for i, j := range r.Jobs {
+				total += j.Tasks
+				if j.Failed != "" || j.Finish <= j.Arrival {
+					t.Fatalf("%s: %+v", j.Name, j)
+				}
+				// r.Jobs is in arrival order; find the workload job.
+				for _, w := range jobs {
+					if w.Name == j.Name {
+						sh, _ := workload.ShapeOf(w)
+						if j.JCT() < sh.CriticalTime {
+							t.Errorf("%s finished in %v, faster than its critical path %v", j.Name, j.JCT(), sh.CriticalTime)
+						}
+					}
+				}
+				_ = i
+			}
+			if r.Decisions != total || strings.Count(log, "\n") != total {
+				t.Errorf("%d decisions and %d log lines for %d tasks", r.Decisions, strings.Count(log, "\n"), total)
+			}
+			seen := map[string]bool{}
+			for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
+				f := strings.Fields(line)
+				key := f[1] + " " + f[2] + " " + f[3]
+				if seen[key] {
+					t.Fatalf("task started twice: %s", key)
+				}
+				seen[key] = true
+			}
+			for _, w := range r.Windows {
+				for k, u := range w.Utilisation {
+					if u < 0 || u > 1+1e-9 {
+						t.Errorf("window %v: utilisation of %v is %v", w.Start, fairness.Kind(k), u)
+					}
+				}
+				if w.Jobs > 0 && (w.Jain <= 0 || w.Jain > 1+1e-9) {
+					t.Errorf("window %v: Jain's index %v", w.Start, w.Jain)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	ok := twoJobs()
+	big := []*workload.Job{{Name: "big", Stages: []workload.Stage{
+		{Name: "s", Tasks: 1, Demand: fairness.New(1024, 64), Duration: sec}}}}
+	tests := []struct {
+		name string
+		mod  func(*Config)
+		jobs []*workload.Job
+		want string
+	}{
+		{"no machines", func(c *Config) { c.Machines = 0 }, ok, "machines 0: the cluster needs at least one"},
+		{"bad policy", func(c *Config) { c.Policy = "fifo" }, ok, `unknown policy "fifo"`},
+		{"bad P", func(c *Config) { c.PAltruism = 2 }, ok, "P(Altruism) 2 must be between 0 and 1"},
+		{"bad misestimate", func(c *Config) { c.Misestimate = 80 }, ok, "misestimation 80% must be between -50 and 50"},
+		{"no jobs", func(*Config) {}, nil, "the workload has no jobs"},
+		{"task too big", func(*Config) {}, big, `stage "s": a task needs vcores=64 but the largest node has 10`},
+		{"duplicate names", func(*Config) {}, append(twoJobs(), twoJobs()[0]), `job name "job1" appears twice`},
+		{"misestimate makes it too big", func(c *Config) { c.Misestimate = 50 }, []*workload.Job{{Name: "j", Stages: []workload.Stage{
+			{Name: "s", Tasks: 1, Demand: fairness.New(1024, 8), Duration: sec}}}}, "with demands misestimated by +50%"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tenCores()
+			tc.mod(&cfg)
+			_, err := Run(cfg, tc.jobs)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error = %v, want it to say %q", err, tc.want)
+			}
+		})
+	}
+}
