@@ -1,0 +1,40 @@
+# Loom's build. `make demo` runs the main job on its embedded default;
+# `make test` is what CI runs.
+GO      ?= go
+BIN     := bin/loom
+FUZZTIME ?= 5s
+
+.PHONY: build test unit fuzz bench demo clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/loom
+
+# Vet, every unit test, then each fuzz target briefly (its corpus in
+# testdata/fuzz is replayed by the unit tests too).
+test: unit fuzz
+
+unit:
+	$(GO) vet ./...
+	$(GO) test ./...
+
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "fuzz $$pkg $$t for $(FUZZTIME)"; \
+			$(GO) test $$pkg -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) >/dev/null; \
+		done; \
+	done
+
+# Go benchmarks print each median beside its target; `loom bench` does the
+# same for the simulator's targets.
+bench: build
+	$(GO) test -run '^$$' -bench . ./fairness ./altruism
+	$(BIN) bench
+
+# The main job: the paper's 100-machine cluster, 250 TPC-H jobs, all four
+# policies compared.
+demo: build
+	$(BIN) sim
+
+clean:
+	rm -rf bin

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loomrm/loom/altruism"
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/internal/bench"
+	"github.com/loomrm/loom/sim"
+	"github.com/loomrm/loom/workload"
+)
+
+// target is one speed target from the issues, and how to measure it.
+type target struct {
+	name, what string
+	limit      time.Duration
+	runs       int
+	// prepare builds the input outside the timing and returns the
+	// operation to time.
+	prepare func() (func() error, error)
+}
+
+var targets = []target{
+	{
+		name: "reverse-pack", what: "reverse packing a 100-stage, 10,000-task DAG",
+		limit: 5 * time.Millisecond, runs: 101,
+		prepare: func() (func() error, error) {
+			j := bench.SyntheticDAG(1)
+			return func() error { altruism.ReversePack(j, bench.SyntheticAlloc, 0); return nil }, nil
+		},
+	},
+	{
+		name: "drf", what: "DRF for 1,000 apps over 3 resources",
+		limit: time.Millisecond, runs: 501,
+		prepare: func() (func() error, error) {
+			capacity, claims := bench.DRFClaims(7)
+			return func() error { fairness.DRF(capacity, claims); return nil }, nil
+		},
+	},
+	{
+		name: "sim", what: "250 jobs on 100 machines, all four policies",
+		limit: 20 * time.Second, runs: 3,
+		prepare: func() (func() error, error) {
+			cfg := sim.DefaultConfig()
+			jobs, err := benchJobs("tpch:100g,250g", 250, cfg.Machine.Scale(100))
+			if err != nil {
+				return nil, err
+			}
+			return func() error {
+				_, err := sim.RunPolicies(cfg, sim.Policies, jobs, sim.RunOptions{})
+				return err
+			}, nil
+		},
+	},
+	{
+		name: "scale", what: "10,000 machines, 5,000 TPC-DS jobs, carbyne alone",
+		limit: 5 * time.Minute, runs: 1,
+		prepare: func() (func() error, error) {
+			cfg := sim.DefaultConfig()
+			cfg.Machines = 10000
+			jobs, err := benchJobs("tpcds", 5000, cfg.Machine.Scale(10000))
+			if err != nil {
+				return nil, err
+			}
+			return func() error {
+				_, err := sim.Run(cfg, jobs)
+				return err
+			}, nil
+		},
+	},
+}
+
+// benchJobs draws n jobs from a catalogue arriving at load 1.
+func benchJobs(spec string, n int, cluster fairness.Vector) ([]*workload.Job, error) {
+	pool, err := workload.Catalogue(spec)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	jobs, err := workload.Sample(pool, n, rng)
+	if err != nil {
+		return nil, err
+	}
+	a, err := sim.PoissonForLoad(jobs, cluster, 1)
+	if err != nil {
+		return nil, err
+	}
+	a.Assign(jobs, rng)
+	return jobs, nil
+}
+
+func benchCommand() *cobra.Command {
+	var runs int
+	cmd := &cobra.Command{
+		Use:   "bench [target]...",
+		Short: "Measure Loom's speed targets and print each median beside its target",
+		Long: `Measure the speed targets the issues set. Each prints the median of several
+runs beside its target. Without arguments, every target but "scale", which
+takes minutes.
+
+Targets: ` + targetNames(),
+		Example: "  loom bench\n  loom bench reverse-pack drf\n  loom bench scale",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				for _, t := range targets {
+					if t.name != "scale" {
+						args = append(args, t.name)
+					}
+				}
+			}
+			var chosen []target
+			for _, a := range args {
+				i := slices.IndexFunc(targets, func(t target) bool { return t.name == a })
+				if i < 0 {
+					return fmt.Errorf("unknown bench target %q (known: %s)", a, targetNames())
+				}
+				chosen = append(chosen, targets[i])
+			}
+			out := cmd.OutOrStdout()
+			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "target\tmeasures\truns\tmedian\ttarget\tverdict\tpeak RSS")
+			for _, t := range chosen {
+				n := t.runs
+				if runs > 0 {
+					n = runs
+				}
+				op, err := t.prepare()
+				if err != nil {
+					return fmt.Errorf("%s: %w", t.name, err)
+				}
+				bar := newBar(false, 1, "measuring "+t.name)
+				med, err := bench.Median(n, op)
+				bar.finish()
+				if err != nil {
+					return fmt.Errorf("%s: %w", t.name, err)
+				}
+				verdict := "met"
+				if med > t.limit {
+					verdict = fmt.Sprintf("MISSED by %.0f%%", 100*(float64(med)/float64(t.limit)-1))
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t< %v\t%s\t%d MiB\n", t.name, t.what, n, roundBench(med),
+					t.limit, verdict, bench.PeakRSS()>>20)
+				tw.Flush()
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&runs, "runs", 0, "runs per target (default: each target's own)")
+	return cmd
+}
+
+func targetNames() string {
+	names := make([]string, len(targets))
+	for i, t := range targets {
+		names[i] = t.name
+	}
+	return strings.Join(names, ", ")
+}
+
+func roundBench(d time.Duration) time.Duration {
+	switch {
+	case d > time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}

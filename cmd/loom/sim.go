@@ -1,0 +1,200 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/loomrm/loom/altruism"
+	"github.com/loomrm/loom/internal/plot"
+	"github.com/loomrm/loom/sim"
+)
+
+type simFlags struct {
+	wl          workloadFlags
+	machines    int
+	policies    string
+	pAltruism   float64
+	order       string
+	leftoverCap float64
+	misestimate float64
+	jsonOut     bool
+	plots       string
+	sweeps      bool
+	decisions   string
+	quiet       bool
+}
+
+func simCommand() *cobra.Command {
+	var f simFlags
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Simulate a workload under drf, tetris, sjf and carbyne, and compare them",
+		Long: `Simulate a workload on a cluster with a virtual clock, under each policy, and
+print Carbyne's factor of improvement over the others in the shape of the
+Carbyne paper's Table 3, then each policy's JCTs, makespan, Jain's index over
+60 s windows and utilisation.
+
+The simulator drives the same ResourceManager and application-master code as
+the real daemons. The default is the paper's cluster (100 machines of 20
+cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
+250g, arriving as a Poisson process at load 1.`,
+		Example: `  loom sim
+  loom sim --catalogue tpcds --load 1.5 --policies drf,carbyne
+  loom sim --workload my-dags.json --arrivals batch --json
+  loom sim --plots report/ --sweeps`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd.OutOrStdout(), f) },
+	}
+	f.wl.register(cmd)
+	fl := cmd.Flags()
+	fl.IntVar(&f.machines, "machines", 100, "machines in the cluster; fewer machines is more load")
+	fl.StringVar(&f.policies, "policies", strings.Join(sim.Policies, ","), "policies to run, comma-separated")
+	fl.Float64Var(&f.pAltruism, "p-altruism", 1, "P(Altruism): the probability that a job yields at a decision")
+	fl.StringVar(&f.order, "leftover-order", "efficiency-first", "efficiency-first or jct-first")
+	fl.Float64Var(&f.leftoverCap, "leftover-cap", sim.DefaultLeftoverCap, "bound a job's holding, in multiples of its share, while it takes from the leftover (0: none, the paper's pure SRTF)")
+	fl.Float64Var(&f.misestimate, "misestimate", 0, "misestimate every demand and duration by this many percent, -50 to 50")
+	fl.BoolVar(&f.jsonOut, "json", false, "print the results as JSON instead of tables")
+	fl.StringVar(&f.plots, "plots", "", "write SVG plots into this directory")
+	fl.BoolVar(&f.sweeps, "sweeps", false, "also sweep load, misestimation and P(Altruism) (slow; plotted with --plots)")
+	fl.StringVar(&f.decisions, "decisions", "", "write each policy's decision log into this directory")
+	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	return cmd
+}
+
+func runSim(out io.Writer, f simFlags) error {
+	order, err := altruism.ParseLeftoverOrder(f.order)
+	if err != nil {
+		return err
+	}
+	policies := strings.Split(f.policies, ",")
+	cfg := sim.DefaultConfig()
+	cfg.Machines, cfg.PAltruism, cfg.Order = f.machines, f.pAltruism, order
+	cfg.LeftoverCap, cfg.Misestimate, cfg.Seed = f.leftoverCap, f.misestimate, f.wl.seed
+	cluster := cfg.Machine.Scale(float64(cfg.Machines))
+	jobs, desc, err := f.wl.build(cluster)
+	if err != nil {
+		return err
+	}
+
+	opts := sim.RunOptions{}
+	if f.decisions != "" {
+		if err := os.MkdirAll(f.decisions, 0o755); err != nil {
+			return err
+		}
+		logs := map[string]io.Writer{}
+		for _, p := range policies {
+			l, err := os.Create(filepath.Join(f.decisions, "decisions-"+p+".log"))
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			logs[p] = l
+		}
+		opts.Log = func(policy string) io.Writer { return logs[policy] }
+	}
+	bar := newBar(f.quiet, len(jobs)*len(policies), "simulating")
+	opts.Progress = bar.jobDone
+	outcome, err := sim.RunPolicies(cfg, policies, jobs, opts)
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	outcome.Machines, outcome.Jobs = cfg.Machines, len(jobs)
+
+	var sweeps []sim.Sweep
+	if f.sweeps {
+		var baselines []string
+		for _, p := range policies {
+			if p != "carbyne" {
+				baselines = append(baselines, p)
+			}
+		}
+		sbar := newBar(f.quiet, 1, "sweeping")
+		sweeps, err = sim.RunSweeps(cfg, baselines, jobs, sbar.runDone)
+		sbar.finish()
+		if err != nil {
+			return err
+		}
+	}
+
+	if f.jsonOut {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sim.NewReport(desc, cfg, outcome, sweeps)); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(out, "%s on %d machines of %v, seed %d\n\n", desc, cfg.Machines, cfg.Machine, cfg.Seed)
+		if err := outcome.WriteTables(out); err != nil {
+			return err
+		}
+		for _, s := range sweeps {
+			fmt.Fprintln(out)
+			if err := s.WriteTable(out); err != nil {
+				return err
+			}
+		}
+	}
+	if f.plots != "" {
+		paths, err := plot.WriteOutcome(f.plots, outcome)
+		if err != nil {
+			return err
+		}
+		if len(sweeps) > 0 {
+			more, err := plot.WriteSweeps(f.plots, sweeps)
+			if err != nil {
+				return err
+			}
+			paths = append(paths, more...)
+		}
+		if !f.jsonOut {
+			fmt.Fprintf(out, "\nplots: %s\n", strings.Join(paths, ", "))
+		}
+	}
+	return nil
+}
+
+// bar is a progress bar on stderr, silent when stderr is not a terminal
+// or when asked to be.
+type bar struct{ pb *progressbar.ProgressBar }
+
+func newBar(quiet bool, total int, what string) *bar {
+	if quiet || !term.IsTerminal(int(os.Stderr.Fd())) {
+		return &bar{}
+	}
+	return &bar{pb: progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(os.Stderr),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionClearOnFinish(),
+	)}
+}
+
+func (b *bar) jobDone(policy string, done, total int) {
+	if b.pb != nil {
+		b.pb.Describe(fmt.Sprintf("simulating %-8s", policy))
+		_ = b.pb.Add(1)
+	}
+}
+
+func (b *bar) runDone(done, total int) {
+	if b.pb != nil {
+		b.pb.ChangeMax(total)
+		_ = b.pb.Set(done)
+	}
+}
+
+func (b *bar) finish() {
+	if b.pb != nil {
+		_ = b.pb.Finish()
+	}
+}
