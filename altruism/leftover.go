@@ -124,12 +124,14 @@ type NodePolicy struct {
 //
 //  1. DEFAULT asks within their apps' shares: what the jobs must run now
 //     to meet their T_k, as fairness entitles them.
-//  2. DEFAULT asks beyond the shares, in DRF order: work conservation as
+//  2. ALTRUISTIC asks, from what is left over.
+//  3. DEFAULT asks beyond the shares, in DRF order: work conservation as
 //     DRF does it. With P(Altruism) = 0 nothing is ALTRUISTIC, and phases
-//     1 and 2 are DRF.
-//  3. ALTRUISTIC asks, from what is left over.
+//     1 and 3 are DRF. The leftover goes to ALTRUISTIC asks first, as
+//     Carbyne hands it out: a job whose P(Altruism) draw failed does not
+//     take what others yielded ahead of them.
 //
-// Phases 1 and 3 follow the leftover order knob. Placements are in the
+// Phases 1 and 2 follow the leftover order knob. Placements are in the
 // order made. FillNode does not modify its arguments.
 func FillNode(free, capacity fairness.Vector, apps []App, asks []Ask, pol NodePolicy) []Assignment {
 	score := pol.Score
@@ -189,6 +191,15 @@ func FillNode(free, capacity fairness.Vector, apps []App, asks []Ask, pol NodePo
 	}
 	isDefault := func(i int) bool { return asks[i].Kind == Default }
 	fill(InShare, inShare, isDefault, true)
+	isAltruistic := func(i int) bool { return asks[i].Kind == Altruistic }
+	if pol.LeftoverCap > 0 {
+		fill(FromLeftover, leftover, func(i int) bool {
+			a := asks[i]
+			limit := pol.LeftoverCap * apps[a.App].Share.DominantShare(cluster)
+			return isAltruistic(i) && left[i] > 0 && usage[a.App].Add(a.Demand).DominantShare(cluster) <= limit
+		}, false)
+	}
+	fill(FromLeftover, leftover, isAltruistic, false)
 	for {
 		// The least-served app with a DEFAULT ask that fits, then its best
 		// such ask by score.
@@ -219,15 +230,6 @@ func FillNode(free, capacity fairness.Vector, apps []App, asks []Ask, pol NodePo
 		}
 		place(&out, packing.Picker{Score: score}.Pick(free, capacity, groups).Best, OverShare, asks, left, &free, usage)
 	}
-	isAltruistic := func(i int) bool { return asks[i].Kind == Altruistic }
-	if pol.LeftoverCap > 0 {
-		fill(FromLeftover, leftover, func(i int) bool {
-			a := asks[i]
-			limit := pol.LeftoverCap * apps[a.App].Share.DominantShare(cluster)
-			return isAltruistic(i) && left[i] > 0 && usage[a.App].Add(a.Demand).DominantShare(cluster) <= limit
-		}, false)
-	}
-	fill(FromLeftover, leftover, isAltruistic, false)
 	return out
 }
 

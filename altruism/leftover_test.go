@@ -98,6 +98,23 @@ func TestFillNode(t *testing.T) {
 			},
 		},
 		{
+			// A is at its share and asks two more DEFAULT tasks; B yields
+			// and asks three ALTRUISTIC. The leftover goes to the
+			// ALTRUISTIC asks first: A's excess waits for what remains
+			// (nothing, on a three-core node).
+			name: "the leftover goes to ALTRUISTIC asks before DEFAULT beyond the share",
+			free: fairness.New(30, 3),
+			apps: []App{
+				{Share: fairness.New(10, 1), Usage: fairness.New(10, 1), RemainingWork: 1},
+				{Share: fairness.New(50, 5), RemainingWork: 5},
+			},
+			asks: []Ask{
+				{App: 0, Kind: Default, Demand: fairness.New(10, 1), Count: 2},
+				{App: 1, Kind: Altruistic, Demand: fairness.New(10, 1), Count: 3},
+			},
+			want: []Assignment{{Ask: 1, Count: 3, Phase: FromLeftover}},
+		},
+		{
 			name: "a full node places nothing",
 			free: fairness.New(100, 0), apps: apps, asks: asks,
 			want: nil,

@@ -173,7 +173,12 @@ type job struct {
 	stage  map[string]int
 	res    JobResult
 	// share is the allocation the AM last decided with.
-	share   fairness.Vector
+	share fairness.Vector
+	// greedy is set when the AM's last decision did not yield (the
+	// P(Altruism) draw failed): it decides again at its next task end,
+	// as Carbyne draws at every scheduling event, rather than leave every
+	// runnable task DEFAULT until its stage ends.
+	greedy  bool
 	dirty   bool
 	active  bool
 	waking  time.Duration
@@ -291,7 +296,7 @@ func (s *sim) instant() error {
 		if err != nil {
 			return err
 		}
-		if decide {
+		if decide || j.greedy {
 			j.dirty = true
 		} else if _, err := s.core.Step(s.now, rm.AppDemand{App: j.app, Demand: j.dag.Demand()}); err != nil {
 			return err
@@ -376,6 +381,7 @@ func (s *sim) decide(j *job, capacity fairness.Vector) error {
 	}
 	req := j.dag.Decide(s.now, share, capacity, s.core.PAltruism())
 	j.share, j.dirty = share, false
+	j.greedy = s.cfg.Policy == "carbyne" && !req.Yielding
 	asks := make([]rm.Ask, len(req.Asks))
 	for i, a := range req.Asks {
 		asks[i] = rm.Ask{Priority: a.Priority, Demand: a.Demand, Kind: a.Kind, Count: a.Count}
