@@ -1,7 +1,9 @@
 package altruism
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/packing"
@@ -134,6 +136,56 @@ type NodePolicy struct {
 // Phases 1 and 2 follow the leftover order knob. Placements are in the
 // order made. FillNode does not modify its arguments.
 func FillNode(free, capacity fairness.Vector, apps []App, asks []Ask, pol NodePolicy) []Assignment {
+	// Only asks that fit the node's free room now can be placed, as the
+	// room only shrinks; on a big cluster that is a few of many. Work on
+	// those alone, with their apps renumbered in their original order.
+	var keep []int
+	for i, a := range asks {
+		if a.Count > 0 && a.Demand.FitsIn(free) {
+			keep = append(keep, i)
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	// Asks usually come grouped by app, in app order (the RM builds them
+	// so); then a running counter renumbers them, else a map does.
+	grouped := slices.IsSortedFunc(keep, func(a, b int) int { return cmp.Compare(asks[a].App, asks[b].App) })
+	var renum map[int]int
+	if !grouped {
+		renum = make(map[int]int)
+	}
+	var subApps []App
+	sub := make([]Ask, len(keep))
+	last := -1
+	for k, i := range keep {
+		a := asks[i]
+		var j int
+		switch {
+		case grouped && a.App == last:
+			j = len(subApps) - 1
+		case grouped:
+			j, last = len(subApps), a.App
+			subApps = append(subApps, apps[a.App])
+		default:
+			var ok bool
+			if j, ok = renum[a.App]; !ok {
+				j = len(subApps)
+				renum[a.App] = j
+				subApps = append(subApps, apps[a.App])
+			}
+		}
+		a.App = j
+		sub[k] = a
+	}
+	out := fillNode(free, capacity, subApps, sub, pol)
+	for i := range out {
+		out[i].Ask = keep[out[i].Ask]
+	}
+	return out
+}
+
+func fillNode(free, capacity fairness.Vector, apps []App, asks []Ask, pol NodePolicy) []Assignment {
 	score := pol.Score
 	if score == nil {
 		score = packing.Tetris(0)

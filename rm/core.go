@@ -55,6 +55,11 @@ type Config struct {
 	// core only keeps it, so that operators can change it live; AMs read
 	// it from every allocate response.
 	PAltruism float64
+	// ShareInterval is how often DRF shares are recomputed when only
+	// demands changed; apps or nodes coming and going recompute them at
+	// once. YARN's fair scheduler recomputes fair shares every 500 ms
+	// (yarn.scheduler.fair.update-interval-ms), the default here too.
+	ShareInterval time.Duration
 }
 
 // Core is the RM's state machine.
@@ -66,9 +71,16 @@ type Core struct {
 	conts map[ContainerID]*Container
 	next  ContainerID
 
-	capacity    fairness.Vector // of the live nodes
-	used        fairness.Vector // by all containers
-	sharesDirty bool
+	capacity fairness.Vector // of the live nodes
+	used     fairness.Vector // by all containers
+
+	// now is the time of the latest Step. Shares are stale (recomputed
+	// before the next decision) after apps or nodes change, and due after
+	// demands change and ShareInterval has passed since lastShares.
+	now          time.Duration
+	sharesStale  bool
+	demandsMoved bool
+	lastShares   time.Duration
 
 	// shapes are the distinct task demands ever asked for. A node that
 	// fits none of them is settled: it is skipped until its free room
@@ -77,6 +89,9 @@ type Core struct {
 	// that might take something.
 	shapes    []fairness.Vector
 	unsettled bitset
+
+	cands Candidates // reused by every scheduling pass
+	owner []int
 }
 
 type node struct {
@@ -102,6 +117,9 @@ type app struct {
 func New(cfg Config) *Core {
 	if cfg.Policy == nil {
 		cfg.Policy = Carbyne(altruism.EfficiencyFirst)
+	}
+	if cfg.ShareInterval <= 0 {
+		cfg.ShareInterval = 500 * time.Millisecond
 	}
 	return &Core{cfg: cfg, byID: map[AppID]*app{}, conts: map[ContainerID]*Container{}}
 }
@@ -184,6 +202,7 @@ func (Lost) action()      {}
 // Step applies one event at time now and returns what the core decided.
 // Bad input is an error that names the object, and changes nothing.
 func (c *Core) Step(now time.Duration, ev Event) ([]Action, error) {
+	c.now = now
 	switch e := ev.(type) {
 	case NodeUp:
 		return nil, c.nodeUp(e)
@@ -230,7 +249,7 @@ func (c *Core) nodeUp(e NodeUp) error {
 	}
 	n.capacity = e.Capacity
 	c.capacity = c.capacity.Add(e.Capacity)
-	c.sharesDirty = true
+	c.sharesStale = true
 	c.unsettled.set(int(e.Node))
 	return nil
 }
@@ -248,7 +267,7 @@ func (c *Core) nodeLost(id NodeID) ([]Action, error) {
 	c.capacity = c.capacity.Sub(n.capacity)
 	c.nodes[id] = nil
 	c.unsettled.clear(int(id))
-	c.sharesDirty = true
+	c.sharesStale = true
 	return acts, nil
 }
 
@@ -267,7 +286,7 @@ func (c *Core) appAdded(e AppAdded) error {
 	c.byID[e.App] = a
 	i, _ := slices.BinarySearchFunc(c.apps, e.App, func(x *app, id AppID) int { return cmp.Compare(x.id, id) })
 	c.apps = slices.Insert(c.apps, i, a)
-	c.sharesDirty = true
+	c.sharesStale = true
 	return nil
 }
 
@@ -302,10 +321,7 @@ func (c *Core) appRequest(e AppRequest) error {
 		}
 	}
 	a.asks = append(a.asks[:0], e.Asks...)
-	if a.demand != e.Demand {
-		a.demand = e.Demand
-		c.sharesDirty = true
-	}
+	c.setDemand(a, e.Demand)
 	a.work, a.critical = e.RemainingWork, e.CriticalTime
 	return nil
 }
@@ -318,11 +334,23 @@ func (c *Core) appDemand(e AppDemand) error {
 	if e.Demand.HasNegative() {
 		return fmt.Errorf("app %d: demand %v is negative", e.App, e.Demand)
 	}
-	if a.demand != e.Demand {
-		a.demand = e.Demand
-		c.sharesDirty = true
-	}
+	c.setDemand(a, e.Demand)
 	return nil
+}
+
+// setDemand records an app's demand. An app starting or ceasing to demand
+// anything changes who competes, as an arrival does: shares are stale at
+// once. Other changes wait for the share interval.
+func (c *Core) setDemand(a *app, d fairness.Vector) {
+	if a.demand == d {
+		return
+	}
+	if a.demand.IsZero() != d.IsZero() {
+		c.sharesStale = true
+	} else {
+		c.demandsMoved = true
+	}
+	a.demand = d
 }
 
 func (c *Core) containerDone(id ContainerID) error {
@@ -353,7 +381,7 @@ func (c *Core) appRemoved(id AppID) ([]Action, error) {
 	}
 	delete(c.byID, id)
 	c.apps = slices.DeleteFunc(c.apps, func(a *app) bool { return a.id == id })
-	c.sharesDirty = true
+	c.sharesStale = true
 	return acts, nil
 }
 
@@ -398,10 +426,11 @@ func (c *Core) app(id AppID) (*app, error) {
 	return a, nil
 }
 
-// refreshShares recomputes every app's DRF share when demands, apps or
-// nodes changed since the last time.
+// refreshShares recomputes every app's DRF share when they are stale or
+// due.
 func (c *Core) refreshShares() {
-	if !c.sharesDirty {
+	due := c.demandsMoved && c.now-c.lastShares >= c.cfg.ShareInterval
+	if !c.sharesStale && !due {
 		return
 	}
 	claims := make([]fairness.Claim, len(c.apps))
@@ -411,7 +440,7 @@ func (c *Core) refreshShares() {
 	for i, s := range fairness.DRF(c.capacity, claims) {
 		c.apps[i].share = s
 	}
-	c.sharesDirty = false
+	c.sharesStale, c.demandsMoved, c.lastShares = false, false, c.now
 }
 
 // schedule runs the policy's node pass on the given nodes, or on every
@@ -423,12 +452,12 @@ func (c *Core) schedule(ids []NodeID) ([]Action, error) {
 		}
 	}
 	c.refreshShares()
-	views, asks, owner := c.candidates()
-	if len(asks) == 0 {
+	cands, owner := c.candidates()
+	if len(cands.Asks) == 0 {
 		return nil, nil
 	}
 	left := 0
-	for _, k := range asks {
+	for _, k := range cands.Asks {
 		left += k.Count
 	}
 	var acts []Action
@@ -438,8 +467,8 @@ func (c *Core) schedule(ids []NodeID) ([]Action, error) {
 		placed := false
 		if slices.ContainsFunc(c.shapes, func(d fairness.Vector) bool { return d.FitsIn(free) }) {
 			state := NodeState{Free: free, Capacity: n.capacity, Cluster: c.capacity}
-			for _, as := range c.cfg.Policy.Fill(state, views, asks) {
-				acts = append(acts, c.grant(n, asks, owner, views, as)...)
+			for _, as := range c.cfg.Policy.Fill(state, cands) {
+				acts = append(acts, c.grant(n, cands, owner, as)...)
 				left -= as.Count
 				placed = true
 			}
@@ -463,8 +492,8 @@ func (c *Core) schedule(ids []NodeID) ([]Action, error) {
 }
 
 // grant creates the containers of one placement.
-func (c *Core) grant(n *node, asks []altruism.Ask, owner []int, views []AppView, as altruism.Assignment) []Action {
-	k := &asks[as.Ask]
+func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assignment) []Action {
+	k := &cands.Asks[as.Ask]
 	a := c.apps[owner[as.Ask]]
 	acts := make([]Action, 0, as.Count)
 	for i := 0; i < as.Count; i++ {
@@ -478,28 +507,42 @@ func (c *Core) grant(n *node, asks []altruism.Ask, owner []int, views []AppView,
 		a.conts[ct.ID] = struct{}{}
 		acts = append(acts, Allocated{Container: *ct})
 	}
-	views[owner[as.Ask]].Usage = a.usage
+	cands.Apps[owner[as.Ask]].Usage = a.usage
+	cands.Alt[owner[as.Ask]].Usage = a.usage
 	k.Count -= as.Count
 	c.takeAsk(a, k, as.Count)
 	return acts
 }
 
-// candidates flattens the apps' outstanding asks for a node pass.
-func (c *Core) candidates() ([]AppView, []altruism.Ask, []int) {
-	views := make([]AppView, len(c.apps))
-	var asks []altruism.Ask
-	var owner []int
+// candidates flattens the apps' outstanding asks for a node pass. The
+// buffers are the core's own, reused from pass to pass.
+func (c *Core) candidates() (*Candidates, []int) {
+	cands := &c.cands
+	cands.Apps = slices.Grow(cands.Apps[:0], len(c.apps))[:len(c.apps)]
+	cands.Alt = slices.Grow(cands.Alt[:0], len(c.apps))[:len(c.apps)]
+	cands.Asks = cands.Asks[:0]
+	c.owner = c.owner[:0]
 	for i, a := range c.apps {
-		views[i] = AppView{Share: a.share, Usage: a.usage, RemainingWork: a.work,
-			Weight: a.weight, CriticalTime: a.critical, Index: i}
+		cands.Apps[i] = AppView{Share: a.share, Usage: a.usage, RemainingWork: a.work,
+			Weight: a.weight, CriticalTime: a.critical}
+		cands.Alt[i] = altruism.App{Share: a.share, Usage: a.usage, RemainingWork: a.work, Weight: a.weight}
 		for _, k := range a.asks {
 			if k.Count > 0 {
-				asks = append(asks, altruism.Ask{App: i, Kind: k.Kind, Priority: k.Priority, Demand: k.Demand, Count: k.Count})
-				owner = append(owner, i)
+				cands.Asks = append(cands.Asks, altruism.Ask{App: i, Kind: k.Kind, Priority: k.Priority, Demand: k.Demand, Count: k.Count})
+				c.owner = append(c.owner, i)
 			}
 		}
 	}
-	return views, asks, owner
+	return cands, c.owner
+}
+
+// EachApp calls fn for every running app in ID order with what it holds
+// and its share: the simulator's metrics read them at every instant.
+func (c *Core) EachApp(fn func(id AppID, usage, share fairness.Vector)) {
+	c.refreshShares()
+	for _, a := range c.apps {
+		fn(a.id, a.usage, a.share)
+	}
 }
 
 // takeAsk lowers the app's outstanding ask that a node pass served.

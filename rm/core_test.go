@@ -3,6 +3,7 @@ package rm
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -210,5 +211,47 @@ func TestParsePolicy(t *testing.T) {
 	}
 	if _, err := ParsePolicy("fifo", altruism.EfficiencyFirst); err == nil || !strings.Contains(err.Error(), `unknown policy "fifo"`) {
 		t.Errorf("ParsePolicy(fifo) error = %v", err)
+	}
+}
+
+func TestShareInterval(t *testing.T) {
+	// Two apps on <100, 10>. Shares are recomputed at once when an app
+	// starts demanding, but a mere change of demand waits 500 ms, as YARN's
+	// fair scheduler recomputes fair shares on an interval.
+	c := New(Config{})
+	at := func(now time.Duration, ev Event) {
+		if _, err := c.Step(now, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	share := func(id AppID) fairness.Vector {
+		s, err := c.Share(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	at(0, NodeUp{Node: 0, Capacity: fairness.New(100, 10)})
+	at(0, AppAdded{App: 1})
+	at(0, AppAdded{App: 2})
+	at(0, AppDemand{App: 1, Demand: fairness.New(100, 10)})
+	at(0, AppDemand{App: 2, Demand: fairness.New(100, 10)})
+	if got := share(1); got != fairness.New(50, 5) {
+		t.Fatalf("share at 0 = %v, want <50,5>", got)
+	}
+	// App 2 now wants only <20, 2>: DRF would give app 1 <80, 8>, but not
+	// before the interval has passed.
+	at(100*time.Millisecond, AppDemand{App: 2, Demand: fairness.New(20, 2)})
+	if got := share(1); got != fairness.New(50, 5) {
+		t.Errorf("share at 100ms = %v, want the old <50,5>", got)
+	}
+	at(500*time.Millisecond, AppDemand{App: 1, Demand: fairness.New(90, 9)})
+	if got := share(1); got != fairness.New(80, 8) {
+		t.Errorf("share at 500ms = %v, want <80,8>", got)
+	}
+	// App 2 stops demanding: at once, app 1 may have everything it asks.
+	at(600*time.Millisecond, AppDemand{App: 2})
+	if got := share(1); got != fairness.New(90, 9) {
+		t.Errorf("share after app 2 stopped = %v, want <90,9>", got)
 	}
 }

@@ -19,7 +19,6 @@ type AppView struct {
 	RemainingWork float64
 	Weight        float64
 	CriticalTime  time.Duration
-	Index         int
 }
 
 // Policy decides what one node runs: given its free resources and
@@ -28,7 +27,17 @@ type AppView struct {
 // not modify its arguments.
 type Policy interface {
 	Name() string
-	Fill(n NodeState, apps []AppView, asks []altruism.Ask) []altruism.Assignment
+	Fill(n NodeState, c *Candidates) []altruism.Assignment
+}
+
+// Candidates are the apps and asks a scheduling pass offers each node. The
+// core keeps them current as it grants containers.
+type Candidates struct {
+	Apps []AppView
+	Asks []altruism.Ask
+	// Alt mirrors Apps as altruism.FillNode takes them, so that Carbyne's
+	// pass does not convert every app at every node.
+	Alt []altruism.App
 }
 
 // NodeState is one node as a policy sees it.
@@ -79,12 +88,8 @@ type carbyne struct {
 
 func (carbyne) Name() string { return "carbyne" }
 
-func (p carbyne) Fill(n NodeState, apps []AppView, asks []altruism.Ask) []altruism.Assignment {
-	views := make([]altruism.App, len(apps))
-	for i, a := range apps {
-		views[i] = altruism.App{Share: a.Share, Usage: a.Usage, RemainingWork: a.RemainingWork, Weight: a.Weight}
-	}
-	return altruism.FillNode(n.Free, n.Capacity, views, asks, altruism.NodePolicy{Order: p.order, Cluster: n.Cluster, LeftoverCap: p.cap})
+func (p carbyne) Fill(n NodeState, c *Candidates) []altruism.Assignment {
+	return altruism.FillNode(n.Free, n.Capacity, c.Alt, c.Asks, altruism.NodePolicy{Order: p.order, Cluster: n.Cluster, LeftoverCap: p.cap})
 }
 
 // DRF is YARN's dominant-resource-fair scheduling: each container goes to
@@ -97,8 +102,8 @@ type drf struct{}
 
 func (drf) Name() string { return "drf" }
 
-func (drf) Fill(n NodeState, apps []AppView, asks []altruism.Ask) []altruism.Assignment {
-	free := n.Free
+func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
+	free, apps, asks := n.Free, c.Apps, c.Asks
 	usage := make([]fairness.Vector, len(apps))
 	for i, a := range apps {
 		usage[i] = a.Usage
@@ -140,8 +145,8 @@ type tetris struct{ score packing.ScoreFunc }
 
 func (tetris) Name() string { return "tetris" }
 
-func (p tetris) Fill(n NodeState, apps []AppView, asks []altruism.Ask) []altruism.Assignment {
-	free := n.Free
+func (p tetris) Fill(n NodeState, c *Candidates) []altruism.Assignment {
+	free, apps, asks := n.Free, c.Apps, c.Asks
 	groups := make([]packing.Group, len(asks))
 	for i, k := range asks {
 		groups[i] = packing.Group{Demand: k.Demand, Count: k.Count, Priority: k.Priority,
@@ -169,8 +174,8 @@ type sjf struct{}
 
 func (sjf) Name() string { return "sjf" }
 
-func (sjf) Fill(n NodeState, apps []AppView, asks []altruism.Ask) []altruism.Assignment {
-	free := n.Free
+func (sjf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
+	free, apps, asks := n.Free, c.Apps, c.Asks
 	order := make([]int, len(asks))
 	for i := range order {
 		order[i] = i

@@ -115,8 +115,7 @@ func Run(cfg Config, jobs []*workload.Job) (*Result, error) {
 	if cfg.Policy == "carbyne" && cfg.LeftoverCap > 0 {
 		pol = rm.CarbyneCapped(cfg.Order, cfg.LeftoverCap)
 	}
-	s := &sim{cfg: cfg, core: rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism}),
-		byContainer: map[rm.ContainerID]*task{}}
+	s := &sim{cfg: cfg, core: rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism})}
 	for i := 0; i < cfg.Machines; i++ {
 		if _, err := s.core.Step(0, rm.NodeUp{Node: rm.NodeID(i), Capacity: cfg.Machine}); err != nil {
 			return nil, err
@@ -203,9 +202,8 @@ type sim struct {
 	active   []*job
 	finished int
 
-	ends        endHeap
-	wakes       wakeHeap
-	byContainer map[rm.ContainerID]*task
+	ends  endHeap
+	wakes wakeHeap
 
 	// metrics
 	lastT      time.Duration
@@ -287,7 +285,6 @@ func (s *sim) loop() error {
 func (s *sim) instant() error {
 	for len(s.ends) > 0 && s.ends[0].end == s.now {
 		t := heap.Pop(&s.ends).(*task)
-		delete(s.byContainer, t.cid)
 		if _, err := s.core.Step(s.now, rm.ContainerDone{Container: t.cid}); err != nil {
 			return err
 		}
@@ -412,7 +409,6 @@ func (s *sim) start(c rm.Container) error {
 	}
 	end := s.now + j.actual[j.stage[rec.Stage]]
 	t := &task{job: j, cid: c.ID, end: end}
-	s.byContainer[c.ID] = t
 	heap.Push(&s.ends, t)
 	if s.cfg.Log != nil {
 		fmt.Fprintf(s.cfg.Log, "%d %s stage=%s task=%d node=%d kind=%s phase=%s prio=%d\n",
@@ -443,13 +439,13 @@ func (s *sim) advance(t time.Duration) {
 		dt := (end - s.lastT).Seconds()
 		capacity := s.core.Capacity()
 		s.winUsed = s.winUsed.Add(s.core.Used().Scale(dt))
-		for _, j := range s.active {
-			u, _ := s.core.Usage(j.app)
-			a, _ := s.core.Share(j.app)
+		span := end - s.lastT
+		s.core.EachApp(func(id rm.AppID, u, a fairness.Vector) {
+			j := s.jobs[id-1] // app ids are the jobs' arrival positions, from 1
 			j.usageDS += u.DominantShare(capacity) * dt
 			j.shareDS += a.DominantShare(capacity) * dt
-			j.alive += end - s.lastT
-		}
+			j.alive += span
+		})
 		s.lastT = end
 		if end == s.winStart+s.cfg.Window {
 			s.closeWindow(end)
