@@ -18,6 +18,7 @@ import (
 // right to left through the step function; both stay cheap this way.
 type profile struct {
 	blocks []block
+	hint   int // the block of the last lookup
 }
 
 // block is a run of consecutive breakpoints.
@@ -118,8 +119,14 @@ func planProfile(j *Job, now time.Duration, slots []Slot) *profile {
 // find returns the block and position of the last breakpoint at or before
 // at; (0, -1) when at precedes every breakpoint.
 func (p *profile) find(at time.Duration) (int, int) {
-	// Hand-written binary searches: sort.Search's closure calls showed up
-	// in profiles of the reverse pass.
+	// Successive lookups mostly land in the block of the last one (a
+	// stage's tasks are lifted and put back in time order), so try it
+	// before searching. Hand-written binary searches: sort.Search's closure
+	// calls showed up in profiles of the reverse pass.
+	if h := p.hint; h < len(p.blocks) && p.blocks[h].t[0] <= at &&
+		(h+1 == len(p.blocks) || p.blocks[h+1].t[0] > at) {
+		return h, p.findIn(h, at)
+	}
 	lo, hi := 0, len(p.blocks)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
@@ -133,8 +140,14 @@ func (p *profile) find(at time.Duration) (int, int) {
 	if b < 0 {
 		return 0, -1
 	}
+	p.hint = b
+	return b, p.findIn(b, at)
+}
+
+// findIn is the position of the last breakpoint at or before at in block b.
+func (p *profile) findIn(b int, at time.Duration) int {
 	ts := p.blocks[b].t
-	lo, hi = 0, len(ts)
+	lo, hi := 0, len(ts)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
 		if ts[m] > at {
@@ -143,7 +156,7 @@ func (p *profile) find(at time.Duration) (int, int) {
 			lo = m + 1
 		}
 	}
-	return b, lo - 1
+	return lo - 1
 }
 
 // change adds v to the change of use at instant at.
