@@ -82,12 +82,13 @@ type Core struct {
 	demandsMoved bool
 	lastShares   time.Duration
 
-	// shapes are the distinct task demands ever asked for. A node that
-	// fits none of them is settled: it is skipped until its free room
-	// grows or a new shape is asked for. unsettled holds the others, so
-	// that a scheduling pass on a large, busy cluster visits only nodes
-	// that might take something.
+	// shapes are the distinct task demands asked for now (shapeRefs
+	// counts the asks of each). A node that fits none of them is settled:
+	// it is skipped until its free room grows or a new shape is asked
+	// for. unsettled holds the others, so that a scheduling pass on a
+	// large, busy cluster visits only nodes that might take something.
 	shapes    []fairness.Vector
+	shapeRefs map[fairness.Vector]int
 	unsettled bitset
 
 	cands Candidates // reused by every scheduling pass
@@ -121,7 +122,8 @@ func New(cfg Config) *Core {
 	if cfg.ShareInterval <= 0 {
 		cfg.ShareInterval = 500 * time.Millisecond
 	}
-	return &Core{cfg: cfg, byID: map[AppID]*app{}, conts: map[ContainerID]*Container{}}
+	return &Core{cfg: cfg, byID: map[AppID]*app{}, conts: map[ContainerID]*Container{},
+		shapeRefs: map[fairness.Vector]int{}}
 }
 
 // Event is an input to Step.
@@ -308,17 +310,11 @@ func (c *Core) appRequest(e AppRequest) error {
 	if e.Demand.HasNegative() {
 		return fmt.Errorf("app %d: demand %v is negative", e.App, e.Demand)
 	}
+	for _, k := range a.asks {
+		c.dropShape(k)
+	}
 	for _, k := range e.Asks {
-		if k.Count > 0 && !slices.Contains(c.shapes, k.Demand) {
-			// A new shape may fit where none did: every node is a
-			// candidate again.
-			c.shapes = append(c.shapes, k.Demand)
-			for _, n := range c.nodes {
-				if n != nil {
-					c.unsettled.set(int(n.id))
-				}
-			}
-		}
+		c.addShape(k)
 	}
 	a.asks = append(a.asks[:0], e.Asks...)
 	c.setDemand(a, e.Demand)
@@ -378,6 +374,9 @@ func (c *Core) appRemoved(id AppID) ([]Action, error) {
 	for _, cid := range ids {
 		acts = append(acts, Lost{Container: *c.conts[cid], Reason: fmt.Sprintf("app %d removed", id)})
 		c.free(cid)
+	}
+	for _, k := range a.asks {
+		c.dropShape(k)
 	}
 	delete(c.byID, id)
 	c.apps = slices.DeleteFunc(c.apps, func(a *app) bool { return a.id == id })
@@ -551,9 +550,42 @@ func (c *Core) takeAsk(a *app, served *altruism.Ask, n int) {
 		k := &a.asks[i]
 		if k.Priority == served.Priority && k.Kind == served.Kind && k.Demand == served.Demand && k.Count > 0 {
 			k.Count -= n
+			if k.Count == 0 {
+				c.dropShape(Ask{Demand: k.Demand, Count: 1})
+			}
 			return
 		}
 	}
+}
+
+// addShape counts an outstanding ask's shape. A shape nobody asked for
+// until now may fit where none did: every node is a candidate again.
+func (c *Core) addShape(k Ask) {
+	if k.Count <= 0 {
+		return
+	}
+	if c.shapeRefs[k.Demand]++; c.shapeRefs[k.Demand] > 1 {
+		return
+	}
+	c.shapes = append(c.shapes, k.Demand)
+	for _, n := range c.nodes {
+		if n != nil {
+			c.unsettled.set(int(n.id))
+		}
+	}
+}
+
+// dropShape uncounts an ask's shape when it stops being outstanding, so
+// that the shapes checked at every node are only the ones asked for now.
+func (c *Core) dropShape(k Ask) {
+	if k.Count <= 0 {
+		return
+	}
+	if c.shapeRefs[k.Demand]--; c.shapeRefs[k.Demand] > 0 {
+		return
+	}
+	delete(c.shapeRefs, k.Demand)
+	c.shapes = slices.DeleteFunc(c.shapes, func(d fairness.Vector) bool { return d == k.Demand })
 }
 
 // Share returns an app's current DRF share A_k.

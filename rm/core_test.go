@@ -255,3 +255,33 @@ func TestShareInterval(t *testing.T) {
 		t.Errorf("share after app 2 stopped = %v, want <90,9>", got)
 	}
 }
+
+func TestReturningShapeReachesSettledNodes(t *testing.T) {
+	// A node with <5, 3> free is settled by an ask it cannot fit. A shape
+	// that was asked for before (and served) is asked for again: it fits
+	// the settled node, which must be visited again.
+	c := New(Config{Policy: DRF()})
+	small := fairness.New(2, 1)
+	step(t, c,
+		NodeUp{Node: 0, Capacity: fairness.New(100, 4)},
+		AppAdded{App: 1},
+		AppRequest{App: 1, Asks: []Ask{{Priority: 1, Demand: small, Count: 1}}, Demand: small},
+	)
+	if got := allocated(step(t, c, Schedule{})); len(got) != 1 {
+		t.Fatalf("first small ask: %d containers", len(got))
+	}
+	big := fairness.New(93, 1)
+	step(t, c, AppRequest{App: 1, Asks: []Ask{{Priority: 1, Demand: big, Count: 1}}, Demand: big})
+	if got := allocated(step(t, c, Schedule{})); len(got) != 1 {
+		t.Fatalf("big ask: %d containers", len(got))
+	}
+	// Free now <5, 2>: a <10,1> ask does not fit, and settles the node.
+	step(t, c, AppRequest{App: 1, Asks: []Ask{{Priority: 1, Demand: fairness.New(10, 1), Count: 1}}, Demand: big})
+	if got := allocated(step(t, c, Schedule{})); len(got) != 0 {
+		t.Fatalf("an ask that does not fit got %d containers", len(got))
+	}
+	step(t, c, AppRequest{App: 1, Asks: []Ask{{Priority: 1, Demand: small, Count: 1}}, Demand: big})
+	if got := allocated(step(t, c, Schedule{})); len(got) != 1 {
+		t.Errorf("the returning shape got %d containers on the settled node, want 1", len(got))
+	}
+}
