@@ -149,56 +149,40 @@ var Loads = []float64{1, 2, 4, 6}
 // (−50% to +50%) and P(Altruism) (0 to 1). Carbyne runs with each of the
 // baselines at every point. step, when set, hears of each finished run.
 func RunSweeps(cfg Config, baselines []string, jobs []*workload.Job, step func(done, total int)) ([]Sweep, error) {
-	misestimates := []float64{-50, -25, 0, 25, 50}
-	ps := []float64{0, 0.25, 0.5, 0.75, 1}
+	knobs := []struct {
+		name   string
+		values []float64
+		set    func(c *Config, x float64)
+	}{
+		{"load", Loads, func(c *Config, x float64) {
+			c.Machines = max(1, int(math.Round(float64(cfg.Machines)/x)))
+		}},
+		{"misestimate", []float64{-50, -25, 0, 25, 50}, func(c *Config, x float64) { c.Misestimate = x }},
+		{"p-altruism", []float64{0, 0.25, 0.5, 0.75, 1}, func(c *Config, x float64) { c.PAltruism = x }},
+	}
 	policies := append(slices.Clone(baselines), "carbyne")
-	total := (len(Loads) + len(misestimates) + len(ps)) * len(policies)
-	done := 0
-	point := func(c Config, x float64) (SweepPoint, error) {
-		o, err := RunPolicies(c, policies, jobs, RunOptions{})
-		if err != nil {
-			return SweepPoint{}, err
-		}
-		done += len(policies)
-		if step != nil {
-			step(done, total)
-		}
-		return SweepPoint{X: x, Improvements: o.Improvements, Summaries: o.Summaries}, nil
+	total, done := 0, 0
+	for _, k := range knobs {
+		total += len(k.values) * len(policies)
 	}
 	var sweeps []Sweep
-	load := Sweep{Knob: "load"}
-	for _, l := range Loads {
-		c := cfg
-		c.Machines = max(1, int(math.Round(float64(cfg.Machines)/l)))
-		p, err := point(c, l)
-		if err != nil {
-			return nil, fmt.Errorf("load %gx: %w", l, err)
+	for _, k := range knobs {
+		sw := Sweep{Knob: k.name}
+		for _, x := range k.values {
+			c := cfg
+			k.set(&c, x)
+			o, err := RunPolicies(c, policies, jobs, RunOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("%s %g: %w", k.name, x, err)
+			}
+			sw.Points = append(sw.Points, SweepPoint{X: x, Improvements: o.Improvements, Summaries: o.Summaries})
+			done += len(policies)
+			if step != nil {
+				step(done, total)
+			}
 		}
-		load.Points = append(load.Points, p)
+		sweeps = append(sweeps, sw)
 	}
-	sweeps = append(sweeps, load)
-	mis := Sweep{Knob: "misestimate"}
-	for _, x := range misestimates {
-		c := cfg
-		c.Misestimate = x
-		p, err := point(c, x)
-		if err != nil {
-			return nil, fmt.Errorf("misestimate %+g%%: %w", x, err)
-		}
-		mis.Points = append(mis.Points, p)
-	}
-	sweeps = append(sweeps, mis)
-	alt := Sweep{Knob: "p-altruism"}
-	for _, x := range ps {
-		c := cfg
-		c.PAltruism = x
-		p, err := point(c, x)
-		if err != nil {
-			return nil, fmt.Errorf("P(Altruism) %g: %w", x, err)
-		}
-		alt.Points = append(alt.Points, p)
-	}
-	sweeps = append(sweeps, alt)
 	return sweeps, nil
 }
 

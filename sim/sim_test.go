@@ -2,7 +2,11 @@ package sim
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
+	"fmt"
+	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -235,5 +239,113 @@ func TestConfigErrors(t *testing.T) {
 				t.Errorf("error = %v, want it to say %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestRunSweeps(t *testing.T) {
+	cfg := tenCores()
+	cfg.Machines = 4
+	steps := 0
+	sweeps, err := RunSweeps(cfg, []string{"drf"}, twoJobs(), func(done, total int) {
+		steps++
+		if total != 28 || done != 2*steps {
+			t.Errorf("progress %d of %d at step %d", done, total, steps)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]float64{
+		"load":        {1, 2, 4, 6},
+		"misestimate": {-50, -25, 0, 25, 50},
+		"p-altruism":  {0, 0.25, 0.5, 0.75, 1},
+	}
+	if len(sweeps) != 3 {
+		t.Fatalf("%d sweeps", len(sweeps))
+	}
+	for _, s := range sweeps {
+		var xs []float64
+		for _, p := range s.Points {
+			xs = append(xs, p.X)
+			if len(p.Improvements) != 1 || p.Improvements[0].Against != "drf" || len(p.Summaries) != 2 {
+				t.Errorf("%s %g: %+v", s.Knob, p.X, p)
+			}
+		}
+		if fmt.Sprint(xs) != fmt.Sprint(want[s.Knob]) {
+			t.Errorf("%s points %v, want %v", s.Knob, xs, want[s.Knob])
+		}
+		var buf bytes.Buffer
+		if err := s.WriteTable(&buf); err != nil || !strings.Contains(buf.String(), "avg JCT vs drf") {
+			t.Errorf("%s table:\n%s", s.Knob, buf.String())
+		}
+	}
+	// At P(Altruism) = 0 Carbyne is DRF on this example: the same JCTs.
+	if f := sweeps[2].Points[0].Improvements[0].Average; f != 1 {
+		t.Errorf("P=0 factor against drf = %v, want 1", f)
+	}
+}
+
+func TestPoissonForLoad(t *testing.T) {
+	// Work per job (task-seconds × dominant share of <64 GB, 10 cores>):
+	// job 1 (3·3 + 2·4 + 1) s × 0.1 = 1.8, job 2 8 s × 0.1 = 0.8; mean 1.3.
+	// Load 1 brings that much every 1.3 s; load 2 every 0.65 s.
+	cluster := tenCores().Machine
+	for _, tc := range []struct {
+		load float64
+		mean time.Duration
+	}{{1, 1300 * time.Millisecond}, {2, 650 * time.Millisecond}} {
+		a, err := PoissonForLoad(twoJobs(), cluster, tc.load)
+		if err != nil || !a.Poisson || a.Mean != tc.mean {
+			t.Errorf("load %g: %+v, %v; want Poisson with mean %v", tc.load, a, err, tc.mean)
+		}
+	}
+	if _, err := PoissonForLoad(twoJobs(), cluster, 0); err == nil {
+		t.Error("load 0 accepted")
+	}
+}
+
+func TestRunPoliciesAndReports(t *testing.T) {
+	for _, bad := range [][]string{nil, {"fifo"}, {"drf", "drf"}} {
+		if _, err := RunPolicies(tenCores(), bad, twoJobs(), RunOptions{}); err == nil {
+			t.Errorf("policies %v accepted", bad)
+		}
+	}
+	logs := map[string]*bytes.Buffer{"drf": {}, "carbyne": {}}
+	o, err := RunPolicies(tenCores(), []string{"drf", "carbyne"}, twoJobs(), RunOptions{
+		Log: func(p string) io.Writer { return logs[p] },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Carbyne's factor against DRF on the two-job example: average JCT
+	// 3.5 s / 3 s.
+	if len(o.Improvements) != 1 || math.Abs(o.Improvements[0].Average-3.5/3) > 1e-9 {
+		t.Errorf("improvements %+v, want one against drf of 1.1667", o.Improvements)
+	}
+	for p, l := range logs {
+		if strings.Count(l.String(), "\n") != 14 { // 6 + 8 tasks
+			t.Errorf("%s logged %d decisions, want 14", p, strings.Count(l.String(), "\n"))
+		}
+	}
+	var buf bytes.Buffer
+	if err := o.WriteTables(&buf); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"factor of improvement", "drf", "carbyne", "1.17x"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("tables lack %q:\n%s", want, buf.String())
+		}
+	}
+	r := NewReport("two jobs", tenCores(), o, nil)
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(data, &back); err != nil || back["workload"] != "two jobs" {
+		t.Errorf("report JSON: %v, %s", err, data)
+	}
+	if len(r.Policies) != 2 || r.Policies[1].AvgJCT != 3 || len(r.Policies[1].Jobs) != 2 {
+		t.Errorf("report %+v", r.Policies)
 	}
 }

@@ -10,6 +10,13 @@ import (
 )
 
 func main() {
+	if err := newRoot().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "loom:", err)
+		os.Exit(1)
+	}
+}
+
+func newRoot() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "loom",
 		Short: "Loom: a YARN-compatible resource manager that schedules DAG jobs altruistically",
@@ -21,8 +28,5 @@ to the jobs closest to finishing, packed tightly (Carbyne, OSDI'16).`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(simCommand(), workloadCommand(), benchCommand())
-	if err := root.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "loom:", err)
-		os.Exit(1)
-	}
+	return root
 }
