@@ -132,27 +132,50 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	}
 }
 
-// Tetris packs across jobs with its fairness knob f → 0: the best score of
-// alignment blended with a little shortest-remaining-work, whoever asks.
-func Tetris() Policy { return tetris{score: packing.Tetris(tetrisWorkWeight)} }
+// Tetris packs across jobs with its fairness knob f → 0: each task goes to
+// the ask with the best packing score plus ε times its shortest-remaining-
+// work score, whoever asks.
+func Tetris() Policy { return tetris{} }
 
-// tetrisWorkWeight is the remaining-work term's weight in Tetris's score:
-// small, so alignment decides and remaining work breaks near-ties, as the
-// Tetris paper combines them (packing score + ε·SRTF).
-const tetrisWorkWeight = 0.1
-
-type tetris struct{ score packing.ScoreFunc }
+type tetris struct{}
 
 func (tetris) Name() string { return "tetris" }
 
-func (p tetris) Fill(n NodeState, c *Candidates) []altruism.Assignment {
+// Fill scores asks as the Tetris paper combines its terms: alignment plus
+// ε·(1 − remaining work / the most remaining work), with ε chosen at each
+// node so that the two terms weigh the same on average over the asks that
+// fit. A fixed weight would let one term drown the other: alignments of
+// single tasks are small numbers, the work term runs to 1.
+func (tetris) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	free, apps, asks := n.Free, c.Apps, c.Asks
 	groups := make([]packing.Group, len(asks))
+	maxRem := 0.0
 	for i, k := range asks {
 		groups[i] = packing.Group{Demand: k.Demand, Count: k.Count, Priority: k.Priority,
 			RemainingWork: apps[k.App].RemainingWork}
+		maxRem = max(maxRem, apps[k.App].RemainingWork)
 	}
-	picker := packing.Picker{Score: p.score, Order: packing.ByScore}
+	var sumAlign, sumWork float64
+	for _, g := range groups {
+		if g.Count > 0 && g.Demand.FitsIn(free) {
+			sumAlign += packing.Alignment(g.Demand, free, n.Capacity)
+			if maxRem > 0 {
+				sumWork += 1 - g.RemainingWork/maxRem
+			}
+		}
+	}
+	epsilon := 0.0
+	if sumWork > 0 {
+		epsilon = sumAlign / sumWork
+	}
+	score := func(in packing.Input) float64 {
+		work := 0.0
+		if in.MaxRemainingWork > 0 {
+			work = 1 - in.RemainingWork/in.MaxRemainingWork
+		}
+		return packing.Alignment(in.Demand, in.Free, in.Capacity) + epsilon*work
+	}
+	picker := packing.Picker{Score: score, Order: packing.ByScore}
 	var out []altruism.Assignment
 	for {
 		pk := picker.Pick(free, n.Capacity, groups)
