@@ -116,22 +116,31 @@ func tighten(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot, fin
 	if try(lead) {
 		return shifted, finish - lead
 	}
-	// Running tasks stand in the way of the whole shift: find the largest
-	// that fits, to the millisecond.
-	lo, hi := time.Duration(0), lead
-	for hi-lo > time.Millisecond {
-		mid := lo + (hi-lo)/2
-		if try(mid) {
-			lo = mid
-		} else {
-			hi = mid
+	// Running tasks stand in the way of the whole shift. A slot may not
+	// move before its parents' running tasks end: shift by as much as that
+	// allows, if the allocation allows it too. Two checks at most: a
+	// search for the very largest shift costs more than it yields, at
+	// every decision of every job.
+	var ends []time.Duration
+	for _, st := range j.Stages {
+		var e time.Duration
+		for _, r := range st.Running {
+			e = max(e, finishOf(r, now))
+		}
+		ends = append(ends, e)
+	}
+	by := lead
+	for _, s := range slots {
+		for _, p := range j.Stages[s.Stage].Parents {
+			if len(j.Stages[p].Running) > 0 {
+				by = min(by, s.Start-ends[p])
+			}
 		}
 	}
-	if lo == 0 {
+	if by <= 0 || by == lead || !try(by) {
 		return slots, finish
 	}
-	try(lo)
-	return shifted, finish - lo
+	return shifted, finish - by
 }
 
 // feasible reports whether the slots, with the running tasks, are a
@@ -163,35 +172,50 @@ func feasible(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot) (t
 }
 
 // withinAlloc reports whether, at every instant some slot is running, the
-// job's running tasks and slots together fit in alloc.
+// job's running tasks and slots together fit in alloc. Slots come ordered
+// by start; only the ends are sorted, as small (instant, index) keys.
 func withinAlloc(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot) bool {
-	type edge struct {
-		at      time.Duration
-		delta   fairness.Vector
-		planned int // +1 when a slot starts, −1 when it ends
+	if !slices.IsSortedFunc(slots, func(a, b Slot) int { return cmp.Compare(a.Start, b.Start) }) {
+		slots = slices.Clone(slots)
+		slices.SortFunc(slots, func(a, b Slot) int { return cmp.Compare(a.Start, b.Start) })
 	}
-	var edges []edge
+	type end struct {
+		at time.Duration
+		i  int32 // the slot, or −1−stage for a stage's running tasks
+		n  int32 // running tasks, when i < 0
+	}
+	ends := make([]end, 0, len(slots)+len(j.Stages))
 	var use fairness.Vector
-	for _, s := range j.Stages {
-		for _, r := range s.Running {
-			d := s.Demand.Scale(float64(r.Count))
-			use = use.Add(d)
-			edges = append(edges, edge{at: finishOf(r, now), delta: d.Scale(-1)})
+	for i, st := range j.Stages {
+		for _, r := range st.Running {
+			use = use.Add(st.Demand.Scale(float64(r.Count)))
+			ends = append(ends, end{finishOf(r, now), int32(-1 - i), int32(r.Count)})
 		}
 	}
-	for _, s := range slots {
-		d := j.Stages[s.Stage].Demand.Scale(float64(s.Count))
-		edges = append(edges,
-			edge{at: s.Start, delta: d, planned: 1},
-			edge{at: s.Start + j.Stages[s.Stage].Duration, delta: d.Scale(-1), planned: -1})
+	for i, s := range slots {
+		ends = append(ends, end{s.Start + j.Stages[s.Stage].Duration, int32(i), 0})
 	}
-	slices.SortFunc(edges, func(a, b edge) int { return cmp.Compare(a.at, b.at) })
+	slices.SortFunc(ends, func(a, b end) int { return cmp.Compare(a.at, b.at) })
 	active := 0
-	for i := 0; i < len(edges); {
-		at := edges[i].at
-		for ; i < len(edges) && edges[i].at == at; i++ {
-			use = use.Add(edges[i].delta)
-			active += edges[i].planned
+	for a, b := 0, 0; a < len(slots) || b < len(ends); {
+		var at time.Duration
+		if b == len(ends) || (a < len(slots) && slots[a].Start <= ends[b].at) {
+			at = slots[a].Start
+		} else {
+			at = ends[b].at
+		}
+		for ; b < len(ends) && ends[b].at == at; b++ {
+			if e := ends[b]; e.i < 0 {
+				use = use.Sub(j.Stages[-1-e.i].Demand.Scale(float64(e.n)))
+			} else {
+				s := slots[e.i]
+				use = use.Sub(j.Stages[s.Stage].Demand.Scale(float64(s.Count)))
+				active--
+			}
+		}
+		for ; a < len(slots) && slots[a].Start == at; a++ {
+			use = use.Add(j.Stages[slots[a].Stage].Demand.Scale(float64(slots[a].Count)))
+			active++
 		}
 		if active > 0 && !use.FitsIn(alloc) {
 			return false

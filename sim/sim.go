@@ -360,11 +360,12 @@ func (s *sim) instant() error {
 	return nil
 }
 
-// moved reports whether a share changed by more than 5% in some kind: an
-// AM replans on its own events anyway, so small drifts can wait for one.
+// moved reports whether a share changed by more than the planner's carry
+// tolerance in some kind. Within it the AM's plan stands anyway, so a
+// replan would change nothing; the AM replans on its own events too.
 func moved(old, cur fairness.Vector) bool {
 	for k := range old {
-		if math.Abs(cur[k]-old[k]) > 0.05*math.Max(old[k], 1e-9) {
+		if math.Abs(cur[k]-old[k]) > altruism.CarryTolerance*math.Max(old[k], 1e-9) {
 			return true
 		}
 	}
