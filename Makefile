@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/loom
 FUZZTIME ?= 5s
 
-.PHONY: build test unit fuzz bench demo clean
+.PHONY: build test unit fuzz bench demo clean proto
 
 build:
 	$(GO) build -o $(BIN) ./cmd/loom
@@ -28,7 +28,7 @@ fuzz:
 # Go benchmarks print each median beside its target; `loom bench` does the
 # same for the simulator's targets.
 bench: build
-	$(GO) test -run '^$$' -bench . ./fairness ./altruism
+	$(GO) test -run '^$$' -bench . ./fairness ./altruism ./rpc
 	$(BIN) bench
 
 # The main job: the paper's 100-machine cluster, 250 TPC-H jobs, all four
@@ -38,3 +38,13 @@ demo: build
 
 clean:
 	rm -rf bin
+
+# Regenerates rpc/hadooppb and rpc/yarnpb from proto/hadoop and proto/yarn in
+# one protoc run (the YARN files import Security.proto across the two).
+# Needs Debian's protobuf-compiler (protoc) and
+# `go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12`.
+# The generated code is committed; rerun this after editing any .proto.
+proto:
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc -I proto/hadoop -I proto/yarn \
+		--go_out=. --go_opt=module=github.com/loomrm/loom \
+		proto/hadoop/*.proto proto/yarn/*.proto

@@ -1,0 +1,451 @@
+package rpc
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/user"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loomrm/loom/rpc/hadooppb"
+)
+
+// Caller makes calls; a single connection (*Conn) and a pool (*Client)
+// both are one.
+type Caller interface {
+	Call(ctx context.Context, protocol, method string, req, resp proto.Message, opts ...CallOption) error
+}
+
+// CallOption changes one call.
+type CallOption func(*callOpts)
+
+type callOpts struct{ idempotent bool }
+
+// Idempotent marks a call safe to send again when its connection broke
+// before the reply came.
+func Idempotent() CallOption { return func(o *callOpts) { o.idempotent = true } }
+
+// ClientOptions configure connections. Zero values take the defaults.
+type ClientOptions struct {
+	// User is the effective user in the connection context (the OS
+	// user).
+	User string
+	// Protocol is named in the connection context.
+	Protocol string
+	// ClientID is the 16-byte id sent with every call (random).
+	ClientID []byte
+	// SASL makes the client negotiate first, as Java clients do.
+	SASL bool
+	// DialTimeout bounds connecting (10 s); CallTimeout bounds a call
+	// whose context has no deadline (60 s).
+	DialTimeout time.Duration
+	CallTimeout time.Duration
+	MaxFrame    int
+	// Conns is how many connections a Client spreads calls over (1, as
+	// Hadoop shares one per server, protocol and user).
+	Conns int
+	// Retries is how often a Client retries an idempotent call whose
+	// connection failed (3; negative for none), backing off from
+	// RetryBackoff (100 ms).
+	Retries      int
+	RetryBackoff time.Duration
+}
+
+func (o *ClientOptions) defaults() {
+	if o.User == "" {
+		o.User = currentUser()
+	}
+	if len(o.ClientID) == 0 {
+		o.ClientID = make([]byte, 16)
+		rand.Read(o.ClientID)
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 10 * time.Second
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 60 * time.Second
+	}
+	if o.MaxFrame <= 0 {
+		o.MaxFrame = DefaultMaxFrame
+	}
+	if o.Conns <= 0 {
+		o.Conns = 1
+	}
+	if o.Retries < 0 {
+		o.Retries = 0
+	} else if o.Retries == 0 {
+		o.Retries = 3
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = 100 * time.Millisecond
+	}
+}
+
+func currentUser() string {
+	if u := os.Getenv("HADOOP_USER_NAME"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "loom"
+}
+
+// ConnError is a failure of the connection rather than of the call: the
+// server may or may not have run the call, unless Sent is false.
+type ConnError struct {
+	Addr string
+	Sent bool
+	Err  error
+}
+
+func (e *ConnError) Error() string { return fmt.Sprintf("rpc to %s: %v", e.Addr, e.Err) }
+func (e *ConnError) Unwrap() error { return e.Err }
+
+// Conn is one client connection. Calls are pipelined: many may be in
+// flight, and replies are matched by call id.
+type Conn struct {
+	addr string
+	opts ClientOptions
+	nc   net.Conn
+
+	wmu     sync.Mutex
+	bw      *bufio.Writer
+	waiting atomic.Int32
+
+	mu      sync.Mutex
+	pending map[int32]chan reply
+	nextID  int32
+	err     error // set once the connection is dead
+	done    chan struct{}
+}
+
+// reply is a call's outcome: the response bytes, or the header of a
+// failed call, or a connection error.
+type reply struct {
+	hdr     *hadooppb.RpcResponseHeaderProto
+	payload []byte
+	err     error
+}
+
+// Dial connects to addr, sends the preamble, negotiates SASL when asked
+// and sends the connection context.
+func Dial(ctx context.Context, addr string, opts ClientOptions) (*Conn, error) {
+	opts.defaults()
+	d := net.Dialer{Timeout: opts.DialTimeout}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, &ConnError{Addr: addr, Err: err}
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	c := &Conn{addr: addr, opts: opts, nc: nc, bw: bufio.NewWriterSize(nc, 64<<10),
+		pending: map[int32]chan reply{}, done: make(chan struct{})}
+	if err := c.handshake(ctx); err != nil {
+		nc.Close()
+		return nil, &ConnError{Addr: addr, Err: err}
+	}
+	go c.readLoop()
+	return c, nil
+}
+
+func (c *Conn) handshake(ctx context.Context) error {
+	if dl, ok := ctx.Deadline(); ok {
+		c.nc.SetDeadline(dl)
+	} else {
+		c.nc.SetDeadline(time.Now().Add(c.opts.DialTimeout))
+	}
+	defer c.nc.SetDeadline(time.Time{})
+	auth := byte(AuthNone)
+	if c.opts.SASL {
+		auth = AuthSASL
+	}
+	b := AppendPreamble(nil, Preamble{Version: Version, AuthProtocol: auth})
+	var err error
+	if c.opts.SASL {
+		b, err = AppendFrame(b, c.header(SASLCallID), &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_NEGOTIATE.Enum()})
+		if err != nil {
+			return err
+		}
+		if _, err := c.nc.Write(b); err != nil {
+			return err
+		}
+		b = b[:0]
+		frame, err := ReadFrame(c.nc, c.opts.MaxFrame, nil)
+		if err != nil {
+			return fmt.Errorf("SASL negotiation: %w", err)
+		}
+		var h hadooppb.RpcResponseHeaderProto
+		rest, err := unmarshalDelimitedPartial(frame, &h)
+		if err != nil {
+			return fmt.Errorf("SASL negotiation: %w", err)
+		}
+		if h.GetStatus() != hadooppb.RpcResponseHeaderProto_SUCCESS {
+			return remoteError(&h)
+		}
+		var s hadooppb.RpcSaslProto
+		if _, err := unmarshalDelimitedPartial(rest, &s); err != nil {
+			return fmt.Errorf("SASL negotiation: %w", err)
+		}
+		if s.GetState() != hadooppb.RpcSaslProto_SUCCESS {
+			return fmt.Errorf("the server wants SASL %v; Loom's client speaks SIMPLE auth only", s.GetState())
+		}
+	}
+	cc := &hadooppb.IpcConnectionContextProto{UserInfo: &hadooppb.UserInformationProto{EffectiveUser: proto.String(c.opts.User)}}
+	if c.opts.Protocol != "" {
+		cc.Protocol = proto.String(c.opts.Protocol)
+	}
+	if b, err = AppendFrame(b, c.header(ConnectionContextCallID), cc); err != nil {
+		return err
+	}
+	_, err = c.nc.Write(b)
+	return err
+}
+
+func (c *Conn) header(id int32) *hadooppb.RpcRequestHeaderProto {
+	return &hadooppb.RpcRequestHeaderProto{RpcKind: hadooppb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(),
+		RpcOp: hadooppb.RpcRequestHeaderProto_RPC_FINAL_PACKET.Enum(), CallId: proto.Int32(id),
+		ClientId: c.opts.ClientID, RetryCount: proto.Int32(-1)}
+}
+
+// Call sends one call and waits for its reply, decoding it into resp. A
+// failed call returns a *RemoteError; a broken connection a *ConnError.
+func (c *Conn) Call(ctx context.Context, protocol, method string, req, resp proto.Message, _ ...CallOption) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.CallTimeout)
+		defer cancel()
+	}
+	ch := make(chan reply, 1)
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return &ConnError{Addr: c.addr, Err: err}
+	}
+	c.nextID++
+	if c.nextID < 0 {
+		c.nextID = 0
+	}
+	id := c.nextID
+	c.pending[id] = ch
+	c.mu.Unlock()
+
+	frame := make([]byte, 4, 4+40+len(c.opts.ClientID)+len(method)+len(protocol)+marshal.Size(req))
+	frame = appendDelimitedWith(frame, func(b []byte) []byte { return appendRequestHeader(b, id, c.opts.ClientID) })
+	frame = appendDelimitedWith(frame, func(b []byte) []byte { return appendMethodHeader(b, method, protocol) })
+	frame, err := appendDelimited(frame, req)
+	if err != nil {
+		c.forget(id)
+		return fmt.Errorf("encode %s request: %w", method, err)
+	}
+	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+	if err := c.write(frame); err != nil {
+		c.forget(id)
+		return &ConnError{Addr: c.addr, Err: err}
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return &ConnError{Addr: c.addr, Sent: true, Err: r.err}
+		}
+		if r.hdr != nil {
+			return remoteError(r.hdr)
+		}
+		if _, err := unmarshalDelimited(r.payload, resp); err != nil {
+			return fmt.Errorf("decode %s reply: %w", method, err)
+		}
+		return nil
+	case <-ctx.Done():
+		c.forget(id)
+		return fmt.Errorf("%s on %s: %w", method, c.addr, ctx.Err())
+	}
+}
+
+func (c *Conn) forget(id int32) {
+	c.mu.Lock()
+	delete(c.pending, id)
+	c.mu.Unlock()
+}
+
+// write sends a frame; the last writer waiting flushes.
+func (c *Conn) write(frame []byte) error {
+	c.waiting.Add(1)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.waiting.Add(-1)
+	if _, err := c.bw.Write(frame); err != nil {
+		c.fail(err)
+		return err
+	}
+	if c.waiting.Load() == 0 {
+		if err := c.bw.Flush(); err != nil {
+			c.fail(err)
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Conn) readLoop() {
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	var buf []byte
+	for {
+		var err error
+		buf, err = ReadFrame(br, c.opts.MaxFrame, buf[:0])
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		hb, rest, err := nextDelimited(buf)
+		var id int32
+		var status int32
+		if err == nil {
+			id, status, err = parseResponseStatus(hb)
+		}
+		if err != nil {
+			c.fail(fmt.Errorf("unparseable reply header: %w", err))
+			return
+		}
+		var r reply
+		if status != int32(hadooppb.RpcResponseHeaderProto_SUCCESS) {
+			// Failures are rare: decode their whole header.
+			r.hdr = new(hadooppb.RpcResponseHeaderProto)
+			if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(hb, r.hdr); err != nil {
+				c.fail(fmt.Errorf("unparseable reply header: %w", err))
+				return
+			}
+			if status == int32(hadooppb.RpcResponseHeaderProto_FATAL) {
+				c.fail(remoteError(r.hdr))
+				return
+			}
+		} else {
+			r.payload = append([]byte(nil), rest...)
+		}
+		c.mu.Lock()
+		ch, ok := c.pending[id]
+		delete(c.pending, id)
+		c.mu.Unlock()
+		if ok {
+			ch <- r
+		}
+	}
+}
+
+// fail marks the connection dead and fails every call in flight.
+func (c *Conn) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	c.nc.Close()
+	close(c.done)
+	for id, ch := range c.pending {
+		ch <- reply{err: err}
+		delete(c.pending, id)
+	}
+}
+
+// Err returns why the connection died, or nil while it is alive.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Close closes the connection; calls in flight fail.
+func (c *Conn) Close() error {
+	c.fail(net.ErrClosed)
+	return nil
+}
+
+func remoteError(h *hadooppb.RpcResponseHeaderProto) *RemoteError {
+	return &RemoteError{Class: h.GetExceptionClassName(), Message: h.GetErrorMsg(), Code: h.GetErrorDetail(),
+		Fatal: h.GetStatus() == hadooppb.RpcResponseHeaderProto_FATAL}
+}
+
+// Client is a pool of connections to one server. It dials lazily,
+// replaces broken connections, and retries idempotent calls whose
+// connection failed.
+type Client struct {
+	addr string
+	opts ClientOptions
+
+	mu    sync.Mutex
+	conns []*Conn
+	next  atomic.Uint32
+}
+
+// NewClient makes a pooled client for addr; it connects on first use.
+func NewClient(addr string, opts ClientOptions) *Client {
+	opts.defaults()
+	return &Client{addr: addr, opts: opts, conns: make([]*Conn, opts.Conns)}
+}
+
+// Addr returns the server address.
+func (c *Client) Addr() string { return c.addr }
+
+func (c *Client) conn(ctx context.Context) (*Conn, error) {
+	i := int(c.next.Add(1)) % len(c.conns)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cn := c.conns[i]; cn != nil && cn.Err() == nil {
+		return cn, nil
+	}
+	cn, err := Dial(ctx, c.addr, c.opts)
+	if err != nil {
+		return nil, err
+	}
+	c.conns[i] = cn
+	return cn, nil
+}
+
+// Call sends a call over one of the pooled connections.
+func (c *Client) Call(ctx context.Context, protocol, method string, req, resp proto.Message, opts ...CallOption) error {
+	var o callOpts
+	for _, f := range opts {
+		f(&o)
+	}
+	backoff := c.opts.RetryBackoff
+	for attempt := 0; ; attempt++ {
+		cn, err := c.conn(ctx)
+		if err == nil {
+			err = cn.Call(ctx, protocol, method, req, resp)
+		}
+		var ce *ConnError
+		if err == nil || !errors.As(err, &ce) || (ce.Sent && !o.idempotent) || attempt >= c.opts.Retries {
+			return err
+		}
+		select {
+		case <-time.After(backoff):
+		case <-ctx.Done():
+			return fmt.Errorf("%s on %s: %w (last: %v)", method, c.addr, ctx.Err(), err)
+		}
+		backoff *= 2
+	}
+}
+
+// Close closes every pooled connection.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, cn := range c.conns {
+		if cn != nil {
+			cn.Close()
+			c.conns[i] = nil
+		}
+	}
+	return nil
+}

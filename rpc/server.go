@@ -1,0 +1,678 @@
+package rpc
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loomrm/loom/rpc/hadooppb"
+)
+
+// Method is one method of a protocol: how to make its request message and
+// how to serve it.
+type Method struct {
+	Name       string
+	NewRequest func() proto.Message
+	Handle     func(ctx context.Context, req proto.Message) (proto.Message, error)
+}
+
+// Unary adapts a typed handler to a Method.
+func Unary[Req any, PReq interface {
+	*Req
+	proto.Message
+}, Resp proto.Message](name string, h func(context.Context, PReq) (Resp, error)) Method {
+	return Method{
+		Name:       name,
+		NewRequest: func() proto.Message { return PReq(new(Req)) },
+		Handle: func(ctx context.Context, req proto.Message) (proto.Message, error) {
+			return h(ctx, req.(PReq))
+		},
+	}
+}
+
+// Protocol is a named set of methods, e.g.
+// org.apache.hadoop.yarn.api.ApplicationClientProtocolPB.
+type Protocol struct {
+	Name    string
+	Methods []Method
+}
+
+// CallInfo describes the call a handler is serving.
+type CallInfo struct {
+	// User is the caller: the connection context's effective user, or its
+	// real user when no effective user is given. With SIMPLE auth it is
+	// who the caller says it is.
+	User     string
+	RealUser string
+	Protocol string
+	Method   string
+	CallID   int32
+	ClientID []byte
+	Remote   net.Addr
+}
+
+type callKey struct{}
+
+// CallFromContext returns the call a handler's context belongs to.
+func CallFromContext(ctx context.Context) (*CallInfo, bool) {
+	c, ok := ctx.Value(callKey{}).(*CallInfo)
+	return c, ok
+}
+
+// ServerOptions bound what a server accepts. Zero values take the
+// defaults.
+type ServerOptions struct {
+	// MaxFrame is the largest frame accepted (ipc.maximum.data.length,
+	// 64 MB).
+	MaxFrame int
+	// IdleTimeout closes a connection with no call in flight that sends
+	// nothing for this long (60 s).
+	IdleTimeout time.Duration
+	// ReadTimeout bounds how long a frame, once started, may take to
+	// arrive, so that a slow sender cannot hold a connection (20 s).
+	ReadTimeout time.Duration
+	// WriteTimeout bounds a reply's write to a slow reader (20 s).
+	WriteTimeout time.Duration
+	// MaxConns refuses connections beyond this many (4096).
+	MaxConns int
+	// MaxInFlight is how many calls one connection may have in flight
+	// before the server stops reading from it (256).
+	MaxInFlight int
+	// ErrorClass is the Java class of handler errors that are not a
+	// *RemoteError (java.io.IOException).
+	ErrorClass string
+	Logger     *zerolog.Logger
+}
+
+func (o *ServerOptions) defaults() {
+	if o.MaxFrame <= 0 {
+		o.MaxFrame = DefaultMaxFrame
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 60 * time.Second
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = 20 * time.Second
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 20 * time.Second
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = 4096
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 256
+	}
+	if o.ErrorClass == "" {
+		o.ErrorClass = ClassIOException
+	}
+	if o.Logger == nil {
+		nop := zerolog.Nop()
+		o.Logger = &nop
+	}
+}
+
+// ErrServerClosed is returned by Serve after Shutdown or Close.
+var ErrServerClosed = errors.New("rpc: server closed")
+
+// Server serves registered protocols over Hadoop IPC.
+type Server struct {
+	opts      ServerOptions
+	log       zerolog.Logger
+	protocols map[string]*protocolEntry
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[*serverConn]struct{}
+	closing   bool
+	connWG    sync.WaitGroup
+
+	refused atomic.Int64
+	// work hands calls to idle handler goroutines. They live until the
+	// server closes, so their stacks stay grown: a fresh goroutine per
+	// call spends much of a short call growing its stack.
+	work chan func()
+}
+
+// NewServer makes a server with no protocols.
+func NewServer(opts ServerOptions) *Server {
+	opts.defaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{opts: opts, log: *opts.Logger, protocols: map[string]*protocolEntry{},
+		ctx: ctx, cancel: cancel, listeners: map[net.Listener]struct{}{}, conns: map[*serverConn]struct{}{},
+		work: make(chan func())}
+}
+
+type protocolEntry struct {
+	name    string
+	methods map[string]*Method
+}
+
+// Register adds a protocol. Register before Serve.
+func (s *Server) Register(p Protocol) {
+	e := &protocolEntry{name: p.Name, methods: map[string]*Method{}}
+	for i := range p.Methods {
+		m := p.Methods[i]
+		e.methods[m.Name] = &m
+	}
+	s.protocols[p.Name] = e
+}
+
+// ListenAndServe listens on addr and serves until Shutdown.
+func (s *Server) ListenAndServe(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ln)
+}
+
+// Serve accepts connections on ln until Shutdown or Close.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			s.mu.Lock()
+			closing := s.closing
+			s.mu.Unlock()
+			if closing {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded) || isTemporary(err) {
+				// Out of file descriptors and the like: back off, go on.
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				s.log.Warn().Err(err).Dur("retry_in", delay).Msg("accept failed")
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			nc.Close()
+			return ErrServerClosed
+		}
+		if len(s.conns) >= s.opts.MaxConns {
+			s.mu.Unlock()
+			s.refused.Add(1)
+			s.log.Warn().Str("remote", nc.RemoteAddr().String()).Int("max_conns", s.opts.MaxConns).
+				Msg("connection refused: at the connection limit")
+			nc.Close()
+			continue
+		}
+		c := newServerConn(s, nc)
+		s.conns[c] = struct{}{}
+		s.connWG.Add(1)
+		s.mu.Unlock()
+		go c.serve()
+	}
+}
+
+func isTemporary(err error) bool {
+	t, ok := err.(interface{ Temporary() bool })
+	return ok && t.Temporary()
+}
+
+// Conns returns the number of open connections.
+func (s *Server) Conns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+// Refused returns how many connections the limit turned away.
+func (s *Server) Refused() int64 { return s.refused.Load() }
+
+// Shutdown stops accepting, lets every call in flight finish and its reply
+// go out, then closes the connections. If ctx ends first the rest are
+// closed at once.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	for ln := range s.listeners {
+		ln.Close()
+	}
+	for c := range s.conns {
+		c.drain()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.connWG.Wait(); close(done) }()
+	select {
+	case <-done:
+		s.cancel()
+		return nil
+	case <-ctx.Done():
+		s.Close()
+		return ctx.Err()
+	}
+}
+
+// Close closes every listener and connection at once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closing = true
+	for ln := range s.listeners {
+		ln.Close()
+	}
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.cancel()
+	return nil
+}
+
+func (s *Server) forget(c *serverConn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	s.connWG.Done()
+}
+
+// serverConn is one client connection. One goroutine reads and decodes
+// calls; each call runs in its own goroutine; replies are written under
+// wmu, and the last writer waiting flushes, so replies to pipelined calls
+// share syscalls.
+type serverConn struct {
+	s        *Server
+	nc       net.Conn
+	br       *bufio.Reader
+	log      zerolog.Logger
+	user     string
+	realUser string
+	ctxDone  bool // the connection context arrived
+
+	slots    chan struct{} // calls in flight
+	inflight sync.WaitGroup
+	draining atomic.Bool
+
+	wmu     sync.Mutex
+	bw      *bufio.Writer
+	werr    error
+	waiting atomic.Int32
+}
+
+func newServerConn(s *Server, nc net.Conn) *serverConn {
+	return &serverConn{s: s, nc: nc, br: bufio.NewReaderSize(nc, 64<<10), bw: bufio.NewWriterSize(nc, 64<<10),
+		slots: make(chan struct{}, s.opts.MaxInFlight),
+		log:   s.log.With().Str("remote", nc.RemoteAddr().String()).Logger()}
+}
+
+func (c *serverConn) drain() {
+	c.draining.Store(true)
+	c.nc.SetReadDeadline(time.Now())
+}
+
+func (c *serverConn) serve() {
+	defer c.s.forget(c)
+	defer c.nc.Close()
+	err := c.readLoop()
+	// Calls already read are answered before the connection closes.
+	c.inflight.Wait()
+	var re *RemoteError
+	switch {
+	case errors.As(err, &re):
+		c.log.Warn().Str("class", re.Class).Str("reason", re.Message).Msg("connection closed on a fatal error")
+	case err == nil || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed):
+	default:
+		c.log.Debug().Err(err).Msg("connection closed")
+	}
+}
+
+// fatalCall replies FATAL to callID and ends the connection.
+func (c *serverConn) fatalCall(callID int32, clientID []byte, re *RemoteError) error {
+	c.inflight.Wait()
+	c.reply(c.errorFrame(callID, clientID, nil, re), true)
+	return re
+}
+
+func (c *serverConn) readLoop() error {
+	o := &c.s.opts
+	c.nc.SetReadDeadline(time.Now().Add(o.ReadTimeout))
+	var pre [7]byte
+	if _, err := io.ReadFull(c.br, pre[:]); err != nil {
+		return err
+	}
+	p, err := ParsePreamble(pre[:])
+	if err != nil {
+		if string(pre[:4]) == "GET " || string(pre[:4]) == "POST" || string(pre[:4]) == "HEAD" {
+			c.nc.SetWriteDeadline(time.Now().Add(o.WriteTimeout))
+			io.WriteString(c.nc, httpOnIPCPort)
+			return fatal(FatalInvalidHeader, ClassIPC, "an HTTP request on the IPC port")
+		}
+		code := FatalInvalidHeader
+		if [4]byte(pre[:4]) == preambleMagic && p.Version != Version {
+			code = FatalVersionMismatch
+		}
+		return c.fatalCall(-1, nil, fatal(code, ClassIPC, "%v", err))
+	}
+	_ = p
+	var buf []byte
+	for {
+		if cap(buf) > 1<<20 {
+			// Keep no large buffer for the connection's lifetime;
+			// decoded messages hold their own copies.
+			buf = nil
+		}
+		if buf, err = c.readFrame(buf); err != nil {
+			if c.draining.Load() {
+				return nil
+			}
+			var tl *FrameTooLargeError
+			if errors.As(err, &tl) {
+				return c.fatalCall(-1, nil, fatal(FatalInvalidHeader, ClassIPC, "%v", err))
+			}
+			return err
+		}
+		hb, rest, err := nextDelimited(buf)
+		var h requestHeader
+		if err == nil {
+			h, err = parseRequestHeader(hb)
+		}
+		if err != nil {
+			return c.fatalCall(-1, nil, fatal(FatalInvalidHeader, ClassIPC, "unparseable RpcRequestHeaderProto: %v", err))
+		}
+		id := h.callID
+		if h.op == int32(hadooppb.RpcRequestHeaderProto_RPC_CLOSE_CONNECTION) {
+			return nil
+		}
+		switch {
+		case id == PingCallID:
+			continue
+		case id == SASLCallID:
+			if err := c.sasl(&h, rest); err != nil {
+				return err
+			}
+			continue
+		case id == ConnectionContextCallID:
+			var cc hadooppb.IpcConnectionContextProto
+			if _, err := unmarshalDelimitedPartial(rest, &cc); err != nil {
+				return c.fatalCall(id, h.clientID, fatal(FatalDeserializing, ClassIPC, "unparseable IpcConnectionContextProto: %v", err))
+			}
+			c.user = cc.GetUserInfo().GetEffectiveUser()
+			c.realUser = cc.GetUserInfo().GetRealUser()
+			if c.user == "" {
+				c.user = c.realUser
+			}
+			c.ctxDone = true
+			continue
+		case id < 0:
+			return c.fatalCall(id, h.clientID, fatal(FatalInvalidHeader, ClassIPC, "call id %d is not a call, ping, SASL or connection context", id))
+		case !c.ctxDone:
+			return c.fatalCall(id, h.clientID, fatal(FatalInvalidHeader, ClassIPC, "call %d before the connection context", id))
+		case h.kind != int32(hadooppb.RpcKindProto_RPC_PROTOCOL_BUFFER):
+			kind := "no rpc kind"
+			if h.kind >= 0 {
+				kind = "rpc kind " + hadooppb.RpcKindProto(h.kind).String()
+			}
+			return c.fatalCall(id, h.clientID, fatal(FatalUnsupported, ClassIPC, "%s: this server speaks RPC_PROTOCOL_BUFFER only", kind))
+		}
+		if err := c.call(&h, rest); err != nil {
+			return err
+		}
+	}
+}
+
+const httpOnIPCPort = "HTTP/1.1 404 Not Found\r\nContent-type: text/plain\r\n\r\n" +
+	"It looks like you are making an HTTP request to a Hadoop IPC port. " +
+	"This is not the web interface of this daemon.\r\n"
+
+// readFrame waits for the next frame. Waiting for its first byte is
+// bounded by the idle timeout, and only while no call is in flight; the
+// rest of the frame must come within the read timeout.
+func (c *serverConn) readFrame(buf []byte) ([]byte, error) {
+	o := &c.s.opts
+	var first byte
+	for {
+		c.nc.SetReadDeadline(time.Now().Add(o.IdleTimeout))
+		b, err := c.br.ReadByte()
+		if err == nil {
+			first = b
+			break
+		}
+		if isTimeout(err) && !c.draining.Load() && len(c.slots) > 0 {
+			continue
+		}
+		if isTimeout(err) && !c.draining.Load() {
+			return buf, fmt.Errorf("idle for %v: %w", o.IdleTimeout, err)
+		}
+		return buf, err
+	}
+	c.nc.SetReadDeadline(time.Now().Add(o.ReadTimeout))
+	var rest [3]byte
+	if _, err := io.ReadFull(c.br, rest[:]); err != nil {
+		return buf, err
+	}
+	n, err := frameLength([4]byte{first, rest[0], rest[1], rest[2]}, o.MaxFrame)
+	if err != nil {
+		return buf, err
+	}
+	return readBody(c.br, n, buf)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func (c *serverConn) sasl(h *requestHeader, rest []byte) error {
+	var m hadooppb.RpcSaslProto
+	if _, err := unmarshalDelimitedPartial(rest, &m); err != nil {
+		return c.fatalCall(SASLCallID, h.clientID, fatal(FatalDeserializing, ClassIPC, "unparseable RpcSaslProto: %v", err))
+	}
+	switch m.GetState() {
+	case hadooppb.RpcSaslProto_NEGOTIATE:
+	case hadooppb.RpcSaslProto_INITIATE:
+		if auths := m.GetAuths(); len(auths) > 0 && auths[0].GetMethod() != "SIMPLE" {
+			return c.fatalCall(SASLCallID, h.clientID, &RemoteError{Class: "javax.security.sasl.SaslException",
+				Message: fmt.Sprintf("auth method %s is not supported: this server accepts SIMPLE auth only (Kerberos is not supported)",
+					auths[0].GetMethod()), Code: hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, Fatal: true})
+		}
+	default:
+		return c.fatalCall(SASLCallID, h.clientID, fatal(hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED,
+			"javax.security.sasl.SaslException", "unexpected SASL state %v", m.GetState()))
+	}
+	// A SIMPLE-only server answers NEGOTIATE with SUCCESS, and the client
+	// goes on without SASL, as Hadoop's own server does.
+	hdr := &hadooppb.RpcResponseHeaderProto{CallId: proto.Uint32(wireCallID(SASLCallID)),
+		Status: hadooppb.RpcResponseHeaderProto_SUCCESS.Enum(), ServerIpcVersionNum: proto.Uint32(Version)}
+	frame, err := AppendFrame(nil, hdr, &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_SUCCESS.Enum()})
+	if err != nil {
+		return err
+	}
+	c.reply(frame, false)
+	return nil
+}
+
+// call decodes a protocol-buffer call and runs it on a handler goroutine.
+func (c *serverConn) call(h *requestHeader, rest []byte) error {
+	id := h.callID
+	retry := h.retryPtr()
+	mh, rest, err := nextDelimited(rest)
+	var method, protocol []byte
+	if err == nil {
+		method, protocol, err = parseMethodHeader(mh)
+	}
+	if err != nil {
+		return c.fatalCall(id, h.clientID, fatal(FatalInvalidHeader, ClassIPC, "unparseable RequestHeaderProto: %v", err))
+	}
+	p, ok := c.s.protocols[string(protocol)]
+	if !ok {
+		c.reply(c.errorFrame(id, h.clientID, retry, &RemoteError{Class: ClassNoSuchProtocol, Code: ErrNoSuchProtocol,
+			Message: fmt.Sprintf("Unknown protocol: %s", protocol)}), false)
+		return nil
+	}
+	m, ok := p.methods[string(method)]
+	if !ok {
+		c.reply(c.errorFrame(id, h.clientID, retry, &RemoteError{Class: ClassNoSuchMethod, Code: ErrNoSuchMethod,
+			Message: fmt.Sprintf("Unknown method %s called on %s protocol.", method, protocol)}), false)
+		return nil
+	}
+	req := m.NewRequest()
+	if _, err := unmarshalDelimited(rest, req); err != nil {
+		return c.fatalCall(id, h.clientID, fatal(FatalDeserializing, ClassIPC, "cannot decode %s request of %s: %v",
+			m.Name, p.name, err))
+	}
+	// The frame buffer is reused for the next call: keep a copy of the
+	// client id.
+	info := &CallInfo{User: c.user, RealUser: c.realUser, Protocol: p.name, Method: m.Name, CallID: id,
+		ClientID: bytes.Clone(h.clientID), Remote: c.nc.RemoteAddr()}
+	c.slots <- struct{}{}
+	c.inflight.Add(1)
+	c.s.dispatch(func() {
+		defer func() { <-c.slots; c.inflight.Done() }()
+		c.reply(c.runCall(m, info, retry, req), false)
+	})
+	return nil
+}
+
+func (h *requestHeader) retryPtr() *int32 {
+	if !h.hasRetry {
+		return nil
+	}
+	r := h.retry
+	return &r
+}
+
+// dispatch runs f on an idle handler goroutine, or a new one when all are
+// busy, so a slow handler never holds up another call.
+func (s *Server) dispatch(f func()) {
+	select {
+	case s.work <- f:
+	default:
+		go s.handler(f)
+	}
+}
+
+func (s *Server) handler(f func()) {
+	for {
+		f()
+		select {
+		case f = <-s.work:
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+func (c *serverConn) runCall(m *Method, info *CallInfo, retry *int32, req proto.Message) (frame []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error().Interface("panic", r).Str("method", info.Method).Msg("handler panicked")
+			frame = c.errorFrame(info.CallID, info.ClientID, retry, &RemoteError{Class: ClassServer, Code: ErrServer,
+				Message: fmt.Sprintf("%s failed inside the server: %v", info.Method, r)})
+		}
+	}()
+	resp, err := m.Handle(context.WithValue(c.s.ctx, callKey{}, info), req)
+	if err != nil {
+		var re *RemoteError
+		if !errors.As(err, &re) {
+			re = &RemoteError{Class: c.s.opts.ErrorClass, Message: err.Error(), Code: ErrApplication}
+		}
+		return c.errorFrame(info.CallID, info.ClientID, retry, re)
+	}
+	r, hasRetry := derefRetry(retry)
+	frame = make([]byte, 4, 64+len(info.ClientID)+marshal.Size(resp))
+	frame = appendDelimitedWith(frame, func(b []byte) []byte {
+		return appendSuccessHeader(b, info.CallID, info.ClientID, r, hasRetry)
+	})
+	if frame, err = appendDelimited(frame, resp); err != nil {
+		return c.errorFrame(info.CallID, info.ClientID, retry, &RemoteError{Class: ClassServer,
+			Code: hadooppb.RpcResponseHeaderProto_ERROR_SERIALIZING_RESPONSE, Message: fmt.Sprintf("cannot encode the reply: %v", err)})
+	}
+	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+	return frame
+}
+
+func derefRetry(r *int32) (int32, bool) {
+	if r == nil {
+		return 0, false
+	}
+	return *r, true
+}
+
+func nonEmpty(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+func (c *serverConn) errorFrame(callID int32, clientID []byte, retry *int32, re *RemoteError) []byte {
+	status := hadooppb.RpcResponseHeaderProto_ERROR
+	if re.Fatal {
+		status = hadooppb.RpcResponseHeaderProto_FATAL
+	}
+	code := re.Code
+	hdr := &hadooppb.RpcResponseHeaderProto{CallId: proto.Uint32(wireCallID(callID)), Status: status.Enum(),
+		ServerIpcVersionNum: proto.Uint32(Version), ExceptionClassName: proto.String(re.Class),
+		ErrorMsg: proto.String(re.Message), ErrorDetail: code.Enum(), ClientId: nonEmpty(clientID), RetryCount: retry}
+	frame, _ := AppendFrame(nil, hdr)
+	return frame
+}
+
+// reply writes a frame. The last of the writers waiting flushes, so
+// pipelined replies share a syscall; a final reply flushes and closes.
+func (c *serverConn) reply(frame []byte, final bool) {
+	c.waiting.Add(1)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.waiting.Add(-1)
+	if c.werr != nil {
+		return
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
+	_, c.werr = c.bw.Write(frame)
+	if c.werr == nil && (final || c.waiting.Load() == 0) {
+		c.werr = c.bw.Flush()
+	}
+	if c.werr != nil || final {
+		c.nc.Close()
+		if c.werr == nil {
+			c.werr = net.ErrClosed
+		}
+	}
+}
+
+func unmarshalDelimitedPartial(b []byte, m proto.Message) ([]byte, error) {
+	msg, rest, err := nextDelimited(b)
+	if err != nil {
+		return nil, err
+	}
+	if err := (proto.UnmarshalOptions{AllowPartial: true}).Unmarshal(msg, m); err != nil {
+		return nil, err
+	}
+	return rest, nil
+}
+
+// wireCallID is a call id as a reply carries it: unsigned, so call -33
+// comes back as 2^32-33.
+func wireCallID(id int32) uint32 { return uint32(id) }

@@ -1,0 +1,482 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/loomrm/loom/rpc/hadooppb"
+)
+
+const echoProtocol = "org.loom.test.EchoProtocolPB"
+
+// echoServer serves echoProtocol: "echo" answers "<user>:<value>", "fail"
+// returns an application error, "block" waits on release, "panic" panics.
+type echoServer struct {
+	release chan struct{}
+	entered chan struct{}
+}
+
+func startServer(t testing.TB, opts ServerOptions) (*Server, string, *echoServer) {
+	t.Helper()
+	e := &echoServer{release: make(chan struct{}), entered: make(chan struct{}, 64)}
+	s := NewServer(opts)
+	s.Register(e.protocol())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	return s, ln.Addr().String(), e
+}
+
+func (e *echoServer) protocol() Protocol {
+	return Protocol{Name: echoProtocol, Methods: []Method{
+		Unary("echo", func(ctx context.Context, req *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+			ci, _ := CallFromContext(ctx)
+			return wrapperspb.String(ci.User + ":" + req.GetValue()), nil
+		}),
+		Unary("fail", func(ctx context.Context, req *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+			if req.GetValue() == "plain" {
+				return nil, errors.New("plain failure")
+			}
+			return nil, Errorf("org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException",
+				"Application with id '%s' doesn't exist in RM.", req.GetValue())
+		}),
+		Unary("block", func(ctx context.Context, req *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+			e.entered <- struct{}{}
+			<-e.release
+			return req, nil
+		}),
+		Unary("panic", func(ctx context.Context, req *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+			panic("boom")
+		}),
+	}}
+}
+
+func dial(t testing.TB, addr string, opts ClientOptions) *Conn {
+	t.Helper()
+	c, err := Dial(context.Background(), addr, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func echo(c Caller, v string, opts ...CallOption) (string, error) {
+	var resp wrapperspb.StringValue
+	err := c.Call(context.Background(), echoProtocol, "echo", wrapperspb.String(v), &resp, opts...)
+	return resp.GetValue(), err
+}
+
+func TestRoundTripCarriesTheUser(t *testing.T) {
+	_, addr, _ := startServer(t, ServerOptions{})
+	for _, sasl := range []bool{false, true} {
+		c := dial(t, addr, ClientOptions{User: "alice", SASL: sasl})
+		for i := range 3 {
+			got, err := echo(c, fmt.Sprint(i))
+			if want := fmt.Sprintf("alice:%d", i); err != nil || got != want {
+				t.Errorf("sasl=%v: echo = %q, %v; want %q", sasl, got, err, want)
+			}
+		}
+	}
+}
+
+func TestPipelinedCallsReplyOutOfOrder(t *testing.T) {
+	_, addr, e := startServer(t, ServerOptions{})
+	c := dial(t, addr, ClientOptions{User: "bob"})
+	blocked := make(chan error, 1)
+	go func() {
+		var resp wrapperspb.StringValue
+		blocked <- c.Call(context.Background(), echoProtocol, "block", wrapperspb.String("first"), &resp)
+	}()
+	<-e.entered
+	// The first call is still in its handler; later calls on the same
+	// connection must overtake it.
+	for i := range 10 {
+		if got, err := echo(c, fmt.Sprint(i)); err != nil || got != fmt.Sprintf("bob:%d", i) {
+			t.Fatalf("echo behind a blocked call = %q, %v", got, err)
+		}
+	}
+	select {
+	case err := <-blocked:
+		t.Fatalf("blocked call returned early: %v", err)
+	default:
+	}
+	close(e.release)
+	if err := <-blocked; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConcurrentCallersShareOneConnection(t *testing.T) {
+	_, addr, _ := startServer(t, ServerOptions{})
+	c := dial(t, addr, ClientOptions{User: "u"})
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				v := fmt.Sprintf("%d-%d", g, i)
+				if got, err := echo(c, v); err != nil || got != "u:"+v {
+					errs <- fmt.Errorf("echo %s = %q, %v", v, got, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestErrorsKeepTheConnection(t *testing.T) {
+	_, addr, _ := startServer(t, ServerOptions{ErrorClass: "org.apache.hadoop.yarn.exceptions.YarnException"})
+	c := dial(t, addr, ClientOptions{User: "u"})
+	var resp wrapperspb.StringValue
+	tests := []struct {
+		protocol, method, arg string
+		class                 string
+		code                  ErrorCode
+		msg                   string
+	}{
+		{"org.apache.hadoop.NoSuchPB", "echo", "", ClassNoSuchProtocol, ErrNoSuchProtocol, "Unknown protocol: org.apache.hadoop.NoSuchPB"},
+		{echoProtocol, "nope", "", ClassNoSuchMethod, ErrNoSuchMethod, "Unknown method nope called on " + echoProtocol + " protocol."},
+		{echoProtocol, "fail", "application_1_0001", "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException", ErrApplication,
+			"Application with id 'application_1_0001' doesn't exist in RM."},
+		{echoProtocol, "fail", "plain", "org.apache.hadoop.yarn.exceptions.YarnException", ErrApplication, "plain failure"},
+		{echoProtocol, "panic", "", ClassServer, ErrServer, "panic failed inside the server: boom"},
+	}
+	for _, tc := range tests {
+		err := c.Call(context.Background(), tc.protocol, tc.method, wrapperspb.String(tc.arg), &resp)
+		var re *RemoteError
+		if !errors.As(err, &re) {
+			t.Fatalf("%s.%s: err = %v, want a RemoteError", tc.protocol, tc.method, err)
+		}
+		if re.Class != tc.class || re.Code != tc.code || re.Message != tc.msg || re.Fatal {
+			t.Errorf("%s.%s: got %+v, want class %s code %v message %q", tc.protocol, tc.method, re, tc.class, tc.code, tc.msg)
+		}
+		if got, err := echo(c, "after"); err != nil || got != "u:after" {
+			t.Errorf("after %s: echo = %q, %v; the connection should survive", tc.method, got, err)
+		}
+	}
+}
+
+// rawConn speaks raw bytes to a server.
+func rawConn(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return nc
+}
+
+// readFatal reads replies until a FATAL one, then checks the connection
+// is closed.
+func readFatal(t *testing.T, nc net.Conn) *hadooppb.RpcResponseHeaderProto {
+	t.Helper()
+	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	frame, err := ReadFrame(nc, DefaultMaxFrame, nil)
+	if err != nil {
+		t.Fatalf("no FATAL reply: %v", err)
+	}
+	var h hadooppb.RpcResponseHeaderProto
+	if _, err := unmarshalDelimitedPartial(frame, &h); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("connection still open after FATAL (read: %v)", err)
+	}
+	return &h
+}
+
+func frameOf(parts ...[]byte) []byte {
+	body := bytes.Join(parts, nil)
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
+}
+
+func delimited(t *testing.T, m proto.Message) []byte {
+	b, err := appendDelimited(nil, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestHostileInputGetsFatalAndSparesOthers(t *testing.T) {
+	srv, addr, _ := startServer(t, ServerOptions{MaxFrame: 1 << 20})
+	good := dial(t, addr, ClientOptions{User: "good"})
+	pre := AppendPreamble(nil, Preamble{Version: Version})
+	hdr := func(id int32, kind hadooppb.RpcKindProto) []byte {
+		return delimited(t, &hadooppb.RpcRequestHeaderProto{RpcKind: kind.Enum(), CallId: proto.Int32(id), ClientId: []byte{}})
+	}
+	ctx := frameOf(hdr(-3, hadooppb.RpcKindProto_RPC_PROTOCOL_BUFFER), delimited(t, &hadooppb.IpcConnectionContextProto{}))
+	pb := hadooppb.RpcKindProto_RPC_PROTOCOL_BUFFER
+	tests := []struct {
+		name  string
+		input []byte
+		code  ErrorCode
+		msg   string
+	}{
+		{"wrong version", []byte("hrpc\x07\x00\x00"), FatalVersionMismatch, "IPC version 7"},
+		{"bad auth", []byte("hrpc\x09\x00\x51"), FatalInvalidHeader, "auth protocol 81"},
+		{"not hrpc", []byte("xyzw\x09\x00\x00"), FatalInvalidHeader, "not a Hadoop IPC client"},
+		{"length 2^31", append(pre, 0x80, 0, 0, 0), FatalInvalidHeader, "over the 1048576-byte limit"},
+		{"length over limit", append(pre, 0, 0x20, 0, 0), FatalInvalidHeader, "frame of 2097152 bytes"},
+		{"garbage header", append(pre, frameOf([]byte{0x05, 0xff, 0xff, 0xff, 0xff, 0xff})...), FatalInvalidHeader, "unparseable RpcRequestHeaderProto"},
+		{"header past frame", append(pre, frameOf([]byte{0x7f, 0x08})...), FatalInvalidHeader, "runs past the end"},
+		{"call before context", append(pre, frameOf(hdr(1, pb))...), FatalInvalidHeader, "call 1 before the connection context"},
+		{"writable rpc", bytes.Join([][]byte{pre, ctx, frameOf(hdr(1, hadooppb.RpcKindProto_RPC_WRITABLE))}, nil), FatalUnsupported, "RPC_PROTOCOL_BUFFER only"},
+		{"odd call id", bytes.Join([][]byte{pre, ctx, frameOf(hdr(-7, pb))}, nil), FatalInvalidHeader, "call id -7"},
+		{"no request header", bytes.Join([][]byte{pre, ctx, frameOf(hdr(1, pb))}, nil), FatalInvalidHeader, "unparseable RequestHeaderProto"},
+		{"bad request", bytes.Join([][]byte{pre, ctx, frameOf(hdr(1, pb), delimited(t, &hadooppb.RequestHeaderProto{
+			MethodName: proto.String("echo"), DeclaringClassProtocolName: proto.String(echoProtocol), ClientProtocolVersion: proto.Uint64(1)}),
+			[]byte{0x03, 0x0a, 0x09, 0x01})}, nil), FatalDeserializing, "cannot decode echo request"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			nc := rawConn(t, addr)
+			if _, err := nc.Write(tc.input); err != nil {
+				t.Fatal(err)
+			}
+			h := readFatal(t, nc)
+			if h.GetStatus() != hadooppb.RpcResponseHeaderProto_FATAL || h.GetErrorDetail() != tc.code ||
+				!strings.Contains(h.GetErrorMsg(), tc.msg) {
+				t.Errorf("reply %v %v %q, want FATAL %v containing %q", h.GetStatus(), h.GetErrorDetail(), h.GetErrorMsg(), tc.code, tc.msg)
+			}
+			if got, err := echo(good, "still"); err != nil || got != "good:still" {
+				t.Errorf("the other connection broke: %q, %v", got, err)
+			}
+		})
+	}
+	t.Run("http on the ipc port", func(t *testing.T) {
+		nc := rawConn(t, addr)
+		io.WriteString(nc, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		b, _ := io.ReadAll(nc)
+		if !strings.Contains(string(b), "HTTP request to a Hadoop IPC port") {
+			t.Errorf("reply %q", b)
+		}
+	})
+	t.Run("truncated frame then close", func(t *testing.T) {
+		nc := rawConn(t, addr)
+		nc.Write(append(pre, 0, 0, 1, 0, 1, 2, 3))
+		nc.Close()
+	})
+	if got, err := echo(good, "end"); err != nil || got != "good:end" {
+		t.Errorf("after hostile input: %q, %v", got, err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Conns() != 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := srv.Conns(); n != 1 {
+		t.Errorf("%d connections open, want only the good one", n)
+	}
+}
+
+func TestTimeoutsCutIdleAndSlowConnections(t *testing.T) {
+	_, addr, _ := startServer(t, ServerOptions{IdleTimeout: 300 * time.Millisecond, ReadTimeout: 300 * time.Millisecond})
+	pre := AppendPreamble(nil, Preamble{Version: Version})
+	tests := []struct {
+		name  string
+		input []byte
+	}{
+		{"silent after connect", nil},
+		{"idle after preamble", pre},
+		// Slowloris: a frame started and never finished.
+		{"half a length", append(pre, 0, 0)},
+		{"half a frame", append(pre, 0, 0, 0, 100, 1, 2, 3)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			nc := rawConn(t, addr)
+			nc.Write(tc.input)
+			start := time.Now()
+			nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_, err := io.ReadAll(nc)
+			if took := time.Since(start); err != nil || took > 3*time.Second {
+				t.Errorf("connection held for %v (err %v), want it cut after ~300ms", took, err)
+			}
+		})
+	}
+	t.Run("a call in flight is not idle", func(t *testing.T) {
+		_, addr, e := startServer(t, ServerOptions{IdleTimeout: 100 * time.Millisecond})
+		c := dial(t, addr, ClientOptions{})
+		go func() { <-e.entered; time.Sleep(500 * time.Millisecond); close(e.release) }()
+		var resp wrapperspb.StringValue
+		if err := c.Call(context.Background(), echoProtocol, "block", wrapperspb.String("x"), &resp); err != nil || resp.GetValue() != "x" {
+			t.Errorf("long call: %q, %v", resp.GetValue(), err)
+		}
+	})
+}
+
+func TestConnectionLimit(t *testing.T) {
+	srv, addr, _ := startServer(t, ServerOptions{MaxConns: 2})
+	a := dial(t, addr, ClientOptions{User: "a"})
+	b := dial(t, addr, ClientOptions{User: "b"})
+	for _, c := range []*Conn{a, b} {
+		if _, err := echo(c, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nc := rawConn(t, addr)
+	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := nc.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("third connection: read %d, %v; want it closed", n, err)
+	}
+	if srv.Refused() != 1 {
+		t.Errorf("refused = %d, want 1", srv.Refused())
+	}
+	if got, err := echo(a, "y"); err != nil || got != "a:y" {
+		t.Errorf("existing connection after refusal: %q, %v", got, err)
+	}
+	b.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Conns() > 1 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := echo(dial(t, addr, ClientOptions{}), "z"); err != nil {
+		t.Errorf("a new connection once below the limit: %v", err)
+	}
+}
+
+func TestShutdownDrainsCallsInFlight(t *testing.T) {
+	srv, addr, e := startServer(t, ServerOptions{})
+	c := dial(t, addr, ClientOptions{})
+	res := make(chan error, 1)
+	go func() {
+		var resp wrapperspb.StringValue
+		res <- c.Call(context.Background(), echoProtocol, "block", wrapperspb.String("drained"), &resp)
+	}()
+	<-e.entered
+	down := make(chan error, 1)
+	go func() { down <- srv.Shutdown(context.Background()) }()
+	select {
+	case err := <-down:
+		t.Fatalf("Shutdown returned with a call in flight: %v", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(e.release)
+	if err := <-res; err != nil {
+		t.Errorf("call in flight during shutdown: %v", err)
+	}
+	if err := <-down; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if _, err := Dial(context.Background(), addr, ClientOptions{DialTimeout: time.Second}); err == nil {
+		t.Error("dial after shutdown succeeded")
+	}
+}
+
+func TestShutdownGivesUpAtItsDeadline(t *testing.T) {
+	srv, addr, e := startServer(t, ServerOptions{})
+	c := dial(t, addr, ClientOptions{})
+	go func() {
+		var resp wrapperspb.StringValue
+		c.Call(context.Background(), echoProtocol, "block", wrapperspb.String("x"), &resp)
+	}()
+	<-e.entered
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := srv.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Shutdown = %v, want the deadline", err)
+	}
+	close(e.release)
+}
+
+// serveAt starts an echo server on a given address, as a restarted
+// daemon would.
+func serveAt(t *testing.T, addr string, blocking bool) (*Server, net.Listener, *echoServer) {
+	t.Helper()
+	e := &echoServer{release: make(chan struct{}), entered: make(chan struct{}, 8)}
+	if !blocking {
+		close(e.release)
+	}
+	s := NewServer(ServerOptions{})
+	s.Register(e.protocol())
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	return s, ln, e
+}
+
+func TestClientRetriesIdempotentCallsOnly(t *testing.T) {
+	ln0, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln0.Addr().String()
+	ln0.Close()
+	for _, idem := range []bool{true, false} {
+		cl := NewClient(addr, ClientOptions{User: "r", RetryBackoff: 50 * time.Millisecond})
+		defer cl.Close()
+		srvA, lnA, eA := serveAt(t, addr, true)
+		defer close(eA.release)
+		var opts []CallOption
+		if idem {
+			opts = append(opts, Idempotent())
+		}
+		res := make(chan error, 1)
+		go func() {
+			var resp wrapperspb.StringValue
+			res <- cl.Call(context.Background(), echoProtocol, "block", wrapperspb.String("x"), &resp, opts...)
+		}()
+		<-eA.entered
+		// The server dies with the call in flight; a new one takes its
+		// address before the retry.
+		srvA.Close()
+		lnA.Close()
+		srvB, lnB, _ := serveAt(t, addr, false)
+		err := <-res
+		var ce *ConnError
+		if idem && err != nil {
+			t.Errorf("idempotent call was not retried: %v", err)
+		}
+		if !idem && (!errors.As(err, &ce) || !ce.Sent) {
+			t.Errorf("non-idempotent call: err = %v, want a ConnError after sending", err)
+		}
+		// Either way the pool reconnects for the next call.
+		if got, err := echo(cl, "next"); err != nil || got != "r:next" {
+			t.Errorf("call after reconnecting: %q, %v", got, err)
+		}
+		srvB.Close()
+		lnB.Close()
+	}
+}
+
+func TestCallHonoursItsContext(t *testing.T) {
+	_, addr, e := startServer(t, ServerOptions{})
+	defer close(e.release)
+	c := dial(t, addr, ClientOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	var resp wrapperspb.StringValue
+	if err := c.Call(ctx, echoProtocol, "block", wrapperspb.String("x"), &resp); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want the deadline", err)
+	}
+	if got, err := echo(c, "after"); err != nil || !strings.HasSuffix(got, ":after") {
+		t.Errorf("after a timed-out call: %q, %v", got, err)
+	}
+}

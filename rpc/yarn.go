@@ -1,0 +1,224 @@
+package rpc
+
+import (
+	"context"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// YARN's protocols, as clients name them in every call.
+const (
+	ApplicationClientProtocol   = "org.apache.hadoop.yarn.api.ApplicationClientProtocolPB"
+	ApplicationMasterProtocol   = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB"
+	ResourceTrackerProtocol     = "org.apache.hadoop.yarn.server.api.ResourceTrackerPB"
+	ContainerManagementProtocol = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB"
+)
+
+// YARN's default ports (yarn.resourcemanager.address and friends). The
+// NodeManager's container manager listens on an ephemeral port unless
+// configured, as in YARN.
+const (
+	DefaultClientPort    = 8032
+	DefaultSchedulerPort = 8030
+	DefaultTrackerPort   = 8031
+	DefaultWebPort       = 8088
+)
+
+// YARN's exception classes, so that a Java client rebuilds the exception
+// it would get from YARN.
+const (
+	ClassYarnException                    = "org.apache.hadoop.yarn.exceptions.YarnException"
+	ClassApplicationNotFound              = "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException"
+	ClassApplicationAttemptNotFound       = "org.apache.hadoop.yarn.exceptions.ApplicationAttemptNotFoundException"
+	ClassContainerNotFound                = "org.apache.hadoop.yarn.exceptions.ContainerNotFoundException"
+	ClassInvalidResourceRequest           = "org.apache.hadoop.yarn.exceptions.InvalidResourceRequestException"
+	ClassInvalidApplicationMasterRequest  = "org.apache.hadoop.yarn.exceptions.InvalidApplicationMasterRequestException"
+	ClassApplicationMasterNotRegistered   = "org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException"
+	ClassInvalidContainerRequest          = "org.apache.hadoop.yarn.exceptions.InvalidContainerRequestException"
+	ClassApplicationIDNotProvided         = "org.apache.hadoop.yarn.exceptions.ApplicationIdNotProvidedException"
+	ClassInvalidAuxServiceException       = "org.apache.hadoop.yarn.exceptions.InvalidAuxServiceException"
+	ClassNMNotYetReady                    = "org.apache.hadoop.yarn.exceptions.NMNotYetReadyException"
+	ClassInvalidApplicationMasterResponse = "org.apache.hadoop.yarn.exceptions.InvalidApplicationMasterResponseIdException"
+	ClassAccessControl                    = "org.apache.hadoop.security.AccessControlException"
+)
+
+// call makes a typed call.
+func call[Resp any, PResp interface {
+	*Resp
+	proto.Message
+}](ctx context.Context, c Caller, protocol, method string, req proto.Message, opts ...CallOption) (PResp, error) {
+	resp := PResp(new(Resp))
+	if err := c.Call(ctx, protocol, method, req, resp, opts...); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// ApplicationClientServer serves ApplicationClientProtocol (port 8032):
+// what `yarn application` and YarnClient call.
+type ApplicationClientServer interface {
+	GetNewApplication(context.Context, *pb.GetNewApplicationRequestProto) (*pb.GetNewApplicationResponseProto, error)
+	SubmitApplication(context.Context, *pb.SubmitApplicationRequestProto) (*pb.SubmitApplicationResponseProto, error)
+	GetApplicationReport(context.Context, *pb.GetApplicationReportRequestProto) (*pb.GetApplicationReportResponseProto, error)
+	GetApplications(context.Context, *pb.GetApplicationsRequestProto) (*pb.GetApplicationsResponseProto, error)
+	ForceKillApplication(context.Context, *pb.KillApplicationRequestProto) (*pb.KillApplicationResponseProto, error)
+	GetClusterMetrics(context.Context, *pb.GetClusterMetricsRequestProto) (*pb.GetClusterMetricsResponseProto, error)
+	GetClusterNodes(context.Context, *pb.GetClusterNodesRequestProto) (*pb.GetClusterNodesResponseProto, error)
+	GetApplicationAttempts(context.Context, *pb.GetApplicationAttemptsRequestProto) (*pb.GetApplicationAttemptsResponseProto, error)
+	GetContainers(context.Context, *pb.GetContainersRequestProto) (*pb.GetContainersResponseProto, error)
+	GetQueueInfo(context.Context, *pb.GetQueueInfoRequestProto) (*pb.GetQueueInfoResponseProto, error)
+}
+
+// ApplicationClientService is ApplicationClientProtocol served by s.
+func ApplicationClientService(s ApplicationClientServer) Protocol {
+	return Protocol{Name: ApplicationClientProtocol, Methods: []Method{
+		Unary("getNewApplication", s.GetNewApplication),
+		Unary("submitApplication", s.SubmitApplication),
+		Unary("getApplicationReport", s.GetApplicationReport),
+		Unary("getApplications", s.GetApplications),
+		Unary("forceKillApplication", s.ForceKillApplication),
+		Unary("getClusterMetrics", s.GetClusterMetrics),
+		Unary("getClusterNodes", s.GetClusterNodes),
+		Unary("getApplicationAttempts", s.GetApplicationAttempts),
+		Unary("getContainers", s.GetContainers),
+		Unary("getQueueInfo", s.GetQueueInfo),
+	}}
+}
+
+// ApplicationClient calls ApplicationClientProtocol. YARN marks every one
+// of these methods idempotent, so they are retried when a connection
+// fails.
+type ApplicationClient struct{ C Caller }
+
+func (c ApplicationClient) GetNewApplication(ctx context.Context, req *pb.GetNewApplicationRequestProto) (*pb.GetNewApplicationResponseProto, error) {
+	return call[pb.GetNewApplicationResponseProto](ctx, c.C, ApplicationClientProtocol, "getNewApplication", req, Idempotent())
+}
+
+func (c ApplicationClient) SubmitApplication(ctx context.Context, req *pb.SubmitApplicationRequestProto) (*pb.SubmitApplicationResponseProto, error) {
+	return call[pb.SubmitApplicationResponseProto](ctx, c.C, ApplicationClientProtocol, "submitApplication", req, Idempotent())
+}
+
+func (c ApplicationClient) GetApplicationReport(ctx context.Context, req *pb.GetApplicationReportRequestProto) (*pb.GetApplicationReportResponseProto, error) {
+	return call[pb.GetApplicationReportResponseProto](ctx, c.C, ApplicationClientProtocol, "getApplicationReport", req, Idempotent())
+}
+
+func (c ApplicationClient) GetApplications(ctx context.Context, req *pb.GetApplicationsRequestProto) (*pb.GetApplicationsResponseProto, error) {
+	return call[pb.GetApplicationsResponseProto](ctx, c.C, ApplicationClientProtocol, "getApplications", req, Idempotent())
+}
+
+func (c ApplicationClient) ForceKillApplication(ctx context.Context, req *pb.KillApplicationRequestProto) (*pb.KillApplicationResponseProto, error) {
+	return call[pb.KillApplicationResponseProto](ctx, c.C, ApplicationClientProtocol, "forceKillApplication", req, Idempotent())
+}
+
+func (c ApplicationClient) GetClusterMetrics(ctx context.Context, req *pb.GetClusterMetricsRequestProto) (*pb.GetClusterMetricsResponseProto, error) {
+	return call[pb.GetClusterMetricsResponseProto](ctx, c.C, ApplicationClientProtocol, "getClusterMetrics", req, Idempotent())
+}
+
+func (c ApplicationClient) GetClusterNodes(ctx context.Context, req *pb.GetClusterNodesRequestProto) (*pb.GetClusterNodesResponseProto, error) {
+	return call[pb.GetClusterNodesResponseProto](ctx, c.C, ApplicationClientProtocol, "getClusterNodes", req, Idempotent())
+}
+
+func (c ApplicationClient) GetApplicationAttempts(ctx context.Context, req *pb.GetApplicationAttemptsRequestProto) (*pb.GetApplicationAttemptsResponseProto, error) {
+	return call[pb.GetApplicationAttemptsResponseProto](ctx, c.C, ApplicationClientProtocol, "getApplicationAttempts", req, Idempotent())
+}
+
+func (c ApplicationClient) GetContainers(ctx context.Context, req *pb.GetContainersRequestProto) (*pb.GetContainersResponseProto, error) {
+	return call[pb.GetContainersResponseProto](ctx, c.C, ApplicationClientProtocol, "getContainers", req, Idempotent())
+}
+
+func (c ApplicationClient) GetQueueInfo(ctx context.Context, req *pb.GetQueueInfoRequestProto) (*pb.GetQueueInfoResponseProto, error) {
+	return call[pb.GetQueueInfoResponseProto](ctx, c.C, ApplicationClientProtocol, "getQueueInfo", req, Idempotent())
+}
+
+// ApplicationMasterServer serves ApplicationMasterProtocol (port 8030).
+type ApplicationMasterServer interface {
+	RegisterApplicationMaster(context.Context, *pb.RegisterApplicationMasterRequestProto) (*pb.RegisterApplicationMasterResponseProto, error)
+	Allocate(context.Context, *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error)
+	FinishApplicationMaster(context.Context, *pb.FinishApplicationMasterRequestProto) (*pb.FinishApplicationMasterResponseProto, error)
+}
+
+// ApplicationMasterService is ApplicationMasterProtocol served by s.
+func ApplicationMasterService(s ApplicationMasterServer) Protocol {
+	return Protocol{Name: ApplicationMasterProtocol, Methods: []Method{
+		Unary("registerApplicationMaster", s.RegisterApplicationMaster),
+		Unary("allocate", s.Allocate),
+		Unary("finishApplicationMaster", s.FinishApplicationMaster),
+	}}
+}
+
+// ApplicationMasterClient calls ApplicationMasterProtocol. allocate and
+// finishApplicationMaster are at-most-once in YARN: a broken connection
+// is the AM's to handle (allocate carries a response id for that).
+type ApplicationMasterClient struct{ C Caller }
+
+func (c ApplicationMasterClient) RegisterApplicationMaster(ctx context.Context, req *pb.RegisterApplicationMasterRequestProto) (*pb.RegisterApplicationMasterResponseProto, error) {
+	return call[pb.RegisterApplicationMasterResponseProto](ctx, c.C, ApplicationMasterProtocol, "registerApplicationMaster", req, Idempotent())
+}
+
+func (c ApplicationMasterClient) Allocate(ctx context.Context, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {
+	return call[pb.AllocateResponseProto](ctx, c.C, ApplicationMasterProtocol, "allocate", req)
+}
+
+func (c ApplicationMasterClient) FinishApplicationMaster(ctx context.Context, req *pb.FinishApplicationMasterRequestProto) (*pb.FinishApplicationMasterResponseProto, error) {
+	return call[pb.FinishApplicationMasterResponseProto](ctx, c.C, ApplicationMasterProtocol, "finishApplicationMaster", req)
+}
+
+// ResourceTrackerServer serves ResourceTracker (port 8031), the
+// NodeManagers' protocol.
+type ResourceTrackerServer interface {
+	RegisterNodeManager(context.Context, *pb.RegisterNodeManagerRequestProto) (*pb.RegisterNodeManagerResponseProto, error)
+	NodeHeartbeat(context.Context, *pb.NodeHeartbeatRequestProto) (*pb.NodeHeartbeatResponseProto, error)
+}
+
+// ResourceTrackerService is ResourceTracker served by s.
+func ResourceTrackerService(s ResourceTrackerServer) Protocol {
+	return Protocol{Name: ResourceTrackerProtocol, Methods: []Method{
+		Unary("registerNodeManager", s.RegisterNodeManager),
+		Unary("nodeHeartbeat", s.NodeHeartbeat),
+	}}
+}
+
+// ResourceTrackerClient calls ResourceTracker.
+type ResourceTrackerClient struct{ C Caller }
+
+func (c ResourceTrackerClient) RegisterNodeManager(ctx context.Context, req *pb.RegisterNodeManagerRequestProto) (*pb.RegisterNodeManagerResponseProto, error) {
+	return call[pb.RegisterNodeManagerResponseProto](ctx, c.C, ResourceTrackerProtocol, "registerNodeManager", req, Idempotent())
+}
+
+func (c ResourceTrackerClient) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeatRequestProto) (*pb.NodeHeartbeatResponseProto, error) {
+	return call[pb.NodeHeartbeatResponseProto](ctx, c.C, ResourceTrackerProtocol, "nodeHeartbeat", req)
+}
+
+// ContainerManagementServer serves ContainerManagementProtocol on a
+// NodeManager.
+type ContainerManagementServer interface {
+	StartContainers(context.Context, *pb.StartContainersRequestProto) (*pb.StartContainersResponseProto, error)
+	StopContainers(context.Context, *pb.StopContainersRequestProto) (*pb.StopContainersResponseProto, error)
+	GetContainerStatuses(context.Context, *pb.GetContainerStatusesRequestProto) (*pb.GetContainerStatusesResponseProto, error)
+}
+
+// ContainerManagementService is ContainerManagementProtocol served by s.
+func ContainerManagementService(s ContainerManagementServer) Protocol {
+	return Protocol{Name: ContainerManagementProtocol, Methods: []Method{
+		Unary("startContainers", s.StartContainers),
+		Unary("stopContainers", s.StopContainers),
+		Unary("getContainerStatuses", s.GetContainerStatuses),
+	}}
+}
+
+// ContainerManagementClient calls ContainerManagementProtocol.
+type ContainerManagementClient struct{ C Caller }
+
+func (c ContainerManagementClient) StartContainers(ctx context.Context, req *pb.StartContainersRequestProto) (*pb.StartContainersResponseProto, error) {
+	return call[pb.StartContainersResponseProto](ctx, c.C, ContainerManagementProtocol, "startContainers", req)
+}
+
+func (c ContainerManagementClient) StopContainers(ctx context.Context, req *pb.StopContainersRequestProto) (*pb.StopContainersResponseProto, error) {
+	return call[pb.StopContainersResponseProto](ctx, c.C, ContainerManagementProtocol, "stopContainers", req)
+}
+
+func (c ContainerManagementClient) GetContainerStatuses(ctx context.Context, req *pb.GetContainerStatusesRequestProto) (*pb.GetContainerStatusesResponseProto, error) {
+	return call[pb.GetContainerStatusesResponseProto](ctx, c.C, ContainerManagementProtocol, "getContainerStatuses", req, Idempotent())
+}
