@@ -358,3 +358,83 @@ func TestGoldenBytes(t *testing.T) {
 		})
 	}
 }
+
+// TestGoldenClientBytes checks the other direction: what Loom's client
+// sends, byte for byte, and that it reads a hand-built reply.
+func TestGoldenClientBytes(t *testing.T) {
+	h := func(s string) []byte { return unhex(t, s) }
+	want := bytes.Join([][]byte{
+		h("68727063 09 00 00"),
+		// frame of 23: header {rpcKind 2, rpcOp 0, callId -3, clientId 01020304, retry -1} (14),
+		// context {userInfo {effectiveUser "bob"}} (7)
+		h("00000017 0e 0802 1000 1805 220401020304 2801 07 1205 0a03"), []byte("bob"),
+		// frame of 94: header for call 1 (14), RequestHeaderProto (77), empty request
+		h("0000005e 0e 0802 1000 1802 220401020304 2801 4d 0a11"), []byte("getClusterMetrics"), h("1236"), []byte(acp), h("1801 00"),
+	}, nil)
+	// frame of 20: header {callId 1, SUCCESS, version 9, clientId, retry -1} (14),
+	// then {cluster_metrics {num_node_managers 4}}
+	reply := h("00000014 0e 0801 1000 1809 3a0401020304 4001 04 0a02 0804")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan []byte, 1)
+	go func() {
+		nc, err := ln.Accept()
+		if err != nil {
+			got <- nil
+			return
+		}
+		defer nc.Close()
+		b := make([]byte, len(want))
+		nc.SetDeadline(time.Now().Add(5 * time.Second))
+		io.ReadFull(nc, b)
+		got <- b
+		nc.Write(reply)
+		io.Copy(io.Discard, nc)
+	}()
+	c := dial(t, ln.Addr().String(), ClientOptions{User: "bob", ClientID: []byte{1, 2, 3, 4}})
+	resp, err := ApplicationClient{c}.GetClusterMetrics(context.Background(), &pb.GetClusterMetricsRequestProto{})
+	if b := <-got; !bytes.Equal(b, want) {
+		t.Errorf("client sent\n %x\nwant %x", b, want)
+	}
+	if err != nil || resp.GetClusterMetrics().GetNumNodeManagers() != 4 {
+		t.Errorf("reply read as %v, %v; want 4 node managers", resp, err)
+	}
+}
+
+// TestIdleConnectionFlood: hundreds of connections that never speak must
+// not stop the server answering a real client, and are cut when idle.
+func TestIdleConnectionFlood(t *testing.T) {
+	srv, addr, _ := startServer(t, ServerOptions{IdleTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond})
+	var flood []net.Conn
+	for range 300 {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		flood = append(flood, nc)
+	}
+	c := dial(t, addr, ClientOptions{User: "real"})
+	for i := range 20 {
+		if got, err := echo(c, "x"); err != nil || got != "real:x" {
+			t.Fatalf("call %d during the flood: %q, %v", i, got, err)
+		}
+		time.Sleep(50 * time.Millisecond) // past the idle timeout overall; c is never idle that long
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Conns() > 1 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := srv.Conns(); n != 1 {
+		t.Errorf("%d connections open after the idle timeout, want only the real client's", n)
+	}
+	for _, nc := range flood[:3] {
+		nc.SetReadDeadline(time.Now().Add(time.Second))
+		if _, err := nc.Read(make([]byte, 1)); err != io.EOF {
+			t.Errorf("flood connection not closed: %v", err)
+		}
+	}
+}
