@@ -221,13 +221,15 @@ func fillNode(free, capacity fairness.Vector, apps []App, asks []Ask, pol NodePo
 				groups[i].Headroom = apps[a.App].Share.Sub(usage[a.App])
 			}
 		}
-		picker := packing.Picker{Score: score, Order: order}
+		pick := func() int { return packing.Picker{Score: score, Order: order}.Pick(free, capacity, groups).Best }
+		if pol.Score == nil {
+			pick = alignmentPicker(groups, order, &free, capacity)
+		}
 		for {
-			pk := picker.Pick(free, capacity, groups)
-			if pk.Best < 0 {
+			i := pick()
+			if i < 0 {
 				return
 			}
-			i := pk.Best
 			app := asks[i].App
 			place(&out, i, phase, asks, left, &free, usage)
 			groups[i].Count--
@@ -296,4 +298,97 @@ func place(out *[]Assignment, i int, phase Phase, asks []Ask, left []int, free *
 		return
 	}
 	*out = append(*out, Assignment{Ask: i, Count: 1, Phase: phase})
+}
+
+// alignmentPicker is packing.Picker under pure Tetris alignment, made
+// fast for large ask lists. Alignment depends only on a group's demand and
+// the node, so groups of one demand shape score alike and rank among
+// themselves by a key fixed for the whole pass (remaining work under
+// ByRemainingWork, then priority, then index). Each pick then scores one
+// group per shape, not every group. A group or shape dropped once stays
+// dropped: within a pass counts, free room and headroom only shrink.
+// It returns the same group Picker.Pick would (TestAlignmentPickerAgrees).
+func alignmentPicker(groups []packing.Group, order packing.Order, free *fairness.Vector, capacity fairness.Vector) func() int {
+	type shape struct {
+		demand fairness.Vector
+		idx    []int
+	}
+	var shapes []shape
+	at := map[fairness.Vector]int{}
+	for i := range groups {
+		if groups[i].Count <= 0 {
+			continue
+		}
+		si, ok := at[groups[i].Demand]
+		if !ok {
+			si = len(shapes)
+			at[groups[i].Demand] = si
+			shapes = append(shapes, shape{demand: groups[i].Demand})
+		}
+		shapes[si].idx = append(shapes[si].idx, i)
+	}
+	rank := func(i, j int) bool { // does i rank above j within a shape?
+		a, b := &groups[i], &groups[j]
+		if order == packing.ByRemainingWork && a.RemainingWork != b.RemainingWork {
+			return a.RemainingWork < b.RemainingWork
+		}
+		if a.Priority != b.Priority {
+			return a.Priority < b.Priority
+		}
+		return i < j
+	}
+	for _, sh := range shapes {
+		slices.SortFunc(sh.idx, func(i, j int) int {
+			if rank(i, j) {
+				return -1
+			}
+			return 1
+		})
+	}
+	score := packing.Tetris(0)
+	return func() int {
+		best, bestScore := -1, 0.0
+		live := shapes[:0]
+		for _, sh := range shapes {
+			if _, short := sh.demand.Shortfall(*free); short {
+				continue
+			}
+			for len(sh.idx) > 0 {
+				g := &groups[sh.idx[0]]
+				if g.Count > 0 {
+					if _, over := g.Demand.Shortfall(g.Headroom); !g.Bounded || !over {
+						break
+					}
+				}
+				sh.idx = sh.idx[1:]
+			}
+			if len(sh.idx) == 0 {
+				continue
+			}
+			live = append(live, sh)
+			i := sh.idx[0]
+			s := score(packing.Input{Demand: sh.demand, Free: *free, Capacity: capacity})
+			if best < 0 || beats(groups, order, i, s, best, bestScore) {
+				best, bestScore = i, s
+			}
+		}
+		shapes = live
+		return best
+	}
+}
+
+// beats ranks groups across shapes as packing.Picker does, the lower index
+// winning a full tie.
+func beats(groups []packing.Group, order packing.Order, i int, si float64, j int, sj float64) bool {
+	a, b := &groups[i], &groups[j]
+	if order == packing.ByRemainingWork && a.RemainingWork != b.RemainingWork {
+		return a.RemainingWork < b.RemainingWork
+	}
+	if si != sj {
+		return si > sj
+	}
+	if a.Priority != b.Priority {
+		return a.Priority < b.Priority
+	}
+	return i < j
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/packing"
 )
 
 func TestFillNode(t *testing.T) {
@@ -185,3 +186,47 @@ func TestDecide(t *testing.T) {
 }
 
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed)) }
+
+// TestAlignmentPickerAgrees: the fast picker picks exactly what
+// packing.Picker picks, pass after pass, on random ask lists.
+func TestAlignmentPickerAgrees(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	shapes := []fairness.Vector{fairness.New(1024, 1), fairness.New(2048, 1), fairness.New(1024, 2),
+		fairness.New(4096, 4).With(fairness.Disk, 50), fairness.New(512, 1).With(fairness.Disk, 10)}
+	capacity := fairness.New(16384, 16).With(fairness.Disk, 200)
+	for trial := range 300 {
+		for _, order := range []packing.Order{packing.ByScore, packing.ByRemainingWork} {
+			n := 1 + rng.IntN(30)
+			mk := func() []packing.Group {
+				r := rand.New(rand.NewPCG(uint64(trial), uint64(n)))
+				gs := make([]packing.Group, n)
+				for i := range gs {
+					gs[i] = packing.Group{Demand: shapes[r.IntN(len(shapes))], Count: r.IntN(4), Priority: r.IntN(3),
+						RemainingWork: float64(r.IntN(4)), Bounded: r.IntN(2) == 0,
+						Headroom: fairness.New(float64(r.IntN(8192)), float64(r.IntN(8))).With(fairness.Disk, float64(r.IntN(100)))}
+				}
+				return gs
+			}
+			slow, fast := mk(), mk()
+			freeS := fairness.New(float64(rng.IntN(16384)), float64(rng.IntN(16))).With(fairness.Disk, float64(rng.IntN(200)))
+			freeF := freeS
+			pickFast := alignmentPicker(fast, order, &freeF, capacity)
+			for step := 0; ; step++ {
+				want := packing.Picker{Score: packing.Tetris(0), Order: order}.Pick(freeS, capacity, slow).Best
+				got := pickFast()
+				if got != want {
+					t.Fatalf("trial %d order %v step %d: fast picked %d, Picker %d", trial, order, step, got, want)
+				}
+				if want < 0 {
+					break
+				}
+				for _, gs := range [][]packing.Group{slow, fast} {
+					gs[want].Count--
+					gs[want].Headroom = gs[want].Headroom.Sub(gs[want].Demand)
+				}
+				freeS = freeS.Sub(slow[want].Demand)
+				freeF = freeS
+			}
+		}
+	}
+}

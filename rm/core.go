@@ -172,6 +172,9 @@ type (
 	Schedule struct{ Nodes []NodeID }
 	// SetAltruism changes P(Altruism) from the next decision on.
 	SetAltruism struct{ P float64 }
+	// SetPolicy swaps the node pass, e.g. to change the leftover order
+	// while the RM runs, from the next decision on.
+	SetPolicy struct{ Policy Policy }
 )
 
 func (NodeUp) event()        {}
@@ -183,6 +186,7 @@ func (ContainerDone) event() {}
 func (AppRemoved) event()    {}
 func (Schedule) event()      {}
 func (SetAltruism) event()   {}
+func (SetPolicy) event()     {}
 
 // Action is an output of Step.
 type Action interface{ action() }
@@ -227,6 +231,12 @@ func (c *Core) Step(now time.Duration, ev Event) ([]Action, error) {
 			return nil, fmt.Errorf("P(Altruism) %v must be between 0 and 1", e.P)
 		}
 		c.cfg.PAltruism = e.P
+		return nil, nil
+	case SetPolicy:
+		if e.Policy == nil {
+			return nil, fmt.Errorf("no policy")
+		}
+		c.cfg.Policy = e.Policy
 		return nil, nil
 	}
 	return nil, fmt.Errorf("unknown event %T", ev)
@@ -606,6 +616,9 @@ func (c *Core) Usage(id AppID) (fairness.Vector, error) {
 	}
 	return a.usage, nil
 }
+
+// Policy returns the node pass in force.
+func (c *Core) Policy() Policy { return c.cfg.Policy }
 
 // PAltruism is the current P(Altruism).
 func (c *Core) PAltruism() float64 { return c.cfg.PAltruism }

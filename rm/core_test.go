@@ -202,6 +202,17 @@ func TestSetAltruism(t *testing.T) {
 	}
 }
 
+func TestSetPolicy(t *testing.T) {
+	c := New(Config{Policy: Carbyne(altruism.EfficiencyFirst)})
+	step(t, c, SetPolicy{Policy: DRF()})
+	if c.Policy().Name() != "drf" {
+		t.Errorf("policy = %s, want drf", c.Policy().Name())
+	}
+	if _, err := c.Step(0, SetPolicy{}); err == nil {
+		t.Error("a nil policy was accepted")
+	}
+}
+
 func TestParsePolicy(t *testing.T) {
 	for _, name := range []string{"carbyne", "drf", "tetris", "sjf"} {
 		p, err := ParsePolicy(name, altruism.EfficiencyFirst)

@@ -26,6 +26,10 @@ func Run(b *testing.B, target time.Duration, op func()) {
 		samples = append(samples, time.Since(start))
 	}
 	b.StopTimer()
+	report(b, target, samples)
+}
+
+func report(b *testing.B, target time.Duration, samples []time.Duration) {
 	sort.Slice(samples, func(i, j int) bool { return samples[i] < samples[j] })
 	median := samples[len(samples)/2]
 	b.ReportMetric(float64(median)/float64(time.Millisecond), "median-ms")
@@ -33,4 +37,22 @@ func Run(b *testing.B, target time.Duration, op func()) {
 	if median > target {
 		b.Logf("median %v is over the %v target", median, target)
 	}
+}
+
+// RunWithSetup is Run with an untimed setup before each timed op, for
+// operations that consume their input.
+func RunWithSetup(b *testing.B, target time.Duration, setup, op func()) {
+	b.Helper()
+	samples := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		setup()
+		b.StartTimer()
+		start := time.Now()
+		op()
+		samples = append(samples, time.Since(start))
+	}
+	b.StopTimer()
+	report(b, target, samples)
 }
