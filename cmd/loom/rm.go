@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/loomrm/loom/internal/hadoopconf"
+	"github.com/loomrm/loom/rm/server"
+)
+
+// confFlags are the flags every daemon shares: where the Hadoop config
+// lives, and -D overrides in Hadoop's own spelling.
+type confFlags struct {
+	dir       string
+	overrides []string
+}
+
+func (f *confFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.dir, "conf-dir", "", "Hadoop config dir with yarn-site.xml (default: $HADOOP_CONF_DIR)")
+	cmd.Flags().StringArrayVarP(&f.overrides, "define", "D", nil, "set a config key, key=value (repeatable), over the files")
+}
+
+// load reads the config dir and applies the -D overrides.
+func (f *confFlags) load(defaults map[string]string, files []string) (*hadoopconf.Conf, error) {
+	c := hadoopconf.New(defaults)
+	if err := c.LoadDir(hadoopconf.Dir(f.dir), files...); err != nil {
+		return nil, err
+	}
+	for _, kv := range f.overrides {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("-D %q: want key=value", kv)
+		}
+		c.Set(strings.TrimSpace(k), v)
+	}
+	return c, nil
+}
+
+func daemonLogger() zerolog.Logger {
+	return zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly}).With().Timestamp().Logger()
+}
+
+// untilSignal waits for SIGINT or SIGTERM.
+func untilSignal() os.Signal {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(ch)
+	return <-ch
+}
+
+func rmCommand() *cobra.Command {
+	var cf confFlags
+	cmd := &cobra.Command{
+		Use:   "rm",
+		Short: "Run the ResourceManager",
+		Long: `Run Loom's ResourceManager. It reads an existing Hadoop config dir
+(yarn-site.xml: yarn.resourcemanager.address and friends, NM liveness expiry,
+max attempts, min/max allocation) and Loom's own loom.* keys:
+
+  loom.scheduler.policy          carbyne (default), drf, tetris or sjf
+  loom.scheduler.p-altruism      P(Altruism), 0 to 1 (1)
+  loom.scheduler.leftover-order  efficiency-first or jct-first
+  loom.scheduler.leftover-cap    a job's holding from the leftover, in shares (2; 0 none)
+  loom.heartbeat.interval-ms     the NodeManagers' heartbeat interval
+  loom.queues                    queues, comma-separated (default)
+  loom.queue.<name>.weight       a queue's DRF weight (1)
+
+A broken or contradictory config is refused at start, naming the key.`,
+		Example: "  loom rm --conf-dir /etc/hadoop/conf\n  loom rm -D yarn.resourcemanager.hostname=127.0.0.1 -D loom.scheduler.p-altruism=0.5",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cf.load(server.Defaults, server.ConfFiles)
+			if err != nil {
+				return err
+			}
+			cfg, err := server.LoadConfig(c)
+			if err != nil {
+				return err
+			}
+			r, err := server.New(cfg, daemonLogger())
+			if err != nil {
+				return err
+			}
+			if err := r.Start(); err != nil {
+				return err
+			}
+			sig := untilSignal()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			fmt.Fprintf(os.Stderr, "loom rm: %v: stopping\n", sig)
+			return r.Stop(ctx)
+		},
+	}
+	cf.add(cmd)
+	return cmd
+}

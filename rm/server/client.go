@@ -1,0 +1,417 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loomrm/loom/altruism"
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/rm"
+	"github.com/loomrm/loom/rpc"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// clientService serves ApplicationClientProtocol.
+type clientService struct{ r *RM }
+
+var _ rpc.ApplicationClientServer = clientService{}
+
+func caller(ctx context.Context) string {
+	if ci, ok := rpc.CallFromContext(ctx); ok && ci.User != "" {
+		return ci.User
+	}
+	return "unknown"
+}
+
+func (s clientService) GetNewApplication(ctx context.Context, _ *pb.GetNewApplicationRequestProto) (*pb.GetNewApplicationResponseProto, error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nextApp++
+	r.reserved[r.nextApp] = true
+	return &pb.GetNewApplicationResponseProto{
+		ApplicationId:     &pb.ApplicationIdProto{Id: proto.Int32(r.nextApp), ClusterTimestamp: proto.Int64(r.clusterTS)},
+		MaximumCapability: rpc.ResourceFromVector(r.cfg.MaxAlloc)}, nil
+}
+
+// appByID finds an app, or gives YARN's ApplicationNotFoundException.
+func (r *RM) appByID(id *pb.ApplicationIdProto) (*appRec, error) {
+	if id == nil {
+		return nil, rpc.Errorf(rpc.ClassApplicationIDNotProvided, "ApplicationId is not provided")
+	}
+	if a, ok := r.apps[rm.AppID(id.GetId())]; ok && id.GetClusterTimestamp() == r.clusterTS {
+		return a, nil
+	}
+	return nil, rpc.Errorf(rpc.ClassApplicationNotFound, "Application with id '%s' doesn't exist in RM. Please check that the job submission was successful.", AppIDString(id))
+}
+
+// checkResource normalises a request to the minimum allocation and
+// refuses one that is negative or beyond the maximum, as YARN's
+// scheduler does.
+func (r *RM) checkResource(what string, v fairness.Vector) (fairness.Vector, error) {
+	for k := fairness.Kind(0); k < fairness.NumKinds; k++ {
+		if v[k] < 0 || math.IsNaN(v[k]) || math.IsInf(v[k], 0) {
+			return v, rpc.Errorf(rpc.ClassInvalidResourceRequest,
+				"Invalid resource request, requested resource type=[%s] < 0 or greater than maximum allowed allocation. Requested resource=%v, maximum allowed allocation=%v (%s)",
+				k, v, r.cfg.MaxAlloc, what)
+		}
+	}
+	if m := r.cfg.MinAlloc[fairness.Memory]; m > 0 {
+		v[fairness.Memory] = math.Max(m, math.Ceil(v[fairness.Memory]/m)*m)
+	}
+	v[fairness.VCores] = math.Max(v[fairness.VCores], r.cfg.MinAlloc[fairness.VCores])
+	for _, k := range []fairness.Kind{fairness.Memory, fairness.VCores} {
+		if v[k] > r.cfg.MaxAlloc[k] {
+			return v, rpc.Errorf(rpc.ClassInvalidResourceRequest,
+				"Invalid resource request, requested resource type=[%s] < 0 or greater than maximum allowed allocation. Requested resource=%v, maximum allowed allocation=%v (%s); raise yarn.scheduler.maximum-allocation-%s to allow it",
+				k, v, r.cfg.MaxAlloc, what, map[fairness.Kind]string{fairness.Memory: "mb", fairness.VCores: "vcores"}[k])
+		}
+	}
+	return v, nil
+}
+
+func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitApplicationRequestProto) (*pb.SubmitApplicationResponseProto, error) {
+	r := s.r
+	sc := req.GetApplicationSubmissionContext()
+	if sc == nil || sc.ApplicationId == nil {
+		return nil, rpc.Errorf(rpc.ClassApplicationIDNotProvided, "ApplicationId is not provided in the submission context")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id := sc.GetApplicationId()
+	if _, exists := r.apps[rm.AppID(id.GetId())]; exists && id.GetClusterTimestamp() == r.clusterTS {
+		return &pb.SubmitApplicationResponseProto{}, nil // YARN: a repeated submission succeeds
+	}
+	if id.GetClusterTimestamp() != r.clusterTS || !r.reserved[id.GetId()] {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Application id %s was not issued by this ResourceManager (cluster timestamp %d); call getNewApplication first",
+			AppIDString(id), r.clusterTS)
+	}
+	queue := sc.GetQueue()
+	if queue == "" {
+		queue = "default"
+	}
+	weight, ok := r.cfg.Queues[queue]
+	if !ok {
+		known := make([]string, 0, len(r.cfg.Queues))
+		for q := range r.cfg.Queues {
+			known = append(known, q)
+		}
+		slices.Sort(known)
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Application %s submitted by user %s to unknown queue: %s (queues: %s; add it to loom.queues)",
+			AppIDString(id), caller(ctx), queue, strings.Join(known, ", "))
+	}
+	if sc.GetAmContainerSpec() == nil {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Application %s has no AM container spec (am_container_spec)", AppIDString(id))
+	}
+	amRes, err := rpc.VectorFromResource(sc.GetResource())
+	if err != nil {
+		return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "AM resource of %s: %v", AppIDString(id), err)
+	}
+	if amRes, err = r.checkResource("the AM container of "+AppIDString(id), amRes); err != nil {
+		return nil, err
+	}
+	if sc.Priority != nil {
+		sc.Priority = proto.Clone(sc.Priority).(*pb.PriorityProto)
+	}
+	delete(r.reserved, id.GetId())
+	a := &appRec{id: rm.AppID(id.GetId()), yid: id, ctx: sc, user: caller(ctx), queue: queue,
+		state: pb.YarnApplicationStateProto_SUBMITTED, final: pb.FinalApplicationStatusProto_APP_UNDEFINED,
+		submitted: time.Now(), amResource: amRes, nodesUsed: map[*nodeRec]bool{}}
+	if err := r.step(rm.AppAdded{App: a.id, Queue: queue, Weight: weight}); err != nil {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "%v", err)
+	}
+	r.apps[a.id] = a
+	r.appOrder = append(r.appOrder, a)
+	r.newAttempt(a)
+	r.log.Info().Str("app", AppIDString(id)).Str("user", a.user).Str("queue", queue).Str("name", sc.GetApplicationName()).Msg("submitted")
+	return &pb.SubmitApplicationResponseProto{}, nil
+}
+
+func (s clientService) GetApplicationReport(ctx context.Context, req *pb.GetApplicationReportRequestProto) (*pb.GetApplicationReportResponseProto, error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, err := r.appByID(req.GetApplicationId())
+	if err != nil {
+		return nil, err
+	}
+	return &pb.GetApplicationReportResponseProto{ApplicationReport: r.report(a)}, nil
+}
+
+func millis(t time.Time) *int64 {
+	if t.IsZero() {
+		return proto.Int64(0)
+	}
+	return proto.Int64(t.UnixMilli())
+}
+
+func (r *RM) report(a *appRec) *pb.ApplicationReportProto {
+	at := a.current()
+	rep := &pb.ApplicationReportProto{ApplicationId: a.yid, User: proto.String(a.user), Queue: proto.String(a.queue),
+		Name: proto.String(a.ctx.GetApplicationName()), Host: proto.String("N/A"), RpcPort: proto.Int32(-1),
+		YarnApplicationState: a.state.Enum(), Diagnostics: proto.String(a.diagnostics),
+		StartTime: millis(a.submitted), FinishTime: millis(a.finished), FinalApplicationStatus: a.final.Enum(),
+		Progress: proto.Float32(a.progress), ApplicationType: proto.String(appType(a)),
+		ApplicationTags: a.ctx.GetApplicationTags(), Priority: a.ctx.GetPriority()}
+	if at != nil {
+		rep.CurrentApplicationAttemptId = at.yid
+		if at.registered {
+			rep.Host, rep.RpcPort = proto.String(at.host), proto.Int32(at.rpcPort)
+			rep.TrackingUrl, rep.OriginalTrackingUrl = proto.String(at.trackingURL), proto.String(at.trackingURL)
+		}
+	}
+	if a.done() {
+		rep.Progress = proto.Float32(1)
+	}
+	usage, _ := r.core.Usage(a.id)
+	n := 0
+	for _, cr := range r.conts {
+		if cr.app == a && cr.state != pb.ContainerStateProto_C_COMPLETE {
+			n++
+		}
+	}
+	rep.AppResource_Usage = &pb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(int32(n)),
+		UsedResources: rpc.ResourceFromVector(usage)}
+	return rep
+}
+
+func appType(a *appRec) string {
+	if t := a.ctx.GetApplicationType(); t != "" {
+		return t
+	}
+	return defaultAppType
+}
+
+func (s clientService) GetApplications(ctx context.Context, req *pb.GetApplicationsRequestProto) (*pb.GetApplicationsResponseProto, error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	in := func(list []string, v string, fold bool) bool {
+		if len(list) == 0 {
+			return true
+		}
+		for _, x := range list {
+			if x == v || fold && strings.EqualFold(x, v) {
+				return true
+			}
+		}
+		return false
+	}
+	resp := &pb.GetApplicationsResponseProto{}
+	for _, a := range r.appOrder {
+		if !in(req.GetApplicationTypes(), appType(a), true) || !in(req.GetUsers(), a.user, false) || !in(req.GetQueues(), a.queue, false) {
+			continue
+		}
+		if st := req.GetApplicationStates(); len(st) > 0 && !slices.Contains(st, a.state) {
+			continue
+		}
+		sub := a.submitted.UnixMilli()
+		if req.StartBegin != nil && sub < req.GetStartBegin() || req.StartEnd != nil && sub > req.GetStartEnd() {
+			continue
+		}
+		fin := a.finished.UnixMilli()
+		if req.FinishBegin != nil && (a.finished.IsZero() || fin < req.GetFinishBegin()) ||
+			req.FinishEnd != nil && (a.finished.IsZero() || fin > req.GetFinishEnd()) {
+			continue
+		}
+		resp.Applications = append(resp.Applications, r.report(a))
+		if req.Limit != nil && req.GetLimit() > 0 && int64(len(resp.Applications)) >= req.GetLimit() {
+			break
+		}
+	}
+	return resp, nil
+}
+
+func (s clientService) ForceKillApplication(ctx context.Context, req *pb.KillApplicationRequestProto) (*pb.KillApplicationResponseProto, error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, err := r.appByID(req.GetApplicationId())
+	if err != nil {
+		return nil, err
+	}
+	if !a.done() {
+		diag := fmt.Sprintf("Application %s was killed by user %s", AppIDString(a.yid), caller(ctx))
+		if d := req.GetDiagnostics(); d != "" {
+			diag += ": " + d
+		}
+		r.finishApp(a, pb.YarnApplicationStateProto_KILLED, pb.FinalApplicationStatusProto_APP_KILLED, diag)
+	}
+	return &pb.KillApplicationResponseProto{IsKillCompleted: proto.Bool(true)}, nil
+}
+
+func (s clientService) GetClusterMetrics(ctx context.Context, _ *pb.GetClusterMetricsRequestProto) (*pb.GetClusterMetricsResponseProto, error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var active, lost int32
+	for _, n := range r.nodeByID {
+		switch {
+		case n == nil:
+		case n.state == pb.NodeStateProto_NS_RUNNING:
+			active++
+		case n.state == pb.NodeStateProto_NS_LOST:
+			lost++
+		}
+	}
+	return &pb.GetClusterMetricsResponseProto{ClusterMetrics: &pb.YarnClusterMetricsProto{NumNodeManagers: proto.Int32(active),
+		NumActiveNms: proto.Int32(active), NumLostNms: proto.Int32(lost), NumDecommissionedNms: proto.Int32(0),
+		NumUnhealthyNms: proto.Int32(0), NumRebootedNms: proto.Int32(0)}}, nil
+}
+
+func (s clientService) GetClusterNodes(ctx context.Context, req *pb.GetClusterNodesRequestProto) (*pb.GetClusterNodesResponseProto, error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	resp := &pb.GetClusterNodesResponseProto{}
+	for _, n := range r.nodeByID {
+		if n == nil || len(req.GetNodeStates()) > 0 && !slices.Contains(req.GetNodeStates(), n.state) ||
+			len(req.GetNodeStates()) == 0 && n.state != pb.NodeStateProto_NS_RUNNING {
+			continue
+		}
+		resp.NodeReports = append(resp.NodeReports, r.nodeReport(n))
+	}
+	return resp, nil
+}
+
+func (r *RM) nodeReport(n *nodeRec) *pb.NodeReportProto {
+	var used fairness.Vector
+	for _, cr := range n.conts {
+		used = used.Add(cr.c.Resource)
+	}
+	return &pb.NodeReportProto{NodeId: n.yid, HttpAddress: proto.String(fmt.Sprintf("%s:%d", n.yid.GetHost(), n.httpPort)),
+		RackName: proto.String("/default-rack"), Used: rpc.ResourceFromVector(used), Capability: rpc.ResourceFromVector(n.capacity),
+		NumContainers: proto.Int32(int32(len(n.conts))), NodeState: n.state.Enum(), HealthReport: proto.String(""),
+		LastHealthReportTime: millis(n.lastSeen)}
+}
+
+func (s clientService) GetApplicationAttempts(ctx context.Context, req *pb.GetApplicationAttemptsRequestProto) (*pb.GetApplicationAttemptsResponseProto, error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, err := r.appByID(req.GetApplicationId())
+	if err != nil {
+		return nil, err
+	}
+	resp := &pb.GetApplicationAttemptsResponseProto{}
+	for _, at := range a.attempts {
+		rep := &pb.ApplicationAttemptReportProto{ApplicationAttemptId: at.yid, Host: proto.String(at.host), RpcPort: proto.Int32(at.rpcPort),
+			TrackingUrl: proto.String(at.trackingURL), Diagnostics: proto.String(at.diagnostics),
+			YarnApplicationAttemptState: at.state.Enum(), StartTime: millis(at.started)}
+		if cr, ok := r.conts[at.amContainer]; ok {
+			rep.AmContainerId = cr.yid
+		}
+		resp.ApplicationAttempts = append(resp.ApplicationAttempts, rep)
+	}
+	return resp, nil
+}
+
+func (s clientService) GetContainers(ctx context.Context, req *pb.GetContainersRequestProto) (*pb.GetContainersResponseProto, error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	want := req.GetApplicationAttemptId()
+	a, err := r.appByID(want.GetApplicationId())
+	if err != nil {
+		return nil, err
+	}
+	if want.GetAttemptId() < 1 || int(want.GetAttemptId()) > len(a.attempts) {
+		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", AttemptIDString(want))
+	}
+	at := a.attempts[want.GetAttemptId()-1]
+	resp := &pb.GetContainersResponseProto{}
+	ids := make([]rm.ContainerID, 0)
+	for id, cr := range r.conts {
+		if cr.attempt == at {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		cr := r.conts[id]
+		resp.Containers = append(resp.Containers, &pb.ContainerReportProto{ContainerId: cr.yid, Resource: rpc.ResourceFromVector(cr.c.Resource),
+			NodeId: cr.node.yid, Priority: &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))},
+			CreationTime: millis(cr.created), FinishTime: millis(cr.finished), DiagnosticsInfo: proto.String(cr.diag),
+			ContainerExitStatus: proto.Int32(cr.exit), ContainerState: cr.state.Enum(),
+			ExecutionType: pb.ExecutionTypeProto_GUARANTEED.Enum()})
+	}
+	return resp, nil
+}
+
+func (s clientService) GetQueueInfo(ctx context.Context, req *pb.GetQueueInfoRequestProto) (*pb.GetQueueInfoResponseProto, error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	name := req.GetQueueName()
+	var total float64
+	for _, w := range r.cfg.Queues {
+		total += w
+	}
+	info := func(q string) *pb.QueueInfoProto {
+		qi := &pb.QueueInfoProto{QueueName: proto.String(q), Capacity: proto.Float32(float32(r.cfg.Queues[q] / total)),
+			MaximumCapacity: proto.Float32(1), State: pb.QueueStateProto_Q_RUNNING.Enum(), QueuePath: proto.String("root." + q)}
+		var used fairness.Vector
+		for _, a := range r.appOrder {
+			if a.queue != q {
+				continue
+			}
+			u, _ := r.core.Usage(a.id)
+			used = used.Add(u)
+			if req.GetIncludeApplications() {
+				qi.Applications = append(qi.Applications, r.report(a))
+			}
+		}
+		if capacity := r.core.Capacity(); !capacity.IsZero() {
+			qi.CurrentCapacity = proto.Float32(float32(used.DominantShare(capacity)))
+		}
+		return qi
+	}
+	if name == "root" || name == "" {
+		root := &pb.QueueInfoProto{QueueName: proto.String("root"), Capacity: proto.Float32(1), MaximumCapacity: proto.Float32(1),
+			State: pb.QueueStateProto_Q_RUNNING.Enum(), QueuePath: proto.String("root")}
+		if req.GetIncludeChildQueues() {
+			qs := make([]string, 0, len(r.cfg.Queues))
+			for q := range r.cfg.Queues {
+				qs = append(qs, q)
+			}
+			slices.Sort(qs)
+			for _, q := range qs {
+				root.ChildQueues = append(root.ChildQueues, info(q))
+			}
+		}
+		return &pb.GetQueueInfoResponseProto{QueueInfo: root}, nil
+	}
+	name = strings.TrimPrefix(name, "root.")
+	if _, ok := r.cfg.Queues[name]; !ok {
+		return nil, rpc.Errorf("java.io.IOException", "Unknown queue: %s", req.GetQueueName())
+	}
+	return &pb.GetQueueInfoResponseProto{QueueInfo: info(name)}, nil
+}
+
+func sortAsks(asks []rm.Ask) {
+	slices.SortFunc(asks, func(x, y rm.Ask) int {
+		if x.Priority != y.Priority {
+			return x.Priority - y.Priority
+		}
+		if x.Kind != y.Kind {
+			return int(x.Kind) - int(y.Kind)
+		}
+		for k := range x.Demand {
+			if x.Demand[k] != y.Demand[k] {
+				if x.Demand[k] < y.Demand[k] {
+					return -1
+				}
+				return 1
+			}
+		}
+		return 0
+	})
+}
+
+var _ = altruism.Default

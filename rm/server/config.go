@@ -1,0 +1,214 @@
+// Package server is the ResourceManager daemon: it serves YARN's client,
+// AM and node protocols over Hadoop IPC and feeds the rm core from them
+// with a real clock. All scheduling decisions are the core's; this
+// package keeps YARN's application, attempt, container and node records
+// around it, and launches AMs on NodeManagers.
+package server
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/loomrm/loom/altruism"
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/internal/hadoopconf"
+	"github.com/loomrm/loom/rm"
+)
+
+// Defaults are YARN's, for the keys Loom reads, and Loom's own.
+var Defaults = map[string]string{
+	"yarn.resourcemanager.hostname":                           "0.0.0.0",
+	"yarn.resourcemanager.address":                            "${yarn.resourcemanager.hostname}:8032",
+	"yarn.resourcemanager.scheduler.address":                  "${yarn.resourcemanager.hostname}:8030",
+	"yarn.resourcemanager.resource-tracker.address":           "${yarn.resourcemanager.hostname}:8031",
+	"yarn.resourcemanager.webapp.address":                     "${yarn.resourcemanager.hostname}:8088",
+	"yarn.nm.liveness-monitor.expiry-interval-ms":             "600000",
+	"yarn.am.liveness-monitor.expiry-interval-ms":             "600000",
+	"yarn.resourcemanager.am.max-attempts":                    "2",
+	"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "1000",
+	"yarn.scheduler.minimum-allocation-mb":                    "1024",
+	"yarn.scheduler.maximum-allocation-mb":                    "8192",
+	"yarn.scheduler.minimum-allocation-vcores":                "1",
+	"yarn.scheduler.maximum-allocation-vcores":                "4",
+	"yarn.acl.enable":                                         "false",
+	"yarn.admin.acl":                                          "*",
+
+	"loom.scheduler.policy":         "carbyne",
+	"loom.scheduler.p-altruism":     "1",
+	"loom.scheduler.leftover-order": "efficiency-first",
+	"loom.scheduler.leftover-cap":   "2",
+	"loom.heartbeat.interval-ms":    "${yarn.resourcemanager.nodemanagers.heartbeat-interval-ms}",
+	"loom.queues":                   "default",
+}
+
+// ConfFiles are the files read from the config dir, in order.
+var ConfFiles = []string{"core-site.xml", "yarn-site.xml", "loom-site.xml"}
+
+// Config is the RM's configuration, checked.
+type Config struct {
+	ClientAddr, SchedulerAddr, TrackerAddr, WebAddr string
+
+	NMExpiry          time.Duration
+	AMExpiry          time.Duration
+	HeartbeatInterval time.Duration
+	MaxAttempts       int
+	MinAlloc          fairness.Vector
+	MaxAlloc          fairness.Vector
+
+	Policy        string
+	PAltruism     float64
+	LeftoverOrder altruism.LeftoverOrder
+	LeftoverCap   float64
+	// Queues maps each queue to its weight.
+	Queues map[string]float64
+}
+
+// LoadConfig reads and checks the RM's keys. Every error names the key.
+func LoadConfig(c *hadoopconf.Conf) (Config, error) {
+	var cfg Config
+	var errs []error
+	addr := func(key string) string {
+		a, err := c.Addr(key)
+		errs = append(errs, err)
+		return a
+	}
+	positive := func(key string) time.Duration {
+		d, err := c.PositiveMillis(key)
+		errs = append(errs, err)
+		return d
+	}
+	integer := func(key string, min int64) int64 {
+		n, err := c.Int(key)
+		if err == nil && n < min {
+			err = c.Errorf(key, "%d is below the minimum of %d", n, min)
+		}
+		errs = append(errs, err)
+		return n
+	}
+	cfg.ClientAddr = addr("yarn.resourcemanager.address")
+	cfg.SchedulerAddr = addr("yarn.resourcemanager.scheduler.address")
+	cfg.TrackerAddr = addr("yarn.resourcemanager.resource-tracker.address")
+	cfg.WebAddr = addr("yarn.resourcemanager.webapp.address")
+	cfg.NMExpiry = positive("yarn.nm.liveness-monitor.expiry-interval-ms")
+	cfg.AMExpiry = positive("yarn.am.liveness-monitor.expiry-interval-ms")
+	cfg.HeartbeatInterval = positive("loom.heartbeat.interval-ms")
+	cfg.MaxAttempts = int(integer("yarn.resourcemanager.am.max-attempts", 1))
+	cfg.MinAlloc = fairness.New(float64(integer("yarn.scheduler.minimum-allocation-mb", 0)),
+		float64(integer("yarn.scheduler.minimum-allocation-vcores", 0)))
+	cfg.MaxAlloc = fairness.New(float64(integer("yarn.scheduler.maximum-allocation-mb", 1)),
+		float64(integer("yarn.scheduler.maximum-allocation-vcores", 1)))
+	if err := firstError(errs); err != nil {
+		return cfg, err
+	}
+	// Contradictions across keys.
+	for _, k := range []struct {
+		kind     fairness.Kind
+		min, max string
+	}{
+		{fairness.Memory, "yarn.scheduler.minimum-allocation-mb", "yarn.scheduler.maximum-allocation-mb"},
+		{fairness.VCores, "yarn.scheduler.minimum-allocation-vcores", "yarn.scheduler.maximum-allocation-vcores"},
+	} {
+		if cfg.MinAlloc[k.kind] > cfg.MaxAlloc[k.kind] {
+			return cfg, c.Errorf(k.min, "%v is above %s = %v", cfg.MinAlloc[k.kind], k.max, cfg.MaxAlloc[k.kind])
+		}
+	}
+	if cfg.NMExpiry <= cfg.HeartbeatInterval {
+		return cfg, c.Errorf("yarn.nm.liveness-monitor.expiry-interval-ms",
+			"%v is not longer than the heartbeat interval %v: every node would be lost", cfg.NMExpiry, cfg.HeartbeatInterval)
+	}
+
+	var err error
+	if cfg.Policy, err = c.String("loom.scheduler.policy"); err != nil {
+		return cfg, err
+	}
+	order, err := c.String("loom.scheduler.leftover-order")
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.LeftoverOrder, err = altruism.ParseLeftoverOrder(order); err != nil {
+		return cfg, c.Errorf("loom.scheduler.leftover-order", "%v", err)
+	}
+	if _, err := rm.ParsePolicy(cfg.Policy, cfg.LeftoverOrder); err != nil {
+		return cfg, c.Errorf("loom.scheduler.policy", "%v", err)
+	}
+	if cfg.PAltruism, err = c.Float("loom.scheduler.p-altruism"); err != nil {
+		return cfg, err
+	}
+	if !(cfg.PAltruism >= 0 && cfg.PAltruism <= 1) {
+		return cfg, c.Errorf("loom.scheduler.p-altruism", "%v is not between 0 and 1", cfg.PAltruism)
+	}
+	if cfg.LeftoverCap, err = c.Float("loom.scheduler.leftover-cap"); err != nil {
+		return cfg, err
+	}
+	if cfg.LeftoverCap < 0 {
+		return cfg, c.Errorf("loom.scheduler.leftover-cap", "%v is negative (0 means no cap)", cfg.LeftoverCap)
+	}
+	cfg.Queues, err = queues(c)
+	return cfg, err
+}
+
+// queues reads loom.queues and each loom.queue.<name>.weight (1 by
+// default). A weight for a queue not listed is a mistake worth refusing.
+func queues(c *hadoopconf.Conf) (map[string]float64, error) {
+	list, err := c.String("loom.queues")
+	if err != nil {
+		return nil, err
+	}
+	qs := map[string]float64{}
+	for _, q := range strings.Split(list, ",") {
+		q = strings.TrimSpace(q)
+		if q == "" {
+			continue
+		}
+		if _, dup := qs[q]; dup {
+			return nil, c.Errorf("loom.queues", "queue %q is listed twice", q)
+		}
+		qs[q] = 1
+	}
+	if len(qs) == 0 {
+		return nil, c.Errorf("loom.queues", "no queues")
+	}
+	keys := c.Keys("loom.queue.")
+	slices.Sort(keys)
+	for _, k := range keys {
+		name, ok := strings.CutSuffix(strings.TrimPrefix(k, "loom.queue."), ".weight")
+		if !ok {
+			return nil, c.Errorf(k, "unknown key (queues take only loom.queue.<name>.weight)")
+		}
+		if _, listed := qs[name]; !listed {
+			return nil, c.Errorf(k, "queue %q is not in loom.queues", name)
+		}
+		w, err := c.Float(k)
+		if err != nil {
+			return nil, err
+		}
+		if !(w > 0) {
+			return nil, c.Errorf(k, "weight %v must be positive", w)
+		}
+		qs[name] = w
+	}
+	return qs, nil
+}
+
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// NodePolicy builds the core's node pass from the config.
+func (cfg Config) NodePolicy() (rm.Policy, error) {
+	if cfg.Policy == "carbyne" && cfg.LeftoverCap > 0 {
+		return rm.CarbyneCapped(cfg.LeftoverOrder, cfg.LeftoverCap), nil
+	}
+	p, err := rm.ParsePolicy(cfg.Policy, cfg.LeftoverOrder)
+	if err != nil {
+		return nil, fmt.Errorf("loom.scheduler.policy: %w", err)
+	}
+	return p, nil
+}

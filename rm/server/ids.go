@@ -1,0 +1,61 @@
+package server
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// YARN's string forms of its ids, as `yarn application` prints them.
+
+// AppIDString is application_<cluster timestamp>_<id, 4 digits at least>.
+func AppIDString(id *pb.ApplicationIdProto) string {
+	return fmt.Sprintf("application_%d_%04d", id.GetClusterTimestamp(), id.GetId())
+}
+
+// AttemptIDString is appattempt_<ts>_<app>_<attempt, 6 digits>.
+func AttemptIDString(id *pb.ApplicationAttemptIdProto) string {
+	a := id.GetApplicationId()
+	return fmt.Sprintf("appattempt_%d_%04d_%06d", a.GetClusterTimestamp(), a.GetId(), id.GetAttemptId())
+}
+
+// ContainerIDString is container_<ts>_<app>_<attempt, 2 digits>_<id, 6 digits>.
+func ContainerIDString(id *pb.ContainerIdProto) string {
+	att := id.GetAppAttemptId()
+	a := att.GetApplicationId()
+	return fmt.Sprintf("container_%d_%04d_%02d_%06d", a.GetClusterTimestamp(), a.GetId(), att.GetAttemptId(), id.GetId())
+}
+
+// ParseAttemptID reads appattempt_<ts>_<app>_<attempt>.
+func ParseAttemptID(s string) (*pb.ApplicationAttemptIdProto, error) {
+	parts := strings.Split(s, "_")
+	if len(parts) != 4 || parts[0] != "appattempt" {
+		return nil, fmt.Errorf("%q is not an application attempt id (appattempt_<cluster>_<app>_<attempt>)", s)
+	}
+	ts, err1 := strconv.ParseInt(parts[1], 10, 64)
+	app, err2 := strconv.ParseInt(parts[2], 10, 32)
+	att, err3 := strconv.ParseInt(parts[3], 10, 32)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return nil, fmt.Errorf("%q is not an application attempt id (appattempt_<cluster>_<app>_<attempt>)", s)
+	}
+	return &pb.ApplicationAttemptIdProto{ApplicationId: &pb.ApplicationIdProto{Id: proto.Int32(int32(app)),
+		ClusterTimestamp: proto.Int64(ts)}, AttemptId: proto.Int32(int32(att))}, nil
+}
+
+// ParseAppID reads application_<ts>_<app>.
+func ParseAppID(s string) (*pb.ApplicationIdProto, error) {
+	parts := strings.Split(s, "_")
+	if len(parts) != 3 || parts[0] != "application" {
+		return nil, fmt.Errorf("%q is not an application id (application_<cluster>_<app>)", s)
+	}
+	ts, err1 := strconv.ParseInt(parts[1], 10, 64)
+	app, err2 := strconv.ParseInt(parts[2], 10, 32)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("%q is not an application id (application_<cluster>_<app>)", s)
+	}
+	return &pb.ApplicationIdProto{Id: proto.Int32(int32(app)), ClusterTimestamp: proto.Int64(ts)}, nil
+}

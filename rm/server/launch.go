@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/hadooppb"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// Environment the RM gives every AM, as YARN's AM launcher does, plus
+// Loom's: where the scheduler is, so an AM needs no yarn-site.xml.
+const (
+	EnvContainerID      = "CONTAINER_ID"
+	EnvAppSubmitTime    = "APP_SUBMIT_TIME_ENV"
+	EnvMaxAppAttempts   = "MAX_APP_ATTEMPTS"
+	EnvHadoopUser       = "HADOOP_USER_NAME"
+	EnvSchedulerAddress = "LOOM_SCHEDULER_ADDRESS"
+	EnvAppSubmitter     = "LOOM_APP_SUBMITTER"
+)
+
+// containerToken is the token an NM checks before it starts a container:
+// YARN's ContainerTokenIdentifierProto, naming the container, its node,
+// submitter and resource. (Its password, the RM's signature, comes with
+// the security issue.)
+func (r *RM) containerToken(cr *contRec) *hadooppb.TokenProto {
+	id := &pb.ContainerTokenIdentifierProto{ContainerId: cr.yid, NmHostAddr: proto.String(cr.node.key),
+		AppSubmitter: proto.String(cr.app.user), Resource: rpc.ResourceFromVector(cr.c.Resource),
+		ExpiryTimeStamp: proto.Int64(time.Now().Add(10 * time.Minute).UnixMilli()), RmIdentifier: proto.Int64(r.clusterTS),
+		Priority: &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))}, CreationTime: millis(cr.created)}
+	if cr.isAM {
+		id.ContainerType = pb.ContainerTypeProto_APPLICATION_MASTER.Enum()
+	} else {
+		id.ContainerType = pb.ContainerTypeProto_TASK.Enum()
+	}
+	b, _ := proto.Marshal(id)
+	return &hadooppb.TokenProto{Identifier: b, Password: []byte{}, Kind: proto.String("ContainerToken"),
+		Service: proto.String(cr.node.key)}
+}
+
+// launchRequest builds the AM's start request. Callers hold mu.
+func (r *RM) launchRequest(cr *contRec) *pb.StartContainersRequestProto {
+	a := cr.app
+	clc := proto.Clone(a.ctx.GetAmContainerSpec()).(*pb.ContainerLaunchContextProto)
+	env := map[string]string{
+		EnvContainerID:      ContainerIDString(cr.yid),
+		EnvAppSubmitTime:    strconv.FormatInt(a.submitted.UnixMilli(), 10),
+		EnvMaxAppAttempts:   strconv.Itoa(r.cfg.MaxAttempts),
+		EnvHadoopUser:       AttemptIDString(cr.attempt.yid),
+		EnvSchedulerAddress: advertised(r.Addr("scheduler")),
+		EnvAppSubmitter:     a.user,
+	}
+	for i, kv := range clc.Environment {
+		if v, ok := env[kv.GetKey()]; ok {
+			clc.Environment[i] = &pb.StringStringMapProto{Key: kv.Key, Value: proto.String(v)}
+			delete(env, kv.GetKey())
+		}
+	}
+	for _, k := range []string{EnvContainerID, EnvAppSubmitTime, EnvMaxAppAttempts, EnvHadoopUser, EnvSchedulerAddress, EnvAppSubmitter} {
+		if v, ok := env[k]; ok {
+			clc.Environment = append(clc.Environment, &pb.StringStringMapProto{Key: proto.String(k), Value: proto.String(v)})
+		}
+	}
+	return &pb.StartContainersRequestProto{StartContainerRequest: []*pb.StartContainerRequestProto{{
+		ContainerLaunchContext: clc, ContainerToken: r.containerToken(cr)}}}
+}
+
+// launchAM starts the AM container on its NM through
+// ContainerManagementProtocol, outside the lock; a failure fails the
+// attempt.
+func (r *RM) launchAM(cr *contRec, req *pb.StartContainersRequestProto) {
+	defer r.launches.Done()
+	r.mu.Lock()
+	n := cr.node
+	if n.cm == nil {
+		n.cm = rpc.NewClient(n.key, r.nmOpts)
+	}
+	cm := rpc.ContainerManagementClient{C: n.cm}
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	resp, err := cm.StartContainers(ctx, req)
+	if err == nil && len(resp.GetFailedRequests()) > 0 {
+		f := resp.GetFailedRequests()[0].GetException()
+		err = fmt.Errorf("%s: %s", f.GetClassName(), f.GetMessage())
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.log.Warn().Err(err).Str("container", ContainerIDString(cr.yid)).Str("node", n.key).Msg("AM launch failed")
+		r.containerEnded(cr.c.ID, ExitAborted, fmt.Sprintf("Could not launch the AM on %s: %v", n.key, err), true)
+		return
+	}
+	if cr.attempt.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED {
+		cr.attempt.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED
+	}
+	r.log.Info().Str("container", ContainerIDString(cr.yid)).Str("node", n.key).Msg("AM launched")
+}

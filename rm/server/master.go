@@ -1,0 +1,198 @@
+package server
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/rm"
+	"github.com/loomrm/loom/rpc"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// masterService serves ApplicationMasterProtocol.
+type masterService struct{ r *RM }
+
+var _ rpc.ApplicationMasterServer = masterService{}
+
+// attemptOf finds the attempt an AM call belongs to. In YARN the AMRM
+// token names the attempt; Loom, with SIMPLE auth, launches each AM with
+// HADOOP_USER_NAME set to its attempt id, so the connection's user names
+// it, as the token's user would.
+func (r *RM) attemptOf(ctx context.Context) (*appRec, *attemptRec, error) {
+	user := caller(ctx)
+	id, err := ParseAttemptID(user)
+	if err != nil {
+		return nil, nil, rpc.Errorf(rpc.ClassAccessControl,
+			"the caller %q is not an application attempt: an AM must run with HADOOP_USER_NAME set to its attempt id, as the RM sets it at launch (%v)", user, err)
+	}
+	a, err := r.appByID(id.GetApplicationId())
+	if err != nil {
+		return nil, nil, err
+	}
+	at := a.current()
+	if at == nil || at.n != id.GetAttemptId() {
+		return nil, nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound,
+			"%s is not the current attempt of %s", user, AppIDString(a.yid))
+	}
+	if a.done() {
+		return nil, nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound,
+			"%s has finished (%s): its AM may not call the scheduler", AppIDString(a.yid), a.state)
+	}
+	return a, at, nil
+}
+
+func (s masterService) RegisterApplicationMaster(ctx context.Context, req *pb.RegisterApplicationMasterRequestProto) (*pb.RegisterApplicationMasterResponseProto, error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, at, err := r.attemptOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	at.registered = true
+	at.lastSeen = time.Now()
+	at.host, at.rpcPort, at.trackingURL = req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl()
+	at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING
+	a.state = pb.YarnApplicationStateProto_RUNNING
+	r.log.Info().Str("attempt", AttemptIDString(at.yid)).Str("host", at.host).Msg("AM registered")
+	return &pb.RegisterApplicationMasterResponseProto{MaximumCapability: rpc.ResourceFromVector(r.cfg.MaxAlloc),
+		Queue:                          proto.String(a.queue),
+		SchedulerResourceTypes:         []pb.SchedulerResourceTypes{pb.SchedulerResourceTypes_MEMORY, pb.SchedulerResourceTypes_CPU},
+		ContainersFromPreviousAttempts: nil}, nil
+}
+
+func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, at, err := r.attemptOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !at.registered {
+		return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered,
+			"AM is not registered for known application attempt: %s or RM had restarted after AM registered. AM should re-register.", AttemptIDString(at.yid))
+	}
+	at.lastSeen = time.Now()
+	// YARN's response ids: the same id again means the last reply was
+	// lost, so it is sent again; anything else out of step is refused.
+	if last := a.lastResp; last != nil {
+		switch req.GetResponseId() {
+		case last.GetResponseId():
+		case last.GetResponseId() - 1:
+			return last, nil
+		default:
+			return nil, rpc.Errorf(rpc.ClassInvalidApplicationMasterRequest,
+				"Invalid responseId in AllocateRequest from application attempt: %s, expect responseId to be %d, but get %d",
+				AttemptIDString(at.yid), last.GetResponseId(), req.GetResponseId())
+		}
+	}
+	// Check every ask before changing anything: a bad one fails the call.
+	next := map[askKey]int{}
+	for k, n := range a.asks {
+		next[k] = n
+	}
+	work, critical := a.work, a.critical
+	for _, rr := range req.GetAsk() {
+		if name := rr.GetResourceName(); name != "*" && name != "" {
+			continue // node and rack asks: Loom places by packing, not locality
+		}
+		d, err := rpc.AskDemand(rr)
+		if err != nil {
+			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "%v", err)
+		}
+		if d, err = r.checkResource("an ask of "+AttemptIDString(at.yid), d); err != nil {
+			return nil, err
+		}
+		n := rr.GetNumContainers()
+		if n < 0 {
+			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, num_containers %d is negative", n)
+		}
+		next[askKey{priority: int(rr.GetPriority().GetPriority()), demand: d, kind: rpc.AskKind(rr)}] = int(n)
+		if rr.LoomRemainingWork != nil {
+			if w := rr.GetLoomRemainingWork(); w >= 0 && !math.IsInf(w, 0) && !math.IsNaN(w) {
+				work = w
+			}
+		}
+		if rr.LoomCriticalPathMs != nil && rr.GetLoomCriticalPathMs() >= 0 {
+			critical = time.Duration(rr.GetLoomCriticalPathMs()) * time.Millisecond
+		}
+	}
+	for _, id := range req.GetRelease() {
+		cr, ok := r.conts[rm.ContainerID(id.GetId())]
+		if !ok || cr.app != a || cr.state == pb.ContainerStateProto_C_COMPLETE {
+			continue // YARN ignores releases of unknown or finished containers
+		}
+		cr.node.cleanup = append(cr.node.cleanup, cr.yid)
+		r.containerEnded(cr.c.ID, ExitAborted, "Container released by application", true)
+	}
+	if req.Progress != nil {
+		if p := req.GetProgress(); p >= 0 && p <= 1 {
+			a.progress = p
+		}
+	}
+	changed := len(next) != len(a.asks) || work != a.work || critical != a.critical
+	for k, n := range next {
+		if a.asks[k] != n {
+			changed = true
+		}
+	}
+	if changed {
+		a.asks, a.work, a.critical = next, work, critical
+		r.pushAsks(a)
+	}
+	share, _ := r.core.Share(a.id)
+	usage, _ := r.core.Usage(a.id)
+	capacity, used := r.core.Capacity(), r.core.Used()
+	live := 0
+	for _, n := range r.nodeByID {
+		if n != nil && n.state == pb.NodeStateProto_NS_RUNNING {
+			live++
+		}
+	}
+	resp := &pb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1),
+		AllocatedContainers: a.newConts, CompletedContainerStatuses: a.completed,
+		Limit:           rpc.ResourceFromVector(share.Sub(usage).ClampZero()),
+		NumClusterNodes: proto.Int32(int32(live)),
+		LoomShare:       rpc.ResourceFromVector(share), LoomPAltruism: proto.Float64(r.core.PAltruism()),
+		LoomLeftover: rpc.ResourceFromVector(capacity.Sub(used).ClampZero())}
+	a.newConts, a.completed = nil, nil
+	a.lastResp = resp
+	return resp, nil
+}
+
+func (s masterService) FinishApplicationMaster(ctx context.Context, req *pb.FinishApplicationMasterRequestProto) (*pb.FinishApplicationMasterResponseProto, error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, at, err := r.attemptOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !at.registered {
+		return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered,
+			"Application Master is trying to unregister before registering for: %s", AttemptIDString(at.yid))
+	}
+	final := req.GetFinalApplicationStatus()
+	state := pb.YarnApplicationStateProto_FINISHED
+	switch final {
+	case pb.FinalApplicationStatusProto_APP_FAILED:
+		state = pb.YarnApplicationStateProto_FAILED
+	case pb.FinalApplicationStatusProto_APP_KILLED:
+		state = pb.YarnApplicationStateProto_KILLED
+	case pb.FinalApplicationStatusProto_APP_UNDEFINED:
+		final = pb.FinalApplicationStatusProto_APP_SUCCEEDED
+	}
+	if u := req.GetTrackingUrl(); u != "" {
+		at.trackingURL = u
+	}
+	at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
+	r.finishApp(a, state, final, req.GetDiagnostics())
+	return &pb.FinishApplicationMasterResponseProto{IsUnregistered: proto.Bool(true)}, nil
+}
+
+var _ = fairness.Memory

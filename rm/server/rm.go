@@ -1,0 +1,481 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loomrm/loom/altruism"
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/rm"
+	"github.com/loomrm/loom/rpc"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// YARN's exit statuses for containers the RM ends (ContainerExitStatus).
+const (
+	ExitSuccess        = 0
+	ExitInvalid        = -1000
+	ExitAborted        = -100
+	ExitKilledByRM     = -105
+	ExitKilledByAM     = -106
+	ExitKilledAppDone  = -107
+	amPriority         = 0
+	defaultAppType     = "YARN"
+	lostNodeDiagnostic = "Container released on a *lost* node"
+)
+
+// RM is the ResourceManager daemon.
+type RM struct {
+	cfg Config
+	log zerolog.Logger
+
+	mu        sync.Mutex
+	core      *rm.Core
+	start     time.Time
+	clusterTS int64
+	nextApp   int32
+	reserved  map[int32]bool // ids handed out by getNewApplication, not yet submitted
+	apps      map[rm.AppID]*appRec
+	appOrder  []*appRec
+	nodes     map[string]*nodeRec
+	nodeByID  []*nodeRec
+	conts     map[rm.ContainerID]*contRec
+
+	servers  []*rpc.Server
+	addrs    map[string]string // listener addresses by role
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	launches sync.WaitGroup
+	nmOpts   rpc.ClientOptions
+}
+
+type askKey struct {
+	priority int
+	demand   fairness.Vector
+	kind     altruism.AskKind
+}
+
+type appRec struct {
+	id          rm.AppID
+	yid         *pb.ApplicationIdProto
+	ctx         *pb.ApplicationSubmissionContextProto
+	user, queue string
+	state       pb.YarnApplicationStateProto
+	final       pb.FinalApplicationStatusProto
+	diagnostics string
+	submitted   time.Time
+	finished    time.Time
+	progress    float32
+	amResource  fairness.Vector
+	attempts    []*attemptRec
+
+	asks      map[askKey]int
+	work      float64
+	critical  time.Duration
+	newConts  []*pb.ContainerProto
+	completed []*pb.ContainerStatusProto
+	lastResp  *pb.AllocateResponseProto
+	nodesUsed map[*nodeRec]bool
+}
+
+type attemptRec struct {
+	n           int32
+	yid         *pb.ApplicationAttemptIdProto
+	state       pb.YarnApplicationAttemptStateProto
+	amContainer rm.ContainerID
+	registered  bool
+	lastSeen    time.Time
+	host        string
+	rpcPort     int32
+	trackingURL string
+	diagnostics string
+	started     time.Time
+}
+
+type contRec struct {
+	c        rm.Container
+	yid      *pb.ContainerIdProto
+	app      *appRec
+	attempt  *attemptRec
+	node     *nodeRec
+	isAM     bool
+	state    pb.ContainerStateProto
+	exit     int32
+	diag     string
+	created  time.Time
+	finished time.Time
+}
+
+type nodeRec struct {
+	id        rm.NodeID
+	yid       *pb.NodeIdProto
+	key       string
+	httpPort  int32
+	capacity  fairness.Vector
+	state     pb.NodeStateProto
+	lastSeen  time.Time
+	respID    int32
+	cleanup   []*pb.ContainerIdProto
+	appsClean []*pb.ApplicationIdProto
+	conts     map[rm.ContainerID]*contRec
+	cm        *rpc.Client
+}
+
+// New makes an RM from a checked config.
+func New(cfg Config, log zerolog.Logger) (*RM, error) {
+	pol, err := cfg.NodePolicy()
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	return &RM{cfg: cfg, log: log, core: rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism}),
+		start: now, clusterTS: now.UnixMilli(), reserved: map[int32]bool{}, apps: map[rm.AppID]*appRec{},
+		nodes: map[string]*nodeRec{}, conts: map[rm.ContainerID]*contRec{}, addrs: map[string]string{},
+		stop: make(chan struct{}), nmOpts: rpc.ClientOptions{User: "loom-rm", CallTimeout: 30 * time.Second}}, nil
+}
+
+// Start listens on the client, scheduler and tracker addresses and starts
+// the liveness monitors.
+func (r *RM) Start() error {
+	logger := r.log
+	roles := []struct {
+		role, addr string
+		p          rpc.Protocol
+	}{
+		{"client", r.cfg.ClientAddr, rpc.ApplicationClientService(clientService{r})},
+		{"scheduler", r.cfg.SchedulerAddr, rpc.ApplicationMasterService(masterService{r})},
+		{"tracker", r.cfg.TrackerAddr, rpc.ResourceTrackerService(trackerService{r})},
+	}
+	for _, ro := range roles {
+		ln, err := net.Listen("tcp", ro.addr)
+		if err != nil {
+			r.Stop(context.Background())
+			return fmt.Errorf("%s address %s: %w", ro.role, ro.addr, err)
+		}
+		srv := rpc.NewServer(rpc.ServerOptions{ErrorClass: rpc.ClassYarnException, Logger: &logger})
+		srv.Register(ro.p)
+		r.servers = append(r.servers, srv)
+		r.addrs[ro.role] = ln.Addr().String()
+		go srv.Serve(ln)
+		r.log.Info().Str("role", ro.role).Str("addr", ln.Addr().String()).Msg("listening")
+	}
+	r.wg.Add(1)
+	go r.monitor()
+	return nil
+}
+
+// Addr returns the address a role (client, scheduler, tracker) listens on.
+func (r *RM) Addr(role string) string { return r.addrs[role] }
+
+// Stop stops serving, answering calls in flight first.
+func (r *RM) Stop(ctx context.Context) error {
+	select {
+	case <-r.stop:
+	default:
+		close(r.stop)
+	}
+	var errs []error
+	for _, s := range r.servers {
+		errs = append(errs, s.Shutdown(ctx))
+	}
+	r.wg.Wait()
+	r.launches.Wait()
+	r.mu.Lock()
+	for _, n := range r.nodes {
+		if n.cm != nil {
+			n.cm.Close()
+		}
+	}
+	r.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// now is the core's clock: time since the RM started.
+func (r *RM) now() time.Duration { return time.Since(r.start) }
+
+// step feeds the core and applies what it decided. Callers hold mu.
+func (r *RM) step(ev rm.Event) error {
+	acts, err := r.core.Step(r.now(), ev)
+	for _, a := range acts {
+		switch a := a.(type) {
+		case rm.Allocated:
+			r.allocated(a.Container)
+		case rm.Lost:
+			r.containerEnded(a.Container.ID, ExitAborted, a.Reason, false)
+		}
+	}
+	return err
+}
+
+// SetAltruism changes P(Altruism) from the next allocate on.
+func (r *RM) SetAltruism(p float64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.step(rm.SetAltruism{P: p})
+}
+
+// SetLeftoverOrder changes the leftover order from the next heartbeat on.
+func (r *RM) SetLeftoverOrder(o altruism.LeftoverOrder) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cfg := r.cfg
+	cfg.LeftoverOrder = o
+	pol, err := cfg.NodePolicy()
+	if err != nil {
+		return err
+	}
+	if err := r.step(rm.SetPolicy{Policy: pol}); err != nil {
+		return err
+	}
+	r.cfg.LeftoverOrder = o
+	return nil
+}
+
+// monitor expires silent nodes and AMs.
+func (r *RM) monitor() {
+	defer r.wg.Done()
+	tick := time.NewTicker(min(time.Second, r.cfg.NMExpiry/4, r.cfg.AMExpiry/4))
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-tick.C:
+		}
+		r.mu.Lock()
+		now := time.Now()
+		for _, n := range r.nodeByID {
+			if n != nil && n.state == pb.NodeStateProto_NS_RUNNING && now.Sub(n.lastSeen) > r.cfg.NMExpiry {
+				r.log.Warn().Str("node", n.key).Dur("silent", now.Sub(n.lastSeen)).Msg("node LOST")
+				r.nodeLost(n)
+			}
+		}
+		for _, a := range r.appOrder {
+			at := a.current()
+			if at != nil && at.registered && !a.done() && now.Sub(at.lastSeen) > r.cfg.AMExpiry {
+				r.attemptFailed(a, fmt.Sprintf("ApplicationMaster for attempt %s timed out after %v without an allocate call",
+					AttemptIDString(at.yid), r.cfg.AMExpiry))
+			}
+		}
+		r.mu.Unlock()
+	}
+}
+
+func (r *RM) nodeLost(n *nodeRec) {
+	n.state = pb.NodeStateProto_NS_LOST
+	if err := r.step(rm.NodeLost{Node: n.id}); err != nil {
+		r.log.Error().Err(err).Str("node", n.key).Msg("core refused a lost node")
+	}
+	// The core reported the node's containers Lost with their reasons;
+	// make sure every record on the node ended.
+	for id := range n.conts {
+		r.containerEnded(id, ExitAborted, lostNodeDiagnostic, false)
+	}
+}
+
+func (a *appRec) current() *attemptRec {
+	if len(a.attempts) == 0 {
+		return nil
+	}
+	return a.attempts[len(a.attempts)-1]
+}
+
+func (a *appRec) done() bool {
+	switch a.state {
+	case pb.YarnApplicationStateProto_FINISHED, pb.YarnApplicationStateProto_FAILED, pb.YarnApplicationStateProto_KILLED:
+		return true
+	}
+	return false
+}
+
+// allocated records a container the core granted: the AM's own, which
+// the RM launches, or one the AM will get on its next allocate.
+func (r *RM) allocated(c rm.Container) {
+	a := r.apps[c.App]
+	n := r.nodeByID[c.Node]
+	at := a.current()
+	cr := &contRec{c: c, app: a, attempt: at, node: n, state: pb.ContainerStateProto_C_NEW, exit: ExitInvalid,
+		created: time.Now(), yid: &pb.ContainerIdProto{AppId: a.yid, AppAttemptId: at.yid, Id: proto.Int64(int64(c.ID))}}
+	r.conts[c.ID] = cr
+	n.conts[c.ID] = cr
+	a.nodesUsed[n] = true
+	if at.amContainer == 0 && !at.registered {
+		cr.isAM = true
+		at.amContainer = c.ID
+		at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED
+		a.asks = map[askKey]int{}
+		r.pushAsks(a)
+		r.launches.Add(1)
+		go r.launchAM(cr, r.launchRequest(cr))
+		return
+	}
+	a.newConts = append(a.newConts, r.containerProto(cr))
+}
+
+func (r *RM) containerProto(cr *contRec) *pb.ContainerProto {
+	return &pb.ContainerProto{Id: cr.yid, NodeId: cr.node.yid,
+		NodeHttpAddress: proto.String(fmt.Sprintf("%s:%d", cr.node.yid.GetHost(), cr.node.httpPort)),
+		Resource:        rpc.ResourceFromVector(cr.c.Resource), Priority: &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))},
+		ContainerToken: r.containerToken(cr), ExecutionType: pb.ExecutionTypeProto_GUARANTEED.Enum()}
+}
+
+// containerEnded closes a container record: the core frees it (unless it
+// already did), the AM hears of it, the node is told to clean it up, and
+// an AM container's end ends its attempt.
+func (r *RM) containerEnded(id rm.ContainerID, exit int32, diag string, coreNeedsDone bool) {
+	cr, ok := r.conts[id]
+	if !ok || cr.state == pb.ContainerStateProto_C_COMPLETE {
+		return
+	}
+	if coreNeedsDone {
+		if _, live := r.core.Container(id); live {
+			if err := r.step(rm.ContainerDone{Container: id}); err != nil {
+				r.log.Error().Err(err).Int64("container", int64(id)).Msg("core refused a finished container")
+			}
+		}
+	}
+	cr.state, cr.exit, cr.diag, cr.finished = pb.ContainerStateProto_C_COMPLETE, exit, diag, time.Now()
+	delete(cr.node.conts, id)
+	a := cr.app
+	if cr.isAM {
+		if !a.done() && cr.attempt == a.current() {
+			r.amContainerEnded(a, cr)
+		}
+		return
+	}
+	if !a.done() && cr.attempt == a.current() {
+		a.completed = append(a.completed, &pb.ContainerStatusProto{ContainerId: cr.yid,
+			State: pb.ContainerStateProto_C_COMPLETE.Enum(), Diagnostics: proto.String(diag), ExitStatus: proto.Int32(exit)})
+	}
+}
+
+// amContainerEnded: an AM that exits 0 without ever registering ran the
+// whole app itself (a plain command as an app), so the app FINISHED with
+// SUCCEEDED; otherwise the attempt failed.
+func (r *RM) amContainerEnded(a *appRec, cr *contRec) {
+	at := cr.attempt
+	if cr.exit == ExitSuccess && !at.registered {
+		at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
+		r.finishApp(a, pb.YarnApplicationStateProto_FINISHED, pb.FinalApplicationStatusProto_APP_SUCCEEDED,
+			"the AM container exited 0 without registering: the command was the whole application")
+		return
+	}
+	if at.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED {
+		return
+	}
+	diag := fmt.Sprintf("AM container %s exited with exitCode: %d", ContainerIDString(cr.yid), cr.exit)
+	if cr.diag != "" {
+		diag += ". " + cr.diag
+	}
+	r.attemptFailed(a, diag)
+}
+
+// attemptFailed ends the current attempt, kills its containers, and
+// starts another attempt if any are left.
+func (r *RM) attemptFailed(a *appRec, diag string) {
+	at := a.current()
+	at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED
+	at.diagnostics = diag
+	r.log.Warn().Str("attempt", AttemptIDString(at.yid)).Str("why", diag).Msg("attempt failed")
+	r.killAttemptContainers(a, at, ExitAborted, "Container of a failed attempt")
+	if len(a.attempts) >= r.cfg.MaxAttempts {
+		r.finishApp(a, pb.YarnApplicationStateProto_FAILED, pb.FinalApplicationStatusProto_APP_FAILED,
+			fmt.Sprintf("Application %s failed %d times (the maximum, yarn.resourcemanager.am.max-attempts) due to %s",
+				AppIDString(a.yid), len(a.attempts), diag))
+		return
+	}
+	r.newAttempt(a)
+}
+
+func (r *RM) killAttemptContainers(a *appRec, at *attemptRec, exit int32, diag string) {
+	for id, cr := range r.conts {
+		if cr.app == a && cr.attempt == at && cr.state != pb.ContainerStateProto_C_COMPLETE {
+			cr.node.cleanup = append(cr.node.cleanup, cr.yid)
+			r.containerEnded(id, exit, diag, true)
+		}
+	}
+}
+
+func (r *RM) newAttempt(a *appRec) {
+	n := int32(len(a.attempts) + 1)
+	at := &attemptRec{n: n, yid: &pb.ApplicationAttemptIdProto{ApplicationId: a.yid, AttemptId: proto.Int32(n)},
+		state: pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED, started: time.Now()}
+	a.attempts = append(a.attempts, at)
+	a.lastResp = nil
+	a.newConts, a.completed = nil, nil
+	a.asks = map[askKey]int{{priority: amPriority, demand: a.amResource, kind: altruism.Default}: 1}
+	a.state = pb.YarnApplicationStateProto_ACCEPTED
+	r.pushAsks(a)
+}
+
+// pushAsks sends the app's asks and demand to the core.
+func (r *RM) pushAsks(a *appRec) {
+	asks := make([]rm.Ask, 0, len(a.asks))
+	demand, _ := r.core.Usage(a.id)
+	for k, n := range a.asks {
+		if n > 0 {
+			asks = append(asks, rm.Ask{Priority: k.priority, Demand: k.demand, Kind: k.kind, Count: n})
+			demand = demand.Add(k.demand.Scale(float64(n)))
+		}
+	}
+	sortAsks(asks)
+	if err := r.step(rm.AppRequest{App: a.id, Asks: asks, Demand: demand, RemainingWork: a.work, CriticalTime: a.critical}); err != nil {
+		r.log.Error().Err(err).Str("app", AppIDString(a.yid)).Msg("core refused asks")
+	}
+}
+
+// finishApp moves an app to a final state and frees everything it holds.
+func (r *RM) finishApp(a *appRec, state pb.YarnApplicationStateProto, final pb.FinalApplicationStatusProto, diag string) {
+	if a.done() {
+		return
+	}
+	a.state, a.final, a.finished = state, final, time.Now()
+	if diag != "" {
+		a.diagnostics = diag
+	}
+	if at := a.current(); at != nil && at.state != pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED {
+		switch state {
+		case pb.YarnApplicationStateProto_KILLED:
+			at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_KILLED
+		case pb.YarnApplicationStateProto_FAILED:
+			at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED
+		default:
+			at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
+		}
+	}
+	for id, cr := range r.conts {
+		if cr.app == a && cr.state != pb.ContainerStateProto_C_COMPLETE {
+			cr.node.cleanup = append(cr.node.cleanup, cr.yid)
+			r.containerEnded(id, ExitKilledAppDone, "Container of a completed application", false)
+		}
+	}
+	for n := range a.nodesUsed {
+		n.appsClean = append(n.appsClean, a.yid)
+	}
+	if err := r.step(rm.AppRemoved{App: a.id}); err != nil {
+		r.log.Error().Err(err).Str("app", AppIDString(a.yid)).Msg("core refused app removal")
+	}
+	r.log.Info().Str("app", AppIDString(a.yid)).Str("state", state.String()).Str("final", final.String()).Msg("application done")
+}
+
+// advertised turns a listen address into one others can dial.
+func advertised(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		if h, err := os.Hostname(); err == nil {
+			host = h
+		}
+	}
+	return net.JoinHostPort(host, port)
+}

@@ -1,0 +1,468 @@
+package server
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loomrm/loom/internal/hadoopconf"
+	"github.com/loomrm/loom/rpc"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// testNM is an in-process NodeManager stand-in over real RPC: it registers,
+// serves ContainerManagementProtocol recording what it is asked to start,
+// and heartbeats when the test says, reporting the statuses the test set.
+// The real NodeManager is tested against the real RM in integration/.
+type testNM struct {
+	t      testing.TB
+	rt     rpc.ResourceTrackerClient
+	id     *pb.NodeIdProto
+	srv    *rpc.Server
+	mu     sync.Mutex
+	starts []*pb.StartContainerRequestProto
+	status map[int64]*pb.ContainerStatusProto
+	respID int32
+	last   *pb.NodeHeartbeatResponseProto
+}
+
+func (n *testNM) StartContainers(ctx context.Context, req *pb.StartContainersRequestProto) (*pb.StartContainersResponseProto, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	resp := &pb.StartContainersResponseProto{}
+	for _, s := range req.GetStartContainerRequest() {
+		var tok pb.ContainerTokenIdentifierProto
+		if err := proto.Unmarshal(s.GetContainerToken().GetIdentifier(), &tok); err != nil {
+			return nil, err
+		}
+		n.starts = append(n.starts, s)
+		n.status[tok.GetContainerId().GetId()] = &pb.ContainerStatusProto{ContainerId: tok.GetContainerId(), State: pb.ContainerStateProto_C_RUNNING.Enum()}
+		resp.SucceededRequests = append(resp.SucceededRequests, tok.GetContainerId())
+	}
+	return resp, nil
+}
+
+func (n *testNM) StopContainers(ctx context.Context, req *pb.StopContainersRequestProto) (*pb.StopContainersResponseProto, error) {
+	return &pb.StopContainersResponseProto{SucceededRequests: req.GetContainerId()}, nil
+}
+
+func (n *testNM) GetContainerStatuses(ctx context.Context, req *pb.GetContainerStatusesRequestProto) (*pb.GetContainerStatusesResponseProto, error) {
+	return &pb.GetContainerStatusesResponseProto{}, nil
+}
+
+func startNM(t testing.TB, trackerAddr string, mem int64, cores int32) *testNM {
+	t.Helper()
+	n := &testNM{t: t, status: map[int64]*pb.ContainerStatusProto{}}
+	n.srv = rpc.NewServer(rpc.ServerOptions{})
+	n.srv.Register(rpc.ContainerManagementService(n))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go n.srv.Serve(ln)
+	t.Cleanup(func() { n.srv.Close() })
+	port := ln.Addr().(*net.TCPAddr).Port
+	n.id = &pb.NodeIdProto{Host: proto.String("127.0.0.1"), Port: proto.Int32(int32(port))}
+	cl := rpc.NewClient(trackerAddr, rpc.ClientOptions{User: "nm"})
+	t.Cleanup(func() { cl.Close() })
+	n.rt = rpc.ResourceTrackerClient{C: cl}
+	resp, err := n.rt.RegisterNodeManager(context.Background(), &pb.RegisterNodeManagerRequestProto{NodeId: n.id, HttpPort: proto.Int32(8042),
+		Resource: &pb.ResourceProto{Memory: proto.Int64(mem), VirtualCores: proto.Int32(cores)}})
+	if err != nil || resp.GetNodeAction() != pb.NodeActionProto_NORMAL {
+		t.Fatalf("register: %v %v", resp, err)
+	}
+	return n
+}
+
+// beat sends one heartbeat; completed statuses are sent once.
+func (n *testNM) beat() *pb.NodeHeartbeatResponseProto {
+	n.t.Helper()
+	n.mu.Lock()
+	st := &pb.NodeStatusProto{NodeId: n.id, ResponseId: proto.Int32(n.respID)}
+	for id, s := range n.status {
+		st.ContainersStatuses = append(st.ContainersStatuses, s)
+		if s.GetState() == pb.ContainerStateProto_C_COMPLETE {
+			delete(n.status, id)
+		}
+	}
+	n.mu.Unlock()
+	resp, err := n.rt.NodeHeartbeat(context.Background(), &pb.NodeHeartbeatRequestProto{NodeStatus: st})
+	if err != nil {
+		n.t.Fatalf("heartbeat: %v", err)
+	}
+	n.respID = resp.GetResponseId()
+	n.last = resp
+	return resp
+}
+
+func (n *testNM) finish(id *pb.ContainerIdProto, exit int32) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.status[id.GetId()] = &pb.ContainerStatusProto{ContainerId: id, State: pb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(exit)}
+}
+
+func (n *testNM) waitStarts(k int) []*pb.StartContainerRequestProto {
+	n.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		n.mu.Lock()
+		if len(n.starts) >= k {
+			s := append([]*pb.StartContainerRequestProto(nil), n.starts...)
+			n.mu.Unlock()
+			return s
+		}
+		n.mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+	}
+	n.t.Fatalf("NM got fewer than %d container starts", k)
+	return nil
+}
+
+func testConfig(t testing.TB, overrides ...string) Config {
+	t.Helper()
+	c := hadoopconf.New(Defaults)
+	for _, kv := range []string{"yarn.resourcemanager.hostname=127.0.0.1", "yarn.resourcemanager.address=127.0.0.1:0",
+		"yarn.resourcemanager.scheduler.address=127.0.0.1:0", "yarn.resourcemanager.resource-tracker.address=127.0.0.1:0",
+		"loom.queues=default,etl", "loom.queue.etl.weight=2"} {
+		k, v, _ := strings.Cut(kv, "=")
+		c.Set(k, v)
+	}
+	for _, kv := range overrides {
+		k, v, _ := strings.Cut(kv, "=")
+		c.Set(k, v)
+	}
+	cfg, err := LoadConfig(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func startRM(t testing.TB, overrides ...string) *RM {
+	t.Helper()
+	r, err := New(testConfig(t, overrides...), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		r.Stop(ctx)
+	})
+	return r
+}
+
+func clientOf(t testing.TB, r *RM, user string) rpc.ApplicationClient {
+	cl := rpc.NewClient(r.Addr("client"), rpc.ClientOptions{User: user})
+	t.Cleanup(func() { cl.Close() })
+	return rpc.ApplicationClient{C: cl}
+}
+
+// submit makes and submits an app whose AM runs cmd.
+func submit(t testing.TB, ac rpc.ApplicationClient, queue string, amMB int64) *pb.ApplicationIdProto {
+	t.Helper()
+	ctx := context.Background()
+	na, err := ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
+		ApplicationId: na.GetApplicationId(), ApplicationName: proto.String("test"), Queue: proto.String(queue),
+		Resource:        &pb.ResourceProto{Memory: proto.Int64(amMB), VirtualCores: proto.Int32(1)},
+		AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{"echo", "hi"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return na.GetApplicationId()
+}
+
+func report(t testing.TB, ac rpc.ApplicationClient, id *pb.ApplicationIdProto) *pb.ApplicationReportProto {
+	t.Helper()
+	r, err := ac.GetApplicationReport(context.Background(), &pb.GetApplicationReportRequestProto{ApplicationId: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.GetApplicationReport()
+}
+
+func env(s *pb.StartContainerRequestProto, key string) string {
+	for _, kv := range s.GetContainerLaunchContext().GetEnvironment() {
+		if kv.GetKey() == key {
+			return kv.GetValue()
+		}
+	}
+	return ""
+}
+
+func TestShellAMFinishesSucceeded(t *testing.T) {
+	r := startRM(t)
+	nm := startNM(t, r.Addr("tracker"), 8192, 8)
+	ac := clientOf(t, r, "alice")
+	id := submit(t, ac, "", 1000)
+	if st := report(t, ac, id).GetYarnApplicationState(); st != pb.YarnApplicationStateProto_ACCEPTED {
+		t.Fatalf("after submit: %v, want ACCEPTED", st)
+	}
+	nm.beat()
+	start := nm.waitStarts(1)[0]
+	var tok pb.ContainerTokenIdentifierProto
+	if err := proto.Unmarshal(start.GetContainerToken().GetIdentifier(), &tok); err != nil {
+		t.Fatal(err)
+	}
+	// The AM's memory was normalised up to the 1024 MB minimum.
+	if tok.GetResource().GetMemory() != 1024 || tok.GetAppSubmitter() != "alice" || tok.GetContainerType() != pb.ContainerTypeProto_APPLICATION_MASTER {
+		t.Errorf("container token %v", &tok)
+	}
+	if got := env(start, EnvHadoopUser); !strings.HasPrefix(got, "appattempt_") || !strings.HasSuffix(got, "_000001") {
+		t.Errorf("HADOOP_USER_NAME = %q, want the attempt id", got)
+	}
+	if got := env(start, EnvContainerID); got != ContainerIDString(tok.GetContainerId()) {
+		t.Errorf("CONTAINER_ID = %q", got)
+	}
+	nm.beat()
+	nm.finish(tok.GetContainerId(), 0)
+	resp := nm.beat()
+	rep := report(t, ac, id)
+	if rep.GetYarnApplicationState() != pb.YarnApplicationStateProto_FINISHED || rep.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
+		t.Errorf("after the AM exited 0: %v %v (%s)", rep.GetYarnApplicationState(), rep.GetFinalApplicationStatus(), rep.GetDiagnostics())
+	}
+	if len(resp.GetApplicationsToCleanup()) != 1 {
+		t.Errorf("apps to clean up: %v", resp.GetApplicationsToCleanup())
+	}
+}
+
+// amClient talks to the scheduler as the AM of the app's current attempt.
+func amClient(t testing.TB, r *RM, attempt string) rpc.ApplicationMasterClient {
+	cl := rpc.NewClient(r.Addr("scheduler"), rpc.ClientOptions{User: attempt})
+	t.Cleanup(func() { cl.Close() })
+	return rpc.ApplicationMasterClient{C: cl}
+}
+
+func TestAMAllocatesAndFinishes(t *testing.T) {
+	r := startRM(t)
+	nm := startNM(t, r.Addr("tracker"), 16384, 16)
+	ac := clientOf(t, r, "bob")
+	id := submit(t, ac, "etl", 1024)
+	nm.beat()
+	am := amClient(t, r, env(nm.waitStarts(1)[0], EnvHadoopUser))
+	ctx := context.Background()
+	if _, err := am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{Host: proto.String("am.host"), RpcPort: proto.Int32(0)}); err != nil {
+		t.Fatal(err)
+	}
+	if st := report(t, ac, id).GetYarnApplicationState(); st != pb.YarnApplicationStateProto_RUNNING {
+		t.Fatalf("after register: %v", st)
+	}
+	ask := func(n int32, kind pb.LoomAskKindProto) *pb.ResourceRequestProto {
+		return &pb.ResourceRequestProto{Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
+			Capability: &pb.ResourceProto{Memory: proto.Int64(2048), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(n),
+			LoomAskKind: kind.Enum(), LoomRemainingWork: proto.Float64(100)}
+	}
+	resp, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: []*pb.ResourceRequestProto{ask(3, pb.LoomAskKindProto_LOOM_DEFAULT)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetLoomPAltruism() != 1 || resp.GetLoomShare().GetMemory() == 0 {
+		t.Errorf("first allocate: share %v, P %v", resp.GetLoomShare(), resp.GetLoomPAltruism())
+	}
+	nm.beat()
+	resp, err = am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := resp.GetAllocatedContainers()
+	if len(got) != 3 {
+		t.Fatalf("allocated %d containers, want 3", len(got))
+	}
+	// A lost reply: the same response id again gets the same answer.
+	again, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId() - 1)})
+	if err != nil || len(again.GetAllocatedContainers()) != 3 {
+		t.Errorf("replayed allocate: %d containers, %v", len(again.GetAllocatedContainers()), err)
+	}
+	if _, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId() + 5)}); !rpc.IsClass(err, rpc.ClassInvalidApplicationMasterRequest) {
+		t.Errorf("out-of-step response id: %v", err)
+	}
+	// Start one on the NM, finish it: the AM hears the exit status.
+	nm.finish(got[0].GetId(), 3)
+	nm.beat()
+	resp, err = am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId()),
+		Release: []*pb.ContainerIdProto{got[1].GetId()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exits []int32
+	for _, cs := range resp.GetCompletedContainerStatuses() {
+		exits = append(exits, cs.GetExitStatus())
+	}
+	if len(exits) != 2 || exits[0] != 3 || exits[1] != ExitAborted {
+		t.Errorf("completed exit statuses %v, want [3 %d]", exits, ExitAborted)
+	}
+	if cl := nm.beat().GetContainersToCleanup(); len(cl) != 1 || cl[0].GetId() != got[1].GetId().GetId() {
+		t.Errorf("containers to clean up after the release: %v", cl)
+	}
+	if _, err := am.FinishApplicationMaster(ctx, &pb.FinishApplicationMasterRequestProto{FinalApplicationStatus: pb.FinalApplicationStatusProto_APP_SUCCEEDED.Enum(),
+		Diagnostics: proto.String("done")}); err != nil {
+		t.Fatal(err)
+	}
+	rep := report(t, ac, id)
+	if rep.GetYarnApplicationState() != pb.YarnApplicationStateProto_FINISHED || rep.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
+		t.Errorf("after finish: %v %v", rep.GetYarnApplicationState(), rep.GetFinalApplicationStatus())
+	}
+	if n := len(nm.beat().GetContainersToCleanup()); n != 2 { // the AM and the last task
+		t.Errorf("%d containers to clean up after finish, want 2", n)
+	}
+}
+
+func TestBadRequestsGetYARNErrors(t *testing.T) {
+	r := startRM(t)
+	nm := startNM(t, r.Addr("tracker"), 16384, 16)
+	ac := clientOf(t, r, "carol")
+	ctx := context.Background()
+	na, _ := ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
+	sub := func(id *pb.ApplicationIdProto, queue string, mb int64) error {
+		_, err := ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
+			ApplicationId: id, Queue: proto.String(queue), Resource: &pb.ResourceProto{Memory: proto.Int64(mb), VirtualCores: proto.Int32(1)},
+			AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{"true"}}}})
+		return err
+	}
+	forged := &pb.ApplicationIdProto{Id: proto.Int32(99), ClusterTimestamp: proto.Int64(1)}
+	tests := []struct {
+		name  string
+		err   error
+		class string
+		msg   string
+	}{
+		{"unknown queue", sub(na.GetApplicationId(), "nope", 1024), rpc.ClassYarnException, "unknown queue: nope (queues: default, etl"},
+		{"AM too big", sub(na.GetApplicationId(), "default", 1<<20), rpc.ClassInvalidResourceRequest, "maximum allowed allocation"},
+		{"id not issued", sub(forged, "default", 1024), rpc.ClassYarnException, "was not issued by this ResourceManager"},
+		{"unknown app", func() error {
+			_, err := ac.GetApplicationReport(ctx, &pb.GetApplicationReportRequestProto{ApplicationId: forged})
+			return err
+		}(), rpc.ClassApplicationNotFound, "application_1_0099"},
+		{"kill unknown app", func() error {
+			_, err := ac.ForceKillApplication(ctx, &pb.KillApplicationRequestProto{ApplicationId: forged})
+			return err
+		}(), rpc.ClassApplicationNotFound, "doesn't exist"},
+		{"AM call from a user", func() error {
+			_, err := amClient(t, r, "carol").RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
+			return err
+		}(), rpc.ClassAccessControl, `the caller "carol" is not an application attempt`},
+	}
+	for _, tc := range tests {
+		if !rpc.IsClass(tc.err, tc.class) || !strings.Contains(tc.err.Error(), tc.msg) {
+			t.Errorf("%s: err = %v, want %s containing %q", tc.name, tc.err, tc.class, tc.msg)
+		}
+	}
+	// Asks beyond the maximum or negative fail the whole allocate.
+	id := submit(t, ac, "default", 1024)
+	nm.beat()
+	am := amClient(t, r, env(nm.waitStarts(1)[0], EnvHadoopUser))
+	if _, err := am.Allocate(ctx, &pb.AllocateRequestProto{}); !rpc.IsClass(err, rpc.ClassApplicationMasterNotRegistered) {
+		t.Errorf("allocate before register: %v", err)
+	}
+	am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
+	for _, bad := range []*pb.ResourceProto{{Memory: proto.Int64(1 << 20), VirtualCores: proto.Int32(1)}, {Memory: proto.Int64(-5), VirtualCores: proto.Int32(1)},
+		{Memory: proto.Int64(1024), VirtualCores: proto.Int32(99)}} {
+		_, err := am.Allocate(ctx, &pb.AllocateRequestProto{Ask: []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(1)},
+			ResourceName: proto.String("*"), Capability: bad, NumContainers: proto.Int32(1)}}})
+		if !rpc.IsClass(err, rpc.ClassInvalidResourceRequest) {
+			t.Errorf("ask %v: %v, want InvalidResourceRequestException", bad, err)
+		}
+	}
+	if st := report(t, ac, id).GetYarnApplicationState(); st != pb.YarnApplicationStateProto_RUNNING {
+		t.Errorf("a refused ask changed the app: %v", st)
+	}
+}
+
+func TestKillAndLostNode(t *testing.T) {
+	r := startRM(t, "yarn.nm.liveness-monitor.expiry-interval-ms=300", "loom.heartbeat.interval-ms=100")
+	nmA := startNM(t, r.Addr("tracker"), 8192, 8)
+	ac := clientOf(t, r, "dave")
+	ctx := context.Background()
+	// Kill: the app ends KILLED and its node is told to clean up.
+	id := submit(t, ac, "default", 1024)
+	nmA.beat()
+	nmA.waitStarts(1)
+	if _, err := ac.ForceKillApplication(ctx, &pb.KillApplicationRequestProto{ApplicationId: id}); err != nil {
+		t.Fatal(err)
+	}
+	if rep := report(t, ac, id); rep.GetYarnApplicationState() != pb.YarnApplicationStateProto_KILLED ||
+		rep.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_KILLED || !strings.Contains(rep.GetDiagnostics(), "killed by user dave") {
+		t.Errorf("after kill: %v %v %q", rep.GetYarnApplicationState(), rep.GetFinalApplicationStatus(), rep.GetDiagnostics())
+	}
+	if hb := nmA.beat(); len(hb.GetContainersToCleanup()) != 1 || len(hb.GetApplicationsToCleanup()) != 1 {
+		t.Errorf("cleanup after kill: %v", hb)
+	}
+	// Lost node: its AM container is lost, and a second attempt starts
+	// on the node still alive.
+	id2 := submit(t, ac, "default", 1024)
+	nmA.beat()
+	nmA.waitStarts(2)
+	nmB := startNM(t, r.Addr("tracker"), 8192, 8)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		nmB.beat()
+		m, _ := ac.GetClusterMetrics(ctx, &pb.GetClusterMetricsRequestProto{})
+		if m.GetClusterMetrics().GetNumLostNms() == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("node A never became LOST")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	nmB.waitStarts(1)
+	atts, err := ac.GetApplicationAttempts(ctx, &pb.GetApplicationAttemptsRequestProto{ApplicationId: id2})
+	if err != nil || len(atts.GetApplicationAttempts()) != 2 {
+		t.Fatalf("attempts: %v %v", atts, err)
+	}
+	first := atts.GetApplicationAttempts()[0]
+	if first.GetYarnApplicationAttemptState() != pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED || !strings.Contains(first.GetDiagnostics(), "lost") {
+		t.Errorf("first attempt: %v %q", first.GetYarnApplicationAttemptState(), first.GetDiagnostics())
+	}
+	nodes, _ := ac.GetClusterNodes(ctx, &pb.GetClusterNodesRequestProto{NodeStates: []pb.NodeStateProto{pb.NodeStateProto_NS_LOST}})
+	if len(nodes.GetNodeReports()) != 1 || nodes.GetNodeReports()[0].GetNodeId().GetPort() != nmA.id.GetPort() {
+		t.Errorf("lost nodes: %v", nodes.GetNodeReports())
+	}
+	// The lost node coming back is told to re-register.
+	if hb := nmA.beat(); hb.GetNodeAction() != pb.NodeActionProto_RESYNC {
+		t.Errorf("lost node's heartbeat: %v, want RESYNC", hb.GetNodeAction())
+	}
+}
+
+func TestConfigRefusesBadValues(t *testing.T) {
+	tests := []struct{ set, want string }{
+		{"yarn.scheduler.minimum-allocation-mb=9000", "yarn.scheduler.minimum-allocation-mb: 9000 is above yarn.scheduler.maximum-allocation-mb = 8192"},
+		{"loom.scheduler.p-altruism=1.5", "loom.scheduler.p-altruism: 1.5 is not between 0 and 1"},
+		{"loom.scheduler.policy=fifo", `loom.scheduler.policy: unknown policy "fifo"`},
+		{"loom.scheduler.leftover-order=random", "loom.scheduler.leftover-order"},
+		{"yarn.resourcemanager.am.max-attempts=0", "yarn.resourcemanager.am.max-attempts: 0 is below the minimum of 1"},
+		{"yarn.resourcemanager.address=nohost", `yarn.resourcemanager.address: "nohost" is not host:port`},
+		{"yarn.nm.liveness-monitor.expiry-interval-ms=500", "every node would be lost"},
+		{"loom.queue.ghost.weight=2", `loom.queue.ghost.weight: queue "ghost" is not in loom.queues`},
+		{"loom.queue.default.weight=-1", "weight -1 must be positive"},
+		{"loom.queues=a,a", `queue "a" is listed twice`},
+		{"loom.heartbeat.interval-ms=abc", `loom.heartbeat.interval-ms: "abc" is not an integer`},
+	}
+	for _, tc := range tests {
+		c := hadoopconf.New(Defaults)
+		k, v, _ := strings.Cut(tc.set, "=")
+		c.Set(k, v)
+		_, err := LoadConfig(c)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.set, err, tc.want)
+		}
+	}
+	cfg, err := LoadConfig(hadoopconf.New(Defaults))
+	if err != nil || cfg.ClientAddr != "0.0.0.0:8032" || cfg.SchedulerAddr != "0.0.0.0:8030" || cfg.TrackerAddr != "0.0.0.0:8031" ||
+		cfg.MaxAttempts != 2 || cfg.Queues["default"] != 1 {
+		t.Errorf("defaults: %+v, %v", cfg, err)
+	}
+}
