@@ -28,7 +28,7 @@ fuzz:
 # Go benchmarks print each median beside its target; `loom bench` does the
 # same for the simulator's targets.
 bench: build
-	$(GO) test -run '^$$' -bench . ./fairness ./altruism ./rpc
+	$(GO) test -run '^$$' -bench . ./fairness ./altruism ./rpc ./rm ./rm/server ./nm/executor
 	$(BIN) bench
 
 # The main job: the paper's 100-machine cluster, 250 TPC-H jobs, all four
