@@ -40,11 +40,14 @@ clean:
 	rm -rf bin
 
 # Regenerates rpc/hadooppb and rpc/yarnpb from proto/hadoop and proto/yarn in
-# one protoc run (the YARN files import Security.proto across the two).
+# one protoc run (the YARN files import hadoop/Security.proto). Files are
+# registered as hadoop/... and yarn/..., and Hadoop's common messages under
+# the package loom.hadoop.common, so that Loom links beside the HDFS client,
+# which registers Hadoop's own; package names never reach the wire.
 # Needs Debian's protobuf-compiler (protoc) and
 # `go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12`.
 # The generated code is committed; rerun this after editing any .proto.
 proto:
-	PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc -I proto/hadoop -I proto/yarn \
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc -I proto \
 		--go_out=. --go_opt=module=github.com/loomrm/loom \
 		proto/hadoop/*.proto proto/yarn/*.proto

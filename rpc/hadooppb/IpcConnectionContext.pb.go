@@ -6,7 +6,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: IpcConnectionContext.proto
+// source: hadoop/IpcConnectionContext.proto
 
 package hadooppb
 
@@ -36,7 +36,7 @@ type UserInformationProto struct {
 
 func (x *UserInformationProto) Reset() {
 	*x = UserInformationProto{}
-	mi := &file_IpcConnectionContext_proto_msgTypes[0]
+	mi := &file_hadoop_IpcConnectionContext_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -48,7 +48,7 @@ func (x *UserInformationProto) String() string {
 func (*UserInformationProto) ProtoMessage() {}
 
 func (x *UserInformationProto) ProtoReflect() protoreflect.Message {
-	mi := &file_IpcConnectionContext_proto_msgTypes[0]
+	mi := &file_hadoop_IpcConnectionContext_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -61,7 +61,7 @@ func (x *UserInformationProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UserInformationProto.ProtoReflect.Descriptor instead.
 func (*UserInformationProto) Descriptor() ([]byte, []int) {
-	return file_IpcConnectionContext_proto_rawDescGZIP(), []int{0}
+	return file_hadoop_IpcConnectionContext_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *UserInformationProto) GetEffectiveUser() string {
@@ -89,7 +89,7 @@ type IpcConnectionContextProto struct {
 
 func (x *IpcConnectionContextProto) Reset() {
 	*x = IpcConnectionContextProto{}
-	mi := &file_IpcConnectionContext_proto_msgTypes[1]
+	mi := &file_hadoop_IpcConnectionContext_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -101,7 +101,7 @@ func (x *IpcConnectionContextProto) String() string {
 func (*IpcConnectionContextProto) ProtoMessage() {}
 
 func (x *IpcConnectionContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_IpcConnectionContext_proto_msgTypes[1]
+	mi := &file_hadoop_IpcConnectionContext_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -114,7 +114,7 @@ func (x *IpcConnectionContextProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IpcConnectionContextProto.ProtoReflect.Descriptor instead.
 func (*IpcConnectionContextProto) Descriptor() ([]byte, []int) {
-	return file_IpcConnectionContext_proto_rawDescGZIP(), []int{1}
+	return file_hadoop_IpcConnectionContext_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *IpcConnectionContextProto) GetUserInfo() *UserInformationProto {
@@ -131,38 +131,38 @@ func (x *IpcConnectionContextProto) GetProtocol() string {
 	return ""
 }
 
-var File_IpcConnectionContext_proto protoreflect.FileDescriptor
+var File_hadoop_IpcConnectionContext_proto protoreflect.FileDescriptor
 
-const file_IpcConnectionContext_proto_rawDesc = "" +
+const file_hadoop_IpcConnectionContext_proto_rawDesc = "" +
 	"\n" +
-	"\x1aIpcConnectionContext.proto\x12\rhadoop.common\"X\n" +
+	"!hadoop/IpcConnectionContext.proto\x12\x12loom.hadoop.common\"X\n" +
 	"\x14UserInformationProto\x12$\n" +
 	"\reffectiveUser\x18\x01 \x01(\tR\reffectiveUser\x12\x1a\n" +
-	"\brealUser\x18\x02 \x01(\tR\brealUser\"x\n" +
-	"\x19IpcConnectionContextProto\x12?\n" +
-	"\buserInfo\x18\x02 \x01(\v2#.hadoop.common.UserInformationProtoR\buserInfo\x12\x1a\n" +
+	"\brealUser\x18\x02 \x01(\tR\brealUser\"}\n" +
+	"\x19IpcConnectionContextProto\x12D\n" +
+	"\buserInfo\x18\x02 \x01(\v2(.loom.hadoop.common.UserInformationProtoR\buserInfo\x12\x1a\n" +
 	"\bprotocol\x18\x03 \x01(\tR\bprotocolBa\n" +
 	"\x1eorg.apache.hadoop.ipc.protobufB\x1aIpcConnectionContextProtosZ#github.com/loomrm/loom/rpc/hadooppb"
 
 var (
-	file_IpcConnectionContext_proto_rawDescOnce sync.Once
-	file_IpcConnectionContext_proto_rawDescData []byte
+	file_hadoop_IpcConnectionContext_proto_rawDescOnce sync.Once
+	file_hadoop_IpcConnectionContext_proto_rawDescData []byte
 )
 
-func file_IpcConnectionContext_proto_rawDescGZIP() []byte {
-	file_IpcConnectionContext_proto_rawDescOnce.Do(func() {
-		file_IpcConnectionContext_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_IpcConnectionContext_proto_rawDesc), len(file_IpcConnectionContext_proto_rawDesc)))
+func file_hadoop_IpcConnectionContext_proto_rawDescGZIP() []byte {
+	file_hadoop_IpcConnectionContext_proto_rawDescOnce.Do(func() {
+		file_hadoop_IpcConnectionContext_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_hadoop_IpcConnectionContext_proto_rawDesc), len(file_hadoop_IpcConnectionContext_proto_rawDesc)))
 	})
-	return file_IpcConnectionContext_proto_rawDescData
+	return file_hadoop_IpcConnectionContext_proto_rawDescData
 }
 
-var file_IpcConnectionContext_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
-var file_IpcConnectionContext_proto_goTypes = []any{
-	(*UserInformationProto)(nil),      // 0: hadoop.common.UserInformationProto
-	(*IpcConnectionContextProto)(nil), // 1: hadoop.common.IpcConnectionContextProto
+var file_hadoop_IpcConnectionContext_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_hadoop_IpcConnectionContext_proto_goTypes = []any{
+	(*UserInformationProto)(nil),      // 0: loom.hadoop.common.UserInformationProto
+	(*IpcConnectionContextProto)(nil), // 1: loom.hadoop.common.IpcConnectionContextProto
 }
-var file_IpcConnectionContext_proto_depIdxs = []int32{
-	0, // 0: hadoop.common.IpcConnectionContextProto.userInfo:type_name -> hadoop.common.UserInformationProto
+var file_hadoop_IpcConnectionContext_proto_depIdxs = []int32{
+	0, // 0: loom.hadoop.common.IpcConnectionContextProto.userInfo:type_name -> loom.hadoop.common.UserInformationProto
 	1, // [1:1] is the sub-list for method output_type
 	1, // [1:1] is the sub-list for method input_type
 	1, // [1:1] is the sub-list for extension type_name
@@ -170,26 +170,26 @@ var file_IpcConnectionContext_proto_depIdxs = []int32{
 	0, // [0:1] is the sub-list for field type_name
 }
 
-func init() { file_IpcConnectionContext_proto_init() }
-func file_IpcConnectionContext_proto_init() {
-	if File_IpcConnectionContext_proto != nil {
+func init() { file_hadoop_IpcConnectionContext_proto_init() }
+func file_hadoop_IpcConnectionContext_proto_init() {
+	if File_hadoop_IpcConnectionContext_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_IpcConnectionContext_proto_rawDesc), len(file_IpcConnectionContext_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hadoop_IpcConnectionContext_proto_rawDesc), len(file_hadoop_IpcConnectionContext_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   2,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_IpcConnectionContext_proto_goTypes,
-		DependencyIndexes: file_IpcConnectionContext_proto_depIdxs,
-		MessageInfos:      file_IpcConnectionContext_proto_msgTypes,
+		GoTypes:           file_hadoop_IpcConnectionContext_proto_goTypes,
+		DependencyIndexes: file_hadoop_IpcConnectionContext_proto_depIdxs,
+		MessageInfos:      file_hadoop_IpcConnectionContext_proto_msgTypes,
 	}.Build()
-	File_IpcConnectionContext_proto = out.File
-	file_IpcConnectionContext_proto_goTypes = nil
-	file_IpcConnectionContext_proto_depIdxs = nil
+	File_hadoop_IpcConnectionContext_proto = out.File
+	file_hadoop_IpcConnectionContext_proto_goTypes = nil
+	file_hadoop_IpcConnectionContext_proto_depIdxs = nil
 }

@@ -5,7 +5,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: ProtobufRpcEngine.proto
+// source: hadoop/ProtobufRpcEngine.proto
 
 package hadooppb
 
@@ -36,7 +36,7 @@ type RequestHeaderProto struct {
 
 func (x *RequestHeaderProto) Reset() {
 	*x = RequestHeaderProto{}
-	mi := &file_ProtobufRpcEngine_proto_msgTypes[0]
+	mi := &file_hadoop_ProtobufRpcEngine_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -48,7 +48,7 @@ func (x *RequestHeaderProto) String() string {
 func (*RequestHeaderProto) ProtoMessage() {}
 
 func (x *RequestHeaderProto) ProtoReflect() protoreflect.Message {
-	mi := &file_ProtobufRpcEngine_proto_msgTypes[0]
+	mi := &file_hadoop_ProtobufRpcEngine_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -61,7 +61,7 @@ func (x *RequestHeaderProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RequestHeaderProto.ProtoReflect.Descriptor instead.
 func (*RequestHeaderProto) Descriptor() ([]byte, []int) {
-	return file_ProtobufRpcEngine_proto_rawDescGZIP(), []int{0}
+	return file_hadoop_ProtobufRpcEngine_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *RequestHeaderProto) GetMethodName() string {
@@ -85,11 +85,11 @@ func (x *RequestHeaderProto) GetClientProtocolVersion() uint64 {
 	return 0
 }
 
-var File_ProtobufRpcEngine_proto protoreflect.FileDescriptor
+var File_hadoop_ProtobufRpcEngine_proto protoreflect.FileDescriptor
 
-const file_ProtobufRpcEngine_proto_rawDesc = "" +
+const file_hadoop_ProtobufRpcEngine_proto_rawDesc = "" +
 	"\n" +
-	"\x17ProtobufRpcEngine.proto\x12\rhadoop.common\"\xaa\x01\n" +
+	"\x1ehadoop/ProtobufRpcEngine.proto\x12\x12loom.hadoop.common\"\xaa\x01\n" +
 	"\x12RequestHeaderProto\x12\x1e\n" +
 	"\n" +
 	"methodName\x18\x01 \x02(\tR\n" +
@@ -99,22 +99,22 @@ const file_ProtobufRpcEngine_proto_rawDesc = "" +
 	"\x1eorg.apache.hadoop.ipc.protobufB\x17ProtobufRpcEngineProtosZ#github.com/loomrm/loom/rpc/hadooppb"
 
 var (
-	file_ProtobufRpcEngine_proto_rawDescOnce sync.Once
-	file_ProtobufRpcEngine_proto_rawDescData []byte
+	file_hadoop_ProtobufRpcEngine_proto_rawDescOnce sync.Once
+	file_hadoop_ProtobufRpcEngine_proto_rawDescData []byte
 )
 
-func file_ProtobufRpcEngine_proto_rawDescGZIP() []byte {
-	file_ProtobufRpcEngine_proto_rawDescOnce.Do(func() {
-		file_ProtobufRpcEngine_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_ProtobufRpcEngine_proto_rawDesc), len(file_ProtobufRpcEngine_proto_rawDesc)))
+func file_hadoop_ProtobufRpcEngine_proto_rawDescGZIP() []byte {
+	file_hadoop_ProtobufRpcEngine_proto_rawDescOnce.Do(func() {
+		file_hadoop_ProtobufRpcEngine_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_hadoop_ProtobufRpcEngine_proto_rawDesc), len(file_hadoop_ProtobufRpcEngine_proto_rawDesc)))
 	})
-	return file_ProtobufRpcEngine_proto_rawDescData
+	return file_hadoop_ProtobufRpcEngine_proto_rawDescData
 }
 
-var file_ProtobufRpcEngine_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
-var file_ProtobufRpcEngine_proto_goTypes = []any{
-	(*RequestHeaderProto)(nil), // 0: hadoop.common.RequestHeaderProto
+var file_hadoop_ProtobufRpcEngine_proto_msgTypes = make([]protoimpl.MessageInfo, 1)
+var file_hadoop_ProtobufRpcEngine_proto_goTypes = []any{
+	(*RequestHeaderProto)(nil), // 0: loom.hadoop.common.RequestHeaderProto
 }
-var file_ProtobufRpcEngine_proto_depIdxs = []int32{
+var file_hadoop_ProtobufRpcEngine_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for method output_type
 	0, // [0:0] is the sub-list for method input_type
 	0, // [0:0] is the sub-list for extension type_name
@@ -122,26 +122,26 @@ var file_ProtobufRpcEngine_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for field type_name
 }
 
-func init() { file_ProtobufRpcEngine_proto_init() }
-func file_ProtobufRpcEngine_proto_init() {
-	if File_ProtobufRpcEngine_proto != nil {
+func init() { file_hadoop_ProtobufRpcEngine_proto_init() }
+func file_hadoop_ProtobufRpcEngine_proto_init() {
+	if File_hadoop_ProtobufRpcEngine_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ProtobufRpcEngine_proto_rawDesc), len(file_ProtobufRpcEngine_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hadoop_ProtobufRpcEngine_proto_rawDesc), len(file_hadoop_ProtobufRpcEngine_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   1,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_ProtobufRpcEngine_proto_goTypes,
-		DependencyIndexes: file_ProtobufRpcEngine_proto_depIdxs,
-		MessageInfos:      file_ProtobufRpcEngine_proto_msgTypes,
+		GoTypes:           file_hadoop_ProtobufRpcEngine_proto_goTypes,
+		DependencyIndexes: file_hadoop_ProtobufRpcEngine_proto_depIdxs,
+		MessageInfos:      file_hadoop_ProtobufRpcEngine_proto_msgTypes,
 	}.Build()
-	File_ProtobufRpcEngine_proto = out.File
-	file_ProtobufRpcEngine_proto_goTypes = nil
-	file_ProtobufRpcEngine_proto_depIdxs = nil
+	File_hadoop_ProtobufRpcEngine_proto = out.File
+	file_hadoop_ProtobufRpcEngine_proto_goTypes = nil
+	file_hadoop_ProtobufRpcEngine_proto_depIdxs = nil
 }

@@ -6,7 +6,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: RpcHeader.proto
+// source: hadoop/RpcHeader.proto
 
 package hadooppb
 
@@ -59,11 +59,11 @@ func (x RpcKindProto) String() string {
 }
 
 func (RpcKindProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_RpcHeader_proto_enumTypes[0].Descriptor()
+	return file_hadoop_RpcHeader_proto_enumTypes[0].Descriptor()
 }
 
 func (RpcKindProto) Type() protoreflect.EnumType {
-	return &file_RpcHeader_proto_enumTypes[0]
+	return &file_hadoop_RpcHeader_proto_enumTypes[0]
 }
 
 func (x RpcKindProto) Number() protoreflect.EnumNumber {
@@ -82,7 +82,7 @@ func (x *RpcKindProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RpcKindProto.Descriptor instead.
 func (RpcKindProto) EnumDescriptor() ([]byte, []int) {
-	return file_RpcHeader_proto_rawDescGZIP(), []int{0}
+	return file_hadoop_RpcHeader_proto_rawDescGZIP(), []int{0}
 }
 
 type RpcRequestHeaderProto_OperationProto int32
@@ -118,11 +118,11 @@ func (x RpcRequestHeaderProto_OperationProto) String() string {
 }
 
 func (RpcRequestHeaderProto_OperationProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_RpcHeader_proto_enumTypes[1].Descriptor()
+	return file_hadoop_RpcHeader_proto_enumTypes[1].Descriptor()
 }
 
 func (RpcRequestHeaderProto_OperationProto) Type() protoreflect.EnumType {
-	return &file_RpcHeader_proto_enumTypes[1]
+	return &file_hadoop_RpcHeader_proto_enumTypes[1]
 }
 
 func (x RpcRequestHeaderProto_OperationProto) Number() protoreflect.EnumNumber {
@@ -141,7 +141,7 @@ func (x *RpcRequestHeaderProto_OperationProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RpcRequestHeaderProto_OperationProto.Descriptor instead.
 func (RpcRequestHeaderProto_OperationProto) EnumDescriptor() ([]byte, []int) {
-	return file_RpcHeader_proto_rawDescGZIP(), []int{2, 0}
+	return file_hadoop_RpcHeader_proto_rawDescGZIP(), []int{2, 0}
 }
 
 type RpcResponseHeaderProto_RpcStatusProto int32
@@ -177,11 +177,11 @@ func (x RpcResponseHeaderProto_RpcStatusProto) String() string {
 }
 
 func (RpcResponseHeaderProto_RpcStatusProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_RpcHeader_proto_enumTypes[2].Descriptor()
+	return file_hadoop_RpcHeader_proto_enumTypes[2].Descriptor()
 }
 
 func (RpcResponseHeaderProto_RpcStatusProto) Type() protoreflect.EnumType {
-	return &file_RpcHeader_proto_enumTypes[2]
+	return &file_hadoop_RpcHeader_proto_enumTypes[2]
 }
 
 func (x RpcResponseHeaderProto_RpcStatusProto) Number() protoreflect.EnumNumber {
@@ -200,7 +200,7 @@ func (x *RpcResponseHeaderProto_RpcStatusProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RpcResponseHeaderProto_RpcStatusProto.Descriptor instead.
 func (RpcResponseHeaderProto_RpcStatusProto) EnumDescriptor() ([]byte, []int) {
-	return file_RpcHeader_proto_rawDescGZIP(), []int{3, 0}
+	return file_hadoop_RpcHeader_proto_rawDescGZIP(), []int{3, 0}
 }
 
 type RpcResponseHeaderProto_RpcErrorCodeProto int32
@@ -263,11 +263,11 @@ func (x RpcResponseHeaderProto_RpcErrorCodeProto) String() string {
 }
 
 func (RpcResponseHeaderProto_RpcErrorCodeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_RpcHeader_proto_enumTypes[3].Descriptor()
+	return file_hadoop_RpcHeader_proto_enumTypes[3].Descriptor()
 }
 
 func (RpcResponseHeaderProto_RpcErrorCodeProto) Type() protoreflect.EnumType {
-	return &file_RpcHeader_proto_enumTypes[3]
+	return &file_hadoop_RpcHeader_proto_enumTypes[3]
 }
 
 func (x RpcResponseHeaderProto_RpcErrorCodeProto) Number() protoreflect.EnumNumber {
@@ -286,7 +286,7 @@ func (x *RpcResponseHeaderProto_RpcErrorCodeProto) UnmarshalJSON(b []byte) error
 
 // Deprecated: Use RpcResponseHeaderProto_RpcErrorCodeProto.Descriptor instead.
 func (RpcResponseHeaderProto_RpcErrorCodeProto) EnumDescriptor() ([]byte, []int) {
-	return file_RpcHeader_proto_rawDescGZIP(), []int{3, 1}
+	return file_hadoop_RpcHeader_proto_rawDescGZIP(), []int{3, 1}
 }
 
 type RpcSaslProto_SaslState int32
@@ -331,11 +331,11 @@ func (x RpcSaslProto_SaslState) String() string {
 }
 
 func (RpcSaslProto_SaslState) Descriptor() protoreflect.EnumDescriptor {
-	return file_RpcHeader_proto_enumTypes[4].Descriptor()
+	return file_hadoop_RpcHeader_proto_enumTypes[4].Descriptor()
 }
 
 func (RpcSaslProto_SaslState) Type() protoreflect.EnumType {
-	return &file_RpcHeader_proto_enumTypes[4]
+	return &file_hadoop_RpcHeader_proto_enumTypes[4]
 }
 
 func (x RpcSaslProto_SaslState) Number() protoreflect.EnumNumber {
@@ -354,7 +354,7 @@ func (x *RpcSaslProto_SaslState) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RpcSaslProto_SaslState.Descriptor instead.
 func (RpcSaslProto_SaslState) EnumDescriptor() ([]byte, []int) {
-	return file_RpcHeader_proto_rawDescGZIP(), []int{4, 0}
+	return file_hadoop_RpcHeader_proto_rawDescGZIP(), []int{4, 0}
 }
 
 type RPCTraceInfoProto struct {
@@ -368,7 +368,7 @@ type RPCTraceInfoProto struct {
 
 func (x *RPCTraceInfoProto) Reset() {
 	*x = RPCTraceInfoProto{}
-	mi := &file_RpcHeader_proto_msgTypes[0]
+	mi := &file_hadoop_RpcHeader_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -380,7 +380,7 @@ func (x *RPCTraceInfoProto) String() string {
 func (*RPCTraceInfoProto) ProtoMessage() {}
 
 func (x *RPCTraceInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_RpcHeader_proto_msgTypes[0]
+	mi := &file_hadoop_RpcHeader_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -393,7 +393,7 @@ func (x *RPCTraceInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RPCTraceInfoProto.ProtoReflect.Descriptor instead.
 func (*RPCTraceInfoProto) Descriptor() ([]byte, []int) {
-	return file_RpcHeader_proto_rawDescGZIP(), []int{0}
+	return file_hadoop_RpcHeader_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *RPCTraceInfoProto) GetTraceId() int64 {
@@ -427,7 +427,7 @@ type RPCCallerContextProto struct {
 
 func (x *RPCCallerContextProto) Reset() {
 	*x = RPCCallerContextProto{}
-	mi := &file_RpcHeader_proto_msgTypes[1]
+	mi := &file_hadoop_RpcHeader_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -439,7 +439,7 @@ func (x *RPCCallerContextProto) String() string {
 func (*RPCCallerContextProto) ProtoMessage() {}
 
 func (x *RPCCallerContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_RpcHeader_proto_msgTypes[1]
+	mi := &file_hadoop_RpcHeader_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -452,7 +452,7 @@ func (x *RPCCallerContextProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RPCCallerContextProto.ProtoReflect.Descriptor instead.
 func (*RPCCallerContextProto) Descriptor() ([]byte, []int) {
-	return file_RpcHeader_proto_rawDescGZIP(), []int{1}
+	return file_hadoop_RpcHeader_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *RPCCallerContextProto) GetContext() string {
@@ -472,8 +472,8 @@ func (x *RPCCallerContextProto) GetSignature() []byte {
 // Sent before every call, varint-delimited, after the 4-byte frame length.
 type RpcRequestHeaderProto struct {
 	state   protoimpl.MessageState                `protogen:"open.v1"`
-	RpcKind *RpcKindProto                         `protobuf:"varint,1,opt,name=rpcKind,enum=hadoop.common.RpcKindProto" json:"rpcKind,omitempty"`
-	RpcOp   *RpcRequestHeaderProto_OperationProto `protobuf:"varint,2,opt,name=rpcOp,enum=hadoop.common.RpcRequestHeaderProto_OperationProto" json:"rpcOp,omitempty"`
+	RpcKind *RpcKindProto                         `protobuf:"varint,1,opt,name=rpcKind,enum=loom.hadoop.common.RpcKindProto" json:"rpcKind,omitempty"`
+	RpcOp   *RpcRequestHeaderProto_OperationProto `protobuf:"varint,2,opt,name=rpcOp,enum=loom.hadoop.common.RpcRequestHeaderProto_OperationProto" json:"rpcOp,omitempty"`
 	// Negative ids are the connection's own: -3 the connection context,
 	// -4 a ping, -33 SASL.
 	CallId               *int32                 `protobuf:"zigzag32,3,req,name=callId" json:"callId,omitempty"`
@@ -494,7 +494,7 @@ const (
 
 func (x *RpcRequestHeaderProto) Reset() {
 	*x = RpcRequestHeaderProto{}
-	mi := &file_RpcHeader_proto_msgTypes[2]
+	mi := &file_hadoop_RpcHeader_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -506,7 +506,7 @@ func (x *RpcRequestHeaderProto) String() string {
 func (*RpcRequestHeaderProto) ProtoMessage() {}
 
 func (x *RpcRequestHeaderProto) ProtoReflect() protoreflect.Message {
-	mi := &file_RpcHeader_proto_msgTypes[2]
+	mi := &file_hadoop_RpcHeader_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -519,7 +519,7 @@ func (x *RpcRequestHeaderProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RpcRequestHeaderProto.ProtoReflect.Descriptor instead.
 func (*RpcRequestHeaderProto) Descriptor() ([]byte, []int) {
-	return file_RpcHeader_proto_rawDescGZIP(), []int{2}
+	return file_hadoop_RpcHeader_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *RpcRequestHeaderProto) GetRpcKind() RpcKindProto {
@@ -591,11 +591,11 @@ type RpcResponseHeaderProto struct {
 	// Unsigned on the wire although the request's is signed: a reply to
 	// call -33 carries 2^32-33.
 	CallId               *uint32                                   `protobuf:"varint,1,req,name=callId" json:"callId,omitempty"`
-	Status               *RpcResponseHeaderProto_RpcStatusProto    `protobuf:"varint,2,req,name=status,enum=hadoop.common.RpcResponseHeaderProto_RpcStatusProto" json:"status,omitempty"`
+	Status               *RpcResponseHeaderProto_RpcStatusProto    `protobuf:"varint,2,req,name=status,enum=loom.hadoop.common.RpcResponseHeaderProto_RpcStatusProto" json:"status,omitempty"`
 	ServerIpcVersionNum  *uint32                                   `protobuf:"varint,3,opt,name=serverIpcVersionNum" json:"serverIpcVersionNum,omitempty"`
 	ExceptionClassName   *string                                   `protobuf:"bytes,4,opt,name=exceptionClassName" json:"exceptionClassName,omitempty"`
 	ErrorMsg             *string                                   `protobuf:"bytes,5,opt,name=errorMsg" json:"errorMsg,omitempty"`
-	ErrorDetail          *RpcResponseHeaderProto_RpcErrorCodeProto `protobuf:"varint,6,opt,name=errorDetail,enum=hadoop.common.RpcResponseHeaderProto_RpcErrorCodeProto" json:"errorDetail,omitempty"`
+	ErrorDetail          *RpcResponseHeaderProto_RpcErrorCodeProto `protobuf:"varint,6,opt,name=errorDetail,enum=loom.hadoop.common.RpcResponseHeaderProto_RpcErrorCodeProto" json:"errorDetail,omitempty"`
 	ClientId             []byte                                    `protobuf:"bytes,7,opt,name=clientId" json:"clientId,omitempty"`
 	RetryCount           *int32                                    `protobuf:"zigzag32,8,opt,name=retryCount,def=-1" json:"retryCount,omitempty"`
 	StateId              *int64                                    `protobuf:"varint,9,opt,name=stateId" json:"stateId,omitempty"`
@@ -611,7 +611,7 @@ const (
 
 func (x *RpcResponseHeaderProto) Reset() {
 	*x = RpcResponseHeaderProto{}
-	mi := &file_RpcHeader_proto_msgTypes[3]
+	mi := &file_hadoop_RpcHeader_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -623,7 +623,7 @@ func (x *RpcResponseHeaderProto) String() string {
 func (*RpcResponseHeaderProto) ProtoMessage() {}
 
 func (x *RpcResponseHeaderProto) ProtoReflect() protoreflect.Message {
-	mi := &file_RpcHeader_proto_msgTypes[3]
+	mi := &file_hadoop_RpcHeader_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -636,7 +636,7 @@ func (x *RpcResponseHeaderProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RpcResponseHeaderProto.ProtoReflect.Descriptor instead.
 func (*RpcResponseHeaderProto) Descriptor() ([]byte, []int) {
-	return file_RpcHeader_proto_rawDescGZIP(), []int{3}
+	return file_hadoop_RpcHeader_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RpcResponseHeaderProto) GetCallId() uint32 {
@@ -712,7 +712,7 @@ func (x *RpcResponseHeaderProto) GetRouterFederatedState() []byte {
 type RpcSaslProto struct {
 	state         protoimpl.MessageState   `protogen:"open.v1"`
 	Version       *uint32                  `protobuf:"varint,1,opt,name=version" json:"version,omitempty"`
-	State         *RpcSaslProto_SaslState  `protobuf:"varint,2,req,name=state,enum=hadoop.common.RpcSaslProto_SaslState" json:"state,omitempty"`
+	State         *RpcSaslProto_SaslState  `protobuf:"varint,2,req,name=state,enum=loom.hadoop.common.RpcSaslProto_SaslState" json:"state,omitempty"`
 	Token         []byte                   `protobuf:"bytes,3,opt,name=token" json:"token,omitempty"`
 	Auths         []*RpcSaslProto_SaslAuth `protobuf:"bytes,4,rep,name=auths" json:"auths,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -721,7 +721,7 @@ type RpcSaslProto struct {
 
 func (x *RpcSaslProto) Reset() {
 	*x = RpcSaslProto{}
-	mi := &file_RpcHeader_proto_msgTypes[4]
+	mi := &file_hadoop_RpcHeader_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -733,7 +733,7 @@ func (x *RpcSaslProto) String() string {
 func (*RpcSaslProto) ProtoMessage() {}
 
 func (x *RpcSaslProto) ProtoReflect() protoreflect.Message {
-	mi := &file_RpcHeader_proto_msgTypes[4]
+	mi := &file_hadoop_RpcHeader_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -746,7 +746,7 @@ func (x *RpcSaslProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RpcSaslProto.ProtoReflect.Descriptor instead.
 func (*RpcSaslProto) Descriptor() ([]byte, []int) {
-	return file_RpcHeader_proto_rawDescGZIP(), []int{4}
+	return file_hadoop_RpcHeader_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RpcSaslProto) GetVersion() uint32 {
@@ -790,7 +790,7 @@ type RpcSaslProto_SaslAuth struct {
 
 func (x *RpcSaslProto_SaslAuth) Reset() {
 	*x = RpcSaslProto_SaslAuth{}
-	mi := &file_RpcHeader_proto_msgTypes[5]
+	mi := &file_hadoop_RpcHeader_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -802,7 +802,7 @@ func (x *RpcSaslProto_SaslAuth) String() string {
 func (*RpcSaslProto_SaslAuth) ProtoMessage() {}
 
 func (x *RpcSaslProto_SaslAuth) ProtoReflect() protoreflect.Message {
-	mi := &file_RpcHeader_proto_msgTypes[5]
+	mi := &file_hadoop_RpcHeader_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -815,7 +815,7 @@ func (x *RpcSaslProto_SaslAuth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RpcSaslProto_SaslAuth.ProtoReflect.Descriptor instead.
 func (*RpcSaslProto_SaslAuth) Descriptor() ([]byte, []int) {
-	return file_RpcHeader_proto_rawDescGZIP(), []int{4, 0}
+	return file_hadoop_RpcHeader_proto_rawDescGZIP(), []int{4, 0}
 }
 
 func (x *RpcSaslProto_SaslAuth) GetMethod() string {
@@ -853,41 +853,41 @@ func (x *RpcSaslProto_SaslAuth) GetChallenge() []byte {
 	return nil
 }
 
-var File_RpcHeader_proto protoreflect.FileDescriptor
+var File_hadoop_RpcHeader_proto protoreflect.FileDescriptor
 
-const file_RpcHeader_proto_rawDesc = "" +
+const file_hadoop_RpcHeader_proto_rawDesc = "" +
 	"\n" +
-	"\x0fRpcHeader.proto\x12\rhadoop.common\"k\n" +
+	"\x16hadoop/RpcHeader.proto\x12\x12loom.hadoop.common\"k\n" +
 	"\x11RPCTraceInfoProto\x12\x18\n" +
 	"\atraceId\x18\x01 \x01(\x03R\atraceId\x12\x1a\n" +
 	"\bparentId\x18\x02 \x01(\x03R\bparentId\x12 \n" +
 	"\vspanContext\x18\x03 \x01(\fR\vspanContext\"O\n" +
 	"\x15RPCCallerContextProto\x12\x18\n" +
 	"\acontext\x18\x01 \x02(\tR\acontext\x12\x1c\n" +
-	"\tsignature\x18\x02 \x01(\fR\tsignature\"\xaa\x04\n" +
-	"\x15RpcRequestHeaderProto\x125\n" +
-	"\arpcKind\x18\x01 \x01(\x0e2\x1b.hadoop.common.RpcKindProtoR\arpcKind\x12I\n" +
-	"\x05rpcOp\x18\x02 \x01(\x0e23.hadoop.common.RpcRequestHeaderProto.OperationProtoR\x05rpcOp\x12\x16\n" +
+	"\tsignature\x18\x02 \x01(\fR\tsignature\"\xbe\x04\n" +
+	"\x15RpcRequestHeaderProto\x12:\n" +
+	"\arpcKind\x18\x01 \x01(\x0e2 .loom.hadoop.common.RpcKindProtoR\arpcKind\x12N\n" +
+	"\x05rpcOp\x18\x02 \x01(\x0e28.loom.hadoop.common.RpcRequestHeaderProto.OperationProtoR\x05rpcOp\x12\x16\n" +
 	"\x06callId\x18\x03 \x02(\x11R\x06callId\x12\x1a\n" +
 	"\bclientId\x18\x04 \x02(\fR\bclientId\x12\"\n" +
 	"\n" +
 	"retryCount\x18\x05 \x01(\x11:\x02-1R\n" +
-	"retryCount\x12>\n" +
-	"\ttraceInfo\x18\x06 \x01(\v2 .hadoop.common.RPCTraceInfoProtoR\ttraceInfo\x12J\n" +
-	"\rcallerContext\x18\a \x01(\v2$.hadoop.common.RPCCallerContextProtoR\rcallerContext\x12\x18\n" +
+	"retryCount\x12C\n" +
+	"\ttraceInfo\x18\x06 \x01(\v2%.loom.hadoop.common.RPCTraceInfoProtoR\ttraceInfo\x12O\n" +
+	"\rcallerContext\x18\a \x01(\v2).loom.hadoop.common.RPCCallerContextProtoR\rcallerContext\x12\x18\n" +
 	"\astateId\x18\b \x01(\x03R\astateId\x122\n" +
 	"\x14routerFederatedState\x18\t \x01(\fR\x14routerFederatedState\"]\n" +
 	"\x0eOperationProto\x12\x14\n" +
 	"\x10RPC_FINAL_PACKET\x10\x00\x12\x1b\n" +
 	"\x17RPC_CONTINUATION_PACKET\x10\x01\x12\x18\n" +
-	"\x14RPC_CLOSE_CONNECTION\x10\x02\"\xfe\x06\n" +
+	"\x14RPC_CLOSE_CONNECTION\x10\x02\"\x88\a\n" +
 	"\x16RpcResponseHeaderProto\x12\x16\n" +
-	"\x06callId\x18\x01 \x02(\rR\x06callId\x12L\n" +
-	"\x06status\x18\x02 \x02(\x0e24.hadoop.common.RpcResponseHeaderProto.RpcStatusProtoR\x06status\x120\n" +
+	"\x06callId\x18\x01 \x02(\rR\x06callId\x12Q\n" +
+	"\x06status\x18\x02 \x02(\x0e29.loom.hadoop.common.RpcResponseHeaderProto.RpcStatusProtoR\x06status\x120\n" +
 	"\x13serverIpcVersionNum\x18\x03 \x01(\rR\x13serverIpcVersionNum\x12.\n" +
 	"\x12exceptionClassName\x18\x04 \x01(\tR\x12exceptionClassName\x12\x1a\n" +
-	"\berrorMsg\x18\x05 \x01(\tR\berrorMsg\x12Y\n" +
-	"\verrorDetail\x18\x06 \x01(\x0e27.hadoop.common.RpcResponseHeaderProto.RpcErrorCodeProtoR\verrorDetail\x12\x1a\n" +
+	"\berrorMsg\x18\x05 \x01(\tR\berrorMsg\x12^\n" +
+	"\verrorDetail\x18\x06 \x01(\x0e2<.loom.hadoop.common.RpcResponseHeaderProto.RpcErrorCodeProtoR\verrorDetail\x12\x1a\n" +
 	"\bclientId\x18\a \x01(\fR\bclientId\x12\"\n" +
 	"\n" +
 	"retryCount\x18\b \x01(\x11:\x02-1R\n" +
@@ -912,12 +912,12 @@ const file_RpcHeader_proto_rawDesc = "" +
 	"\x18FATAL_INVALID_RPC_HEADER\x10\f\x12\x1f\n" +
 	"\x1bFATAL_DESERIALIZING_REQUEST\x10\r\x12\x1a\n" +
 	"\x16FATAL_VERSION_MISMATCH\x10\x0e\x12\x16\n" +
-	"\x12FATAL_UNAUTHORIZED\x10\x0f\"\xae\x03\n" +
+	"\x12FATAL_UNAUTHORIZED\x10\x0f\"\xb8\x03\n" +
 	"\fRpcSaslProto\x12\x18\n" +
-	"\aversion\x18\x01 \x01(\rR\aversion\x12;\n" +
-	"\x05state\x18\x02 \x02(\x0e2%.hadoop.common.RpcSaslProto.SaslStateR\x05state\x12\x14\n" +
-	"\x05token\x18\x03 \x01(\fR\x05token\x12:\n" +
-	"\x05auths\x18\x04 \x03(\v2$.hadoop.common.RpcSaslProto.SaslAuthR\x05auths\x1a\x96\x01\n" +
+	"\aversion\x18\x01 \x01(\rR\aversion\x12@\n" +
+	"\x05state\x18\x02 \x02(\x0e2*.loom.hadoop.common.RpcSaslProto.SaslStateR\x05state\x12\x14\n" +
+	"\x05token\x18\x03 \x01(\fR\x05token\x12?\n" +
+	"\x05auths\x18\x04 \x03(\v2).loom.hadoop.common.RpcSaslProto.SaslAuthR\x05auths\x1a\x96\x01\n" +
 	"\bSaslAuth\x12\x16\n" +
 	"\x06method\x18\x01 \x02(\tR\x06method\x12\x1c\n" +
 	"\tmechanism\x18\x02 \x02(\tR\tmechanism\x12\x1a\n" +
@@ -938,41 +938,41 @@ const file_RpcHeader_proto_rawDesc = "" +
 	"\x1eorg.apache.hadoop.ipc.protobufB\x0fRpcHeaderProtosZ#github.com/loomrm/loom/rpc/hadooppb"
 
 var (
-	file_RpcHeader_proto_rawDescOnce sync.Once
-	file_RpcHeader_proto_rawDescData []byte
+	file_hadoop_RpcHeader_proto_rawDescOnce sync.Once
+	file_hadoop_RpcHeader_proto_rawDescData []byte
 )
 
-func file_RpcHeader_proto_rawDescGZIP() []byte {
-	file_RpcHeader_proto_rawDescOnce.Do(func() {
-		file_RpcHeader_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_RpcHeader_proto_rawDesc), len(file_RpcHeader_proto_rawDesc)))
+func file_hadoop_RpcHeader_proto_rawDescGZIP() []byte {
+	file_hadoop_RpcHeader_proto_rawDescOnce.Do(func() {
+		file_hadoop_RpcHeader_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_hadoop_RpcHeader_proto_rawDesc), len(file_hadoop_RpcHeader_proto_rawDesc)))
 	})
-	return file_RpcHeader_proto_rawDescData
+	return file_hadoop_RpcHeader_proto_rawDescData
 }
 
-var file_RpcHeader_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_RpcHeader_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
-var file_RpcHeader_proto_goTypes = []any{
-	(RpcKindProto)(0),                             // 0: hadoop.common.RpcKindProto
-	(RpcRequestHeaderProto_OperationProto)(0),     // 1: hadoop.common.RpcRequestHeaderProto.OperationProto
-	(RpcResponseHeaderProto_RpcStatusProto)(0),    // 2: hadoop.common.RpcResponseHeaderProto.RpcStatusProto
-	(RpcResponseHeaderProto_RpcErrorCodeProto)(0), // 3: hadoop.common.RpcResponseHeaderProto.RpcErrorCodeProto
-	(RpcSaslProto_SaslState)(0),                   // 4: hadoop.common.RpcSaslProto.SaslState
-	(*RPCTraceInfoProto)(nil),                     // 5: hadoop.common.RPCTraceInfoProto
-	(*RPCCallerContextProto)(nil),                 // 6: hadoop.common.RPCCallerContextProto
-	(*RpcRequestHeaderProto)(nil),                 // 7: hadoop.common.RpcRequestHeaderProto
-	(*RpcResponseHeaderProto)(nil),                // 8: hadoop.common.RpcResponseHeaderProto
-	(*RpcSaslProto)(nil),                          // 9: hadoop.common.RpcSaslProto
-	(*RpcSaslProto_SaslAuth)(nil),                 // 10: hadoop.common.RpcSaslProto.SaslAuth
+var file_hadoop_RpcHeader_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_hadoop_RpcHeader_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_hadoop_RpcHeader_proto_goTypes = []any{
+	(RpcKindProto)(0),                             // 0: loom.hadoop.common.RpcKindProto
+	(RpcRequestHeaderProto_OperationProto)(0),     // 1: loom.hadoop.common.RpcRequestHeaderProto.OperationProto
+	(RpcResponseHeaderProto_RpcStatusProto)(0),    // 2: loom.hadoop.common.RpcResponseHeaderProto.RpcStatusProto
+	(RpcResponseHeaderProto_RpcErrorCodeProto)(0), // 3: loom.hadoop.common.RpcResponseHeaderProto.RpcErrorCodeProto
+	(RpcSaslProto_SaslState)(0),                   // 4: loom.hadoop.common.RpcSaslProto.SaslState
+	(*RPCTraceInfoProto)(nil),                     // 5: loom.hadoop.common.RPCTraceInfoProto
+	(*RPCCallerContextProto)(nil),                 // 6: loom.hadoop.common.RPCCallerContextProto
+	(*RpcRequestHeaderProto)(nil),                 // 7: loom.hadoop.common.RpcRequestHeaderProto
+	(*RpcResponseHeaderProto)(nil),                // 8: loom.hadoop.common.RpcResponseHeaderProto
+	(*RpcSaslProto)(nil),                          // 9: loom.hadoop.common.RpcSaslProto
+	(*RpcSaslProto_SaslAuth)(nil),                 // 10: loom.hadoop.common.RpcSaslProto.SaslAuth
 }
-var file_RpcHeader_proto_depIdxs = []int32{
-	0,  // 0: hadoop.common.RpcRequestHeaderProto.rpcKind:type_name -> hadoop.common.RpcKindProto
-	1,  // 1: hadoop.common.RpcRequestHeaderProto.rpcOp:type_name -> hadoop.common.RpcRequestHeaderProto.OperationProto
-	5,  // 2: hadoop.common.RpcRequestHeaderProto.traceInfo:type_name -> hadoop.common.RPCTraceInfoProto
-	6,  // 3: hadoop.common.RpcRequestHeaderProto.callerContext:type_name -> hadoop.common.RPCCallerContextProto
-	2,  // 4: hadoop.common.RpcResponseHeaderProto.status:type_name -> hadoop.common.RpcResponseHeaderProto.RpcStatusProto
-	3,  // 5: hadoop.common.RpcResponseHeaderProto.errorDetail:type_name -> hadoop.common.RpcResponseHeaderProto.RpcErrorCodeProto
-	4,  // 6: hadoop.common.RpcSaslProto.state:type_name -> hadoop.common.RpcSaslProto.SaslState
-	10, // 7: hadoop.common.RpcSaslProto.auths:type_name -> hadoop.common.RpcSaslProto.SaslAuth
+var file_hadoop_RpcHeader_proto_depIdxs = []int32{
+	0,  // 0: loom.hadoop.common.RpcRequestHeaderProto.rpcKind:type_name -> loom.hadoop.common.RpcKindProto
+	1,  // 1: loom.hadoop.common.RpcRequestHeaderProto.rpcOp:type_name -> loom.hadoop.common.RpcRequestHeaderProto.OperationProto
+	5,  // 2: loom.hadoop.common.RpcRequestHeaderProto.traceInfo:type_name -> loom.hadoop.common.RPCTraceInfoProto
+	6,  // 3: loom.hadoop.common.RpcRequestHeaderProto.callerContext:type_name -> loom.hadoop.common.RPCCallerContextProto
+	2,  // 4: loom.hadoop.common.RpcResponseHeaderProto.status:type_name -> loom.hadoop.common.RpcResponseHeaderProto.RpcStatusProto
+	3,  // 5: loom.hadoop.common.RpcResponseHeaderProto.errorDetail:type_name -> loom.hadoop.common.RpcResponseHeaderProto.RpcErrorCodeProto
+	4,  // 6: loom.hadoop.common.RpcSaslProto.state:type_name -> loom.hadoop.common.RpcSaslProto.SaslState
+	10, // 7: loom.hadoop.common.RpcSaslProto.auths:type_name -> loom.hadoop.common.RpcSaslProto.SaslAuth
 	8,  // [8:8] is the sub-list for method output_type
 	8,  // [8:8] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
@@ -980,27 +980,27 @@ var file_RpcHeader_proto_depIdxs = []int32{
 	0,  // [0:8] is the sub-list for field type_name
 }
 
-func init() { file_RpcHeader_proto_init() }
-func file_RpcHeader_proto_init() {
-	if File_RpcHeader_proto != nil {
+func init() { file_hadoop_RpcHeader_proto_init() }
+func file_hadoop_RpcHeader_proto_init() {
+	if File_hadoop_RpcHeader_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_RpcHeader_proto_rawDesc), len(file_RpcHeader_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hadoop_RpcHeader_proto_rawDesc), len(file_hadoop_RpcHeader_proto_rawDesc)),
 			NumEnums:      5,
 			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_RpcHeader_proto_goTypes,
-		DependencyIndexes: file_RpcHeader_proto_depIdxs,
-		EnumInfos:         file_RpcHeader_proto_enumTypes,
-		MessageInfos:      file_RpcHeader_proto_msgTypes,
+		GoTypes:           file_hadoop_RpcHeader_proto_goTypes,
+		DependencyIndexes: file_hadoop_RpcHeader_proto_depIdxs,
+		EnumInfos:         file_hadoop_RpcHeader_proto_enumTypes,
+		MessageInfos:      file_hadoop_RpcHeader_proto_msgTypes,
 	}.Build()
-	File_RpcHeader_proto = out.File
-	file_RpcHeader_proto_goTypes = nil
-	file_RpcHeader_proto_depIdxs = nil
+	File_hadoop_RpcHeader_proto = out.File
+	file_hadoop_RpcHeader_proto_goTypes = nil
+	file_hadoop_RpcHeader_proto_depIdxs = nil
 }

@@ -8,7 +8,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: Security.proto
+// source: hadoop/Security.proto
 
 package hadooppb
 
@@ -42,7 +42,7 @@ type TokenProto struct {
 
 func (x *TokenProto) Reset() {
 	*x = TokenProto{}
-	mi := &file_Security_proto_msgTypes[0]
+	mi := &file_hadoop_Security_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -54,7 +54,7 @@ func (x *TokenProto) String() string {
 func (*TokenProto) ProtoMessage() {}
 
 func (x *TokenProto) ProtoReflect() protoreflect.Message {
-	mi := &file_Security_proto_msgTypes[0]
+	mi := &file_hadoop_Security_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -67,7 +67,7 @@ func (x *TokenProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenProto.ProtoReflect.Descriptor instead.
 func (*TokenProto) Descriptor() ([]byte, []int) {
-	return file_Security_proto_rawDescGZIP(), []int{0}
+	return file_hadoop_Security_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *TokenProto) GetIdentifier() []byte {
@@ -111,7 +111,7 @@ type CredentialsKVProto struct {
 
 func (x *CredentialsKVProto) Reset() {
 	*x = CredentialsKVProto{}
-	mi := &file_Security_proto_msgTypes[1]
+	mi := &file_hadoop_Security_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -123,7 +123,7 @@ func (x *CredentialsKVProto) String() string {
 func (*CredentialsKVProto) ProtoMessage() {}
 
 func (x *CredentialsKVProto) ProtoReflect() protoreflect.Message {
-	mi := &file_Security_proto_msgTypes[1]
+	mi := &file_hadoop_Security_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -136,7 +136,7 @@ func (x *CredentialsKVProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CredentialsKVProto.ProtoReflect.Descriptor instead.
 func (*CredentialsKVProto) Descriptor() ([]byte, []int) {
-	return file_Security_proto_rawDescGZIP(), []int{1}
+	return file_hadoop_Security_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *CredentialsKVProto) GetAlias() string {
@@ -170,7 +170,7 @@ type CredentialsProto struct {
 
 func (x *CredentialsProto) Reset() {
 	*x = CredentialsProto{}
-	mi := &file_Security_proto_msgTypes[2]
+	mi := &file_hadoop_Security_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -182,7 +182,7 @@ func (x *CredentialsProto) String() string {
 func (*CredentialsProto) ProtoMessage() {}
 
 func (x *CredentialsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_Security_proto_msgTypes[2]
+	mi := &file_hadoop_Security_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -195,7 +195,7 @@ func (x *CredentialsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CredentialsProto.ProtoReflect.Descriptor instead.
 func (*CredentialsProto) Descriptor() ([]byte, []int) {
-	return file_Security_proto_rawDescGZIP(), []int{2}
+	return file_hadoop_Security_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *CredentialsProto) GetTokens() []*CredentialsKVProto {
@@ -223,7 +223,7 @@ type GetDelegationTokenRequestProto struct {
 
 func (x *GetDelegationTokenRequestProto) Reset() {
 	*x = GetDelegationTokenRequestProto{}
-	mi := &file_Security_proto_msgTypes[3]
+	mi := &file_hadoop_Security_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -235,7 +235,7 @@ func (x *GetDelegationTokenRequestProto) String() string {
 func (*GetDelegationTokenRequestProto) ProtoMessage() {}
 
 func (x *GetDelegationTokenRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_Security_proto_msgTypes[3]
+	mi := &file_hadoop_Security_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -248,7 +248,7 @@ func (x *GetDelegationTokenRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDelegationTokenRequestProto.ProtoReflect.Descriptor instead.
 func (*GetDelegationTokenRequestProto) Descriptor() ([]byte, []int) {
-	return file_Security_proto_rawDescGZIP(), []int{3}
+	return file_hadoop_Security_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GetDelegationTokenRequestProto) GetRenewer() string {
@@ -267,7 +267,7 @@ type GetDelegationTokenResponseProto struct {
 
 func (x *GetDelegationTokenResponseProto) Reset() {
 	*x = GetDelegationTokenResponseProto{}
-	mi := &file_Security_proto_msgTypes[4]
+	mi := &file_hadoop_Security_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -279,7 +279,7 @@ func (x *GetDelegationTokenResponseProto) String() string {
 func (*GetDelegationTokenResponseProto) ProtoMessage() {}
 
 func (x *GetDelegationTokenResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_Security_proto_msgTypes[4]
+	mi := &file_hadoop_Security_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -292,7 +292,7 @@ func (x *GetDelegationTokenResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetDelegationTokenResponseProto.ProtoReflect.Descriptor instead.
 func (*GetDelegationTokenResponseProto) Descriptor() ([]byte, []int) {
-	return file_Security_proto_rawDescGZIP(), []int{4}
+	return file_hadoop_Security_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetDelegationTokenResponseProto) GetToken() *TokenProto {
@@ -311,7 +311,7 @@ type RenewDelegationTokenRequestProto struct {
 
 func (x *RenewDelegationTokenRequestProto) Reset() {
 	*x = RenewDelegationTokenRequestProto{}
-	mi := &file_Security_proto_msgTypes[5]
+	mi := &file_hadoop_Security_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -323,7 +323,7 @@ func (x *RenewDelegationTokenRequestProto) String() string {
 func (*RenewDelegationTokenRequestProto) ProtoMessage() {}
 
 func (x *RenewDelegationTokenRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_Security_proto_msgTypes[5]
+	mi := &file_hadoop_Security_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -336,7 +336,7 @@ func (x *RenewDelegationTokenRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewDelegationTokenRequestProto.ProtoReflect.Descriptor instead.
 func (*RenewDelegationTokenRequestProto) Descriptor() ([]byte, []int) {
-	return file_Security_proto_rawDescGZIP(), []int{5}
+	return file_hadoop_Security_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RenewDelegationTokenRequestProto) GetToken() *TokenProto {
@@ -355,7 +355,7 @@ type RenewDelegationTokenResponseProto struct {
 
 func (x *RenewDelegationTokenResponseProto) Reset() {
 	*x = RenewDelegationTokenResponseProto{}
-	mi := &file_Security_proto_msgTypes[6]
+	mi := &file_hadoop_Security_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -367,7 +367,7 @@ func (x *RenewDelegationTokenResponseProto) String() string {
 func (*RenewDelegationTokenResponseProto) ProtoMessage() {}
 
 func (x *RenewDelegationTokenResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_Security_proto_msgTypes[6]
+	mi := &file_hadoop_Security_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -380,7 +380,7 @@ func (x *RenewDelegationTokenResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use RenewDelegationTokenResponseProto.ProtoReflect.Descriptor instead.
 func (*RenewDelegationTokenResponseProto) Descriptor() ([]byte, []int) {
-	return file_Security_proto_rawDescGZIP(), []int{6}
+	return file_hadoop_Security_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *RenewDelegationTokenResponseProto) GetNewExpiryTime() uint64 {
@@ -399,7 +399,7 @@ type CancelDelegationTokenRequestProto struct {
 
 func (x *CancelDelegationTokenRequestProto) Reset() {
 	*x = CancelDelegationTokenRequestProto{}
-	mi := &file_Security_proto_msgTypes[7]
+	mi := &file_hadoop_Security_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -411,7 +411,7 @@ func (x *CancelDelegationTokenRequestProto) String() string {
 func (*CancelDelegationTokenRequestProto) ProtoMessage() {}
 
 func (x *CancelDelegationTokenRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_Security_proto_msgTypes[7]
+	mi := &file_hadoop_Security_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -424,7 +424,7 @@ func (x *CancelDelegationTokenRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CancelDelegationTokenRequestProto.ProtoReflect.Descriptor instead.
 func (*CancelDelegationTokenRequestProto) Descriptor() ([]byte, []int) {
-	return file_Security_proto_rawDescGZIP(), []int{7}
+	return file_hadoop_Security_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CancelDelegationTokenRequestProto) GetToken() *TokenProto {
@@ -443,7 +443,7 @@ type CancelDelegationTokenResponseProto struct {
 
 func (x *CancelDelegationTokenResponseProto) Reset() {
 	*x = CancelDelegationTokenResponseProto{}
-	mi := &file_Security_proto_msgTypes[8]
+	mi := &file_hadoop_Security_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -455,7 +455,7 @@ func (x *CancelDelegationTokenResponseProto) String() string {
 func (*CancelDelegationTokenResponseProto) ProtoMessage() {}
 
 func (x *CancelDelegationTokenResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_Security_proto_msgTypes[8]
+	mi := &file_hadoop_Security_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -468,14 +468,14 @@ func (x *CancelDelegationTokenResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use CancelDelegationTokenResponseProto.ProtoReflect.Descriptor instead.
 func (*CancelDelegationTokenResponseProto) Descriptor() ([]byte, []int) {
-	return file_Security_proto_rawDescGZIP(), []int{8}
+	return file_hadoop_Security_proto_rawDescGZIP(), []int{8}
 }
 
-var File_Security_proto protoreflect.FileDescriptor
+var File_hadoop_Security_proto protoreflect.FileDescriptor
 
-const file_Security_proto_rawDesc = "" +
+const file_hadoop_Security_proto_rawDesc = "" +
 	"\n" +
-	"\x0eSecurity.proto\x12\rhadoop.common\"v\n" +
+	"\x15hadoop/Security.proto\x12\x12loom.hadoop.common\"v\n" +
 	"\n" +
 	"TokenProto\x12\x1e\n" +
 	"\n" +
@@ -483,58 +483,58 @@ const file_Security_proto_rawDesc = "" +
 	"identifier\x12\x1a\n" +
 	"\bpassword\x18\x02 \x02(\fR\bpassword\x12\x12\n" +
 	"\x04kind\x18\x03 \x02(\tR\x04kind\x12\x18\n" +
-	"\aservice\x18\x04 \x02(\tR\aservice\"s\n" +
+	"\aservice\x18\x04 \x02(\tR\aservice\"x\n" +
 	"\x12CredentialsKVProto\x12\x14\n" +
-	"\x05alias\x18\x01 \x02(\tR\x05alias\x12/\n" +
-	"\x05token\x18\x02 \x01(\v2\x19.hadoop.common.TokenProtoR\x05token\x12\x16\n" +
-	"\x06secret\x18\x03 \x01(\fR\x06secret\"\x8a\x01\n" +
-	"\x10CredentialsProto\x129\n" +
-	"\x06tokens\x18\x01 \x03(\v2!.hadoop.common.CredentialsKVProtoR\x06tokens\x12;\n" +
-	"\asecrets\x18\x02 \x03(\v2!.hadoop.common.CredentialsKVProtoR\asecrets\":\n" +
+	"\x05alias\x18\x01 \x02(\tR\x05alias\x124\n" +
+	"\x05token\x18\x02 \x01(\v2\x1e.loom.hadoop.common.TokenProtoR\x05token\x12\x16\n" +
+	"\x06secret\x18\x03 \x01(\fR\x06secret\"\x94\x01\n" +
+	"\x10CredentialsProto\x12>\n" +
+	"\x06tokens\x18\x01 \x03(\v2&.loom.hadoop.common.CredentialsKVProtoR\x06tokens\x12@\n" +
+	"\asecrets\x18\x02 \x03(\v2&.loom.hadoop.common.CredentialsKVProtoR\asecrets\":\n" +
 	"\x1eGetDelegationTokenRequestProto\x12\x18\n" +
-	"\arenewer\x18\x01 \x02(\tR\arenewer\"R\n" +
-	"\x1fGetDelegationTokenResponseProto\x12/\n" +
-	"\x05token\x18\x01 \x01(\v2\x19.hadoop.common.TokenProtoR\x05token\"S\n" +
-	" RenewDelegationTokenRequestProto\x12/\n" +
-	"\x05token\x18\x01 \x02(\v2\x19.hadoop.common.TokenProtoR\x05token\"I\n" +
+	"\arenewer\x18\x01 \x02(\tR\arenewer\"W\n" +
+	"\x1fGetDelegationTokenResponseProto\x124\n" +
+	"\x05token\x18\x01 \x01(\v2\x1e.loom.hadoop.common.TokenProtoR\x05token\"X\n" +
+	" RenewDelegationTokenRequestProto\x124\n" +
+	"\x05token\x18\x01 \x02(\v2\x1e.loom.hadoop.common.TokenProtoR\x05token\"I\n" +
 	"!RenewDelegationTokenResponseProto\x12$\n" +
-	"\rnewExpiryTime\x18\x01 \x02(\x04R\rnewExpiryTime\"T\n" +
-	"!CancelDelegationTokenRequestProto\x12/\n" +
-	"\x05token\x18\x01 \x02(\v2\x19.hadoop.common.TokenProtoR\x05token\"$\n" +
+	"\rnewExpiryTime\x18\x01 \x02(\x04R\rnewExpiryTime\"Y\n" +
+	"!CancelDelegationTokenRequestProto\x124\n" +
+	"\x05token\x18\x01 \x02(\v2\x1e.loom.hadoop.common.TokenProtoR\x05token\"$\n" +
 	"\"CancelDelegationTokenResponseProtoBW\n" +
 	" org.apache.hadoop.security.protoB\x0eSecurityProtosZ#github.com/loomrm/loom/rpc/hadooppb"
 
 var (
-	file_Security_proto_rawDescOnce sync.Once
-	file_Security_proto_rawDescData []byte
+	file_hadoop_Security_proto_rawDescOnce sync.Once
+	file_hadoop_Security_proto_rawDescData []byte
 )
 
-func file_Security_proto_rawDescGZIP() []byte {
-	file_Security_proto_rawDescOnce.Do(func() {
-		file_Security_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_Security_proto_rawDesc), len(file_Security_proto_rawDesc)))
+func file_hadoop_Security_proto_rawDescGZIP() []byte {
+	file_hadoop_Security_proto_rawDescOnce.Do(func() {
+		file_hadoop_Security_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_hadoop_Security_proto_rawDesc), len(file_hadoop_Security_proto_rawDesc)))
 	})
-	return file_Security_proto_rawDescData
+	return file_hadoop_Security_proto_rawDescData
 }
 
-var file_Security_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
-var file_Security_proto_goTypes = []any{
-	(*TokenProto)(nil),                         // 0: hadoop.common.TokenProto
-	(*CredentialsKVProto)(nil),                 // 1: hadoop.common.CredentialsKVProto
-	(*CredentialsProto)(nil),                   // 2: hadoop.common.CredentialsProto
-	(*GetDelegationTokenRequestProto)(nil),     // 3: hadoop.common.GetDelegationTokenRequestProto
-	(*GetDelegationTokenResponseProto)(nil),    // 4: hadoop.common.GetDelegationTokenResponseProto
-	(*RenewDelegationTokenRequestProto)(nil),   // 5: hadoop.common.RenewDelegationTokenRequestProto
-	(*RenewDelegationTokenResponseProto)(nil),  // 6: hadoop.common.RenewDelegationTokenResponseProto
-	(*CancelDelegationTokenRequestProto)(nil),  // 7: hadoop.common.CancelDelegationTokenRequestProto
-	(*CancelDelegationTokenResponseProto)(nil), // 8: hadoop.common.CancelDelegationTokenResponseProto
+var file_hadoop_Security_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_hadoop_Security_proto_goTypes = []any{
+	(*TokenProto)(nil),                         // 0: loom.hadoop.common.TokenProto
+	(*CredentialsKVProto)(nil),                 // 1: loom.hadoop.common.CredentialsKVProto
+	(*CredentialsProto)(nil),                   // 2: loom.hadoop.common.CredentialsProto
+	(*GetDelegationTokenRequestProto)(nil),     // 3: loom.hadoop.common.GetDelegationTokenRequestProto
+	(*GetDelegationTokenResponseProto)(nil),    // 4: loom.hadoop.common.GetDelegationTokenResponseProto
+	(*RenewDelegationTokenRequestProto)(nil),   // 5: loom.hadoop.common.RenewDelegationTokenRequestProto
+	(*RenewDelegationTokenResponseProto)(nil),  // 6: loom.hadoop.common.RenewDelegationTokenResponseProto
+	(*CancelDelegationTokenRequestProto)(nil),  // 7: loom.hadoop.common.CancelDelegationTokenRequestProto
+	(*CancelDelegationTokenResponseProto)(nil), // 8: loom.hadoop.common.CancelDelegationTokenResponseProto
 }
-var file_Security_proto_depIdxs = []int32{
-	0, // 0: hadoop.common.CredentialsKVProto.token:type_name -> hadoop.common.TokenProto
-	1, // 1: hadoop.common.CredentialsProto.tokens:type_name -> hadoop.common.CredentialsKVProto
-	1, // 2: hadoop.common.CredentialsProto.secrets:type_name -> hadoop.common.CredentialsKVProto
-	0, // 3: hadoop.common.GetDelegationTokenResponseProto.token:type_name -> hadoop.common.TokenProto
-	0, // 4: hadoop.common.RenewDelegationTokenRequestProto.token:type_name -> hadoop.common.TokenProto
-	0, // 5: hadoop.common.CancelDelegationTokenRequestProto.token:type_name -> hadoop.common.TokenProto
+var file_hadoop_Security_proto_depIdxs = []int32{
+	0, // 0: loom.hadoop.common.CredentialsKVProto.token:type_name -> loom.hadoop.common.TokenProto
+	1, // 1: loom.hadoop.common.CredentialsProto.tokens:type_name -> loom.hadoop.common.CredentialsKVProto
+	1, // 2: loom.hadoop.common.CredentialsProto.secrets:type_name -> loom.hadoop.common.CredentialsKVProto
+	0, // 3: loom.hadoop.common.GetDelegationTokenResponseProto.token:type_name -> loom.hadoop.common.TokenProto
+	0, // 4: loom.hadoop.common.RenewDelegationTokenRequestProto.token:type_name -> loom.hadoop.common.TokenProto
+	0, // 5: loom.hadoop.common.CancelDelegationTokenRequestProto.token:type_name -> loom.hadoop.common.TokenProto
 	6, // [6:6] is the sub-list for method output_type
 	6, // [6:6] is the sub-list for method input_type
 	6, // [6:6] is the sub-list for extension type_name
@@ -542,26 +542,26 @@ var file_Security_proto_depIdxs = []int32{
 	0, // [0:6] is the sub-list for field type_name
 }
 
-func init() { file_Security_proto_init() }
-func file_Security_proto_init() {
-	if File_Security_proto != nil {
+func init() { file_hadoop_Security_proto_init() }
+func file_hadoop_Security_proto_init() {
+	if File_hadoop_Security_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_Security_proto_rawDesc), len(file_Security_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hadoop_Security_proto_rawDesc), len(file_hadoop_Security_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_Security_proto_goTypes,
-		DependencyIndexes: file_Security_proto_depIdxs,
-		MessageInfos:      file_Security_proto_msgTypes,
+		GoTypes:           file_hadoop_Security_proto_goTypes,
+		DependencyIndexes: file_hadoop_Security_proto_depIdxs,
+		MessageInfos:      file_hadoop_Security_proto_msgTypes,
 	}.Build()
-	File_Security_proto = out.File
-	file_Security_proto_goTypes = nil
-	file_Security_proto_depIdxs = nil
+	File_hadoop_Security_proto = out.File
+	file_hadoop_Security_proto_goTypes = nil
+	file_hadoop_Security_proto_depIdxs = nil
 }

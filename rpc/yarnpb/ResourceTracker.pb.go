@@ -9,7 +9,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: ResourceTracker.proto
+// source: yarn/ResourceTracker.proto
 
 package yarnpb
 
@@ -27,18 +27,18 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-var File_ResourceTracker_proto protoreflect.FileDescriptor
+var File_yarn_ResourceTracker_proto protoreflect.FileDescriptor
 
-const file_ResourceTracker_proto_rawDesc = "" +
+const file_yarn_ResourceTracker_proto_rawDesc = "" +
 	"\n" +
-	"\x15ResourceTracker.proto\x12\vhadoop.yarn\x1a'yarn_server_common_service_protos.proto2\xe8\x02\n" +
+	"\x1ayarn/ResourceTracker.proto\x12\vhadoop.yarn\x1a,yarn/yarn_server_common_service_protos.proto2\xe8\x02\n" +
 	"\x16ResourceTrackerService\x12r\n" +
 	"\x13registerNodeManager\x12,.hadoop.yarn.RegisterNodeManagerRequestProto\x1a-.hadoop.yarn.RegisterNodeManagerResponseProto\x12`\n" +
 	"\rnodeHeartbeat\x12&.hadoop.yarn.NodeHeartbeatRequestProto\x1a'.hadoop.yarn.NodeHeartbeatResponseProto\x12x\n" +
 	"\x15unRegisterNodeManager\x12..hadoop.yarn.UnRegisterNodeManagerRequestProto\x1a/.hadoop.yarn.UnRegisterNodeManagerResponseProtoBR\n" +
 	"\x1corg.apache.hadoop.yarn.protoB\x0fResourceTrackerZ!github.com/loomrm/loom/rpc/yarnpb"
 
-var file_ResourceTracker_proto_goTypes = []any{
+var file_yarn_ResourceTracker_proto_goTypes = []any{
 	(*RegisterNodeManagerRequestProto)(nil),    // 0: hadoop.yarn.RegisterNodeManagerRequestProto
 	(*NodeHeartbeatRequestProto)(nil),          // 1: hadoop.yarn.NodeHeartbeatRequestProto
 	(*UnRegisterNodeManagerRequestProto)(nil),  // 2: hadoop.yarn.UnRegisterNodeManagerRequestProto
@@ -46,7 +46,7 @@ var file_ResourceTracker_proto_goTypes = []any{
 	(*NodeHeartbeatResponseProto)(nil),         // 4: hadoop.yarn.NodeHeartbeatResponseProto
 	(*UnRegisterNodeManagerResponseProto)(nil), // 5: hadoop.yarn.UnRegisterNodeManagerResponseProto
 }
-var file_ResourceTracker_proto_depIdxs = []int32{
+var file_yarn_ResourceTracker_proto_depIdxs = []int32{
 	0, // 0: hadoop.yarn.ResourceTrackerService.registerNodeManager:input_type -> hadoop.yarn.RegisterNodeManagerRequestProto
 	1, // 1: hadoop.yarn.ResourceTrackerService.nodeHeartbeat:input_type -> hadoop.yarn.NodeHeartbeatRequestProto
 	2, // 2: hadoop.yarn.ResourceTrackerService.unRegisterNodeManager:input_type -> hadoop.yarn.UnRegisterNodeManagerRequestProto
@@ -60,26 +60,26 @@ var file_ResourceTracker_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for field type_name
 }
 
-func init() { file_ResourceTracker_proto_init() }
-func file_ResourceTracker_proto_init() {
-	if File_ResourceTracker_proto != nil {
+func init() { file_yarn_ResourceTracker_proto_init() }
+func file_yarn_ResourceTracker_proto_init() {
+	if File_yarn_ResourceTracker_proto != nil {
 		return
 	}
-	file_yarn_server_common_service_protos_proto_init()
+	file_yarn_yarn_server_common_service_protos_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ResourceTracker_proto_rawDesc), len(file_ResourceTracker_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_ResourceTracker_proto_rawDesc), len(file_yarn_ResourceTracker_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   0,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_ResourceTracker_proto_goTypes,
-		DependencyIndexes: file_ResourceTracker_proto_depIdxs,
+		GoTypes:           file_yarn_ResourceTracker_proto_goTypes,
+		DependencyIndexes: file_yarn_ResourceTracker_proto_depIdxs,
 	}.Build()
-	File_ResourceTracker_proto = out.File
-	file_ResourceTracker_proto_goTypes = nil
-	file_ResourceTracker_proto_depIdxs = nil
+	File_yarn_ResourceTracker_proto = out.File
+	file_yarn_ResourceTracker_proto_goTypes = nil
+	file_yarn_ResourceTracker_proto_depIdxs = nil
 }

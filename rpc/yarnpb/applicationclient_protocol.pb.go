@@ -11,7 +11,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: applicationclient_protocol.proto
+// source: yarn/applicationclient_protocol.proto
 
 package yarnpb
 
@@ -30,11 +30,11 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-var File_applicationclient_protocol_proto protoreflect.FileDescriptor
+var File_yarn_applicationclient_protocol_proto protoreflect.FileDescriptor
 
-const file_applicationclient_protocol_proto_rawDesc = "" +
+const file_yarn_applicationclient_protocol_proto_rawDesc = "" +
 	"\n" +
-	" applicationclient_protocol.proto\x12\vhadoop.yarn\x1a\x0eSecurity.proto\x1a\x19yarn_service_protos.proto2\xfc \n" +
+	"%yarn/applicationclient_protocol.proto\x12\vhadoop.yarn\x1a\x15hadoop/Security.proto\x1a\x1eyarn/yarn_service_protos.proto2\x9c!\n" +
 	" ApplicationClientProtocolService\x12l\n" +
 	"\x11getNewApplication\x12*.hadoop.yarn.GetNewApplicationRequestProto\x1a+.hadoop.yarn.GetNewApplicationResponseProto\x12u\n" +
 	"\x14getApplicationReport\x12-.hadoop.yarn.GetApplicationReportRequestProto\x1a..hadoop.yarn.GetApplicationReportResponseProto\x12l\n" +
@@ -49,10 +49,10 @@ const file_applicationclient_protocol_proto_rawDesc = "" +
 	"\x11getClusterMetrics\x12*.hadoop.yarn.GetClusterMetricsRequestProto\x1a+.hadoop.yarn.GetClusterMetricsResponseProto\x12f\n" +
 	"\x0fgetClusterNodes\x12(.hadoop.yarn.GetClusterNodesRequestProto\x1a).hadoop.yarn.GetClusterNodesResponseProto\x12]\n" +
 	"\fgetQueueInfo\x12%.hadoop.yarn.GetQueueInfoRequestProto\x1a&.hadoop.yarn.GetQueueInfoResponseProto\x12q\n" +
-	"\x10getQueueUserAcls\x12-.hadoop.yarn.GetQueueUserAclsInfoRequestProto\x1a..hadoop.yarn.GetQueueUserAclsInfoResponseProto\x12s\n" +
-	"\x12getDelegationToken\x12-.hadoop.common.GetDelegationTokenRequestProto\x1a..hadoop.common.GetDelegationTokenResponseProto\x12y\n" +
-	"\x14renewDelegationToken\x12/.hadoop.common.RenewDelegationTokenRequestProto\x1a0.hadoop.common.RenewDelegationTokenResponseProto\x12|\n" +
-	"\x15cancelDelegationToken\x120.hadoop.common.CancelDelegationTokenRequestProto\x1a1.hadoop.common.CancelDelegationTokenResponseProto\x12\x8a\x01\n" +
+	"\x10getQueueUserAcls\x12-.hadoop.yarn.GetQueueUserAclsInfoRequestProto\x1a..hadoop.yarn.GetQueueUserAclsInfoResponseProto\x12}\n" +
+	"\x12getDelegationToken\x122.loom.hadoop.common.GetDelegationTokenRequestProto\x1a3.loom.hadoop.common.GetDelegationTokenResponseProto\x12\x83\x01\n" +
+	"\x14renewDelegationToken\x124.loom.hadoop.common.RenewDelegationTokenRequestProto\x1a5.loom.hadoop.common.RenewDelegationTokenResponseProto\x12\x86\x01\n" +
+	"\x15cancelDelegationToken\x125.loom.hadoop.common.CancelDelegationTokenRequestProto\x1a6.loom.hadoop.common.CancelDelegationTokenResponseProto\x12\x8a\x01\n" +
 	"\x1bgetApplicationAttemptReport\x124.hadoop.yarn.GetApplicationAttemptReportRequestProto\x1a5.hadoop.yarn.GetApplicationAttemptReportResponseProto\x12{\n" +
 	"\x16getApplicationAttempts\x12/.hadoop.yarn.GetApplicationAttemptsRequestProto\x1a0.hadoop.yarn.GetApplicationAttemptsResponseProto\x12o\n" +
 	"\x12getContainerReport\x12+.hadoop.yarn.GetContainerReportRequestProto\x1a,.hadoop.yarn.GetContainerReportResponseProto\x12`\n" +
@@ -74,7 +74,7 @@ const file_applicationclient_protocol_proto_rawDesc = "" +
 	"\x13getResourceTypeInfo\x12/.hadoop.yarn.GetAllResourceTypeInfoRequestProto\x1a0.hadoop.yarn.GetAllResourceTypeInfoResponseProtoB\\\n" +
 	"\x1corg.apache.hadoop.yarn.protoB\x19ApplicationClientProtocolZ!github.com/loomrm/loom/rpc/yarnpb"
 
-var file_applicationclient_protocol_proto_goTypes = []any{
+var file_yarn_applicationclient_protocol_proto_goTypes = []any{
 	(*GetNewApplicationRequestProto)(nil),               // 0: hadoop.yarn.GetNewApplicationRequestProto
 	(*GetApplicationReportRequestProto)(nil),            // 1: hadoop.yarn.GetApplicationReportRequestProto
 	(*SubmitApplicationRequestProto)(nil),               // 2: hadoop.yarn.SubmitApplicationRequestProto
@@ -89,9 +89,9 @@ var file_applicationclient_protocol_proto_goTypes = []any{
 	(*GetClusterNodesRequestProto)(nil),                 // 11: hadoop.yarn.GetClusterNodesRequestProto
 	(*GetQueueInfoRequestProto)(nil),                    // 12: hadoop.yarn.GetQueueInfoRequestProto
 	(*GetQueueUserAclsInfoRequestProto)(nil),            // 13: hadoop.yarn.GetQueueUserAclsInfoRequestProto
-	(*hadooppb.GetDelegationTokenRequestProto)(nil),     // 14: hadoop.common.GetDelegationTokenRequestProto
-	(*hadooppb.RenewDelegationTokenRequestProto)(nil),   // 15: hadoop.common.RenewDelegationTokenRequestProto
-	(*hadooppb.CancelDelegationTokenRequestProto)(nil),  // 16: hadoop.common.CancelDelegationTokenRequestProto
+	(*hadooppb.GetDelegationTokenRequestProto)(nil),     // 14: loom.hadoop.common.GetDelegationTokenRequestProto
+	(*hadooppb.RenewDelegationTokenRequestProto)(nil),   // 15: loom.hadoop.common.RenewDelegationTokenRequestProto
+	(*hadooppb.CancelDelegationTokenRequestProto)(nil),  // 16: loom.hadoop.common.CancelDelegationTokenRequestProto
 	(*GetApplicationAttemptReportRequestProto)(nil),     // 17: hadoop.yarn.GetApplicationAttemptReportRequestProto
 	(*GetApplicationAttemptsRequestProto)(nil),          // 18: hadoop.yarn.GetApplicationAttemptsRequestProto
 	(*GetContainerReportRequestProto)(nil),              // 19: hadoop.yarn.GetContainerReportRequestProto
@@ -125,9 +125,9 @@ var file_applicationclient_protocol_proto_goTypes = []any{
 	(*GetClusterNodesResponseProto)(nil),                // 47: hadoop.yarn.GetClusterNodesResponseProto
 	(*GetQueueInfoResponseProto)(nil),                   // 48: hadoop.yarn.GetQueueInfoResponseProto
 	(*GetQueueUserAclsInfoResponseProto)(nil),           // 49: hadoop.yarn.GetQueueUserAclsInfoResponseProto
-	(*hadooppb.GetDelegationTokenResponseProto)(nil),    // 50: hadoop.common.GetDelegationTokenResponseProto
-	(*hadooppb.RenewDelegationTokenResponseProto)(nil),  // 51: hadoop.common.RenewDelegationTokenResponseProto
-	(*hadooppb.CancelDelegationTokenResponseProto)(nil), // 52: hadoop.common.CancelDelegationTokenResponseProto
+	(*hadooppb.GetDelegationTokenResponseProto)(nil),    // 50: loom.hadoop.common.GetDelegationTokenResponseProto
+	(*hadooppb.RenewDelegationTokenResponseProto)(nil),  // 51: loom.hadoop.common.RenewDelegationTokenResponseProto
+	(*hadooppb.CancelDelegationTokenResponseProto)(nil), // 52: loom.hadoop.common.CancelDelegationTokenResponseProto
 	(*GetApplicationAttemptReportResponseProto)(nil),    // 53: hadoop.yarn.GetApplicationAttemptReportResponseProto
 	(*GetApplicationAttemptsResponseProto)(nil),         // 54: hadoop.yarn.GetApplicationAttemptsResponseProto
 	(*GetContainerReportResponseProto)(nil),             // 55: hadoop.yarn.GetContainerReportResponseProto
@@ -148,7 +148,7 @@ var file_applicationclient_protocol_proto_goTypes = []any{
 	(*GetResourceProfileResponseProto)(nil),             // 70: hadoop.yarn.GetResourceProfileResponseProto
 	(*GetAllResourceTypeInfoResponseProto)(nil),         // 71: hadoop.yarn.GetAllResourceTypeInfoResponseProto
 }
-var file_applicationclient_protocol_proto_depIdxs = []int32{
+var file_yarn_applicationclient_protocol_proto_depIdxs = []int32{
 	0,  // 0: hadoop.yarn.ApplicationClientProtocolService.getNewApplication:input_type -> hadoop.yarn.GetNewApplicationRequestProto
 	1,  // 1: hadoop.yarn.ApplicationClientProtocolService.getApplicationReport:input_type -> hadoop.yarn.GetApplicationReportRequestProto
 	2,  // 2: hadoop.yarn.ApplicationClientProtocolService.submitApplication:input_type -> hadoop.yarn.SubmitApplicationRequestProto
@@ -163,9 +163,9 @@ var file_applicationclient_protocol_proto_depIdxs = []int32{
 	11, // 11: hadoop.yarn.ApplicationClientProtocolService.getClusterNodes:input_type -> hadoop.yarn.GetClusterNodesRequestProto
 	12, // 12: hadoop.yarn.ApplicationClientProtocolService.getQueueInfo:input_type -> hadoop.yarn.GetQueueInfoRequestProto
 	13, // 13: hadoop.yarn.ApplicationClientProtocolService.getQueueUserAcls:input_type -> hadoop.yarn.GetQueueUserAclsInfoRequestProto
-	14, // 14: hadoop.yarn.ApplicationClientProtocolService.getDelegationToken:input_type -> hadoop.common.GetDelegationTokenRequestProto
-	15, // 15: hadoop.yarn.ApplicationClientProtocolService.renewDelegationToken:input_type -> hadoop.common.RenewDelegationTokenRequestProto
-	16, // 16: hadoop.yarn.ApplicationClientProtocolService.cancelDelegationToken:input_type -> hadoop.common.CancelDelegationTokenRequestProto
+	14, // 14: hadoop.yarn.ApplicationClientProtocolService.getDelegationToken:input_type -> loom.hadoop.common.GetDelegationTokenRequestProto
+	15, // 15: hadoop.yarn.ApplicationClientProtocolService.renewDelegationToken:input_type -> loom.hadoop.common.RenewDelegationTokenRequestProto
+	16, // 16: hadoop.yarn.ApplicationClientProtocolService.cancelDelegationToken:input_type -> loom.hadoop.common.CancelDelegationTokenRequestProto
 	17, // 17: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttemptReport:input_type -> hadoop.yarn.GetApplicationAttemptReportRequestProto
 	18, // 18: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttempts:input_type -> hadoop.yarn.GetApplicationAttemptsRequestProto
 	19, // 19: hadoop.yarn.ApplicationClientProtocolService.getContainerReport:input_type -> hadoop.yarn.GetContainerReportRequestProto
@@ -199,9 +199,9 @@ var file_applicationclient_protocol_proto_depIdxs = []int32{
 	47, // 47: hadoop.yarn.ApplicationClientProtocolService.getClusterNodes:output_type -> hadoop.yarn.GetClusterNodesResponseProto
 	48, // 48: hadoop.yarn.ApplicationClientProtocolService.getQueueInfo:output_type -> hadoop.yarn.GetQueueInfoResponseProto
 	49, // 49: hadoop.yarn.ApplicationClientProtocolService.getQueueUserAcls:output_type -> hadoop.yarn.GetQueueUserAclsInfoResponseProto
-	50, // 50: hadoop.yarn.ApplicationClientProtocolService.getDelegationToken:output_type -> hadoop.common.GetDelegationTokenResponseProto
-	51, // 51: hadoop.yarn.ApplicationClientProtocolService.renewDelegationToken:output_type -> hadoop.common.RenewDelegationTokenResponseProto
-	52, // 52: hadoop.yarn.ApplicationClientProtocolService.cancelDelegationToken:output_type -> hadoop.common.CancelDelegationTokenResponseProto
+	50, // 50: hadoop.yarn.ApplicationClientProtocolService.getDelegationToken:output_type -> loom.hadoop.common.GetDelegationTokenResponseProto
+	51, // 51: hadoop.yarn.ApplicationClientProtocolService.renewDelegationToken:output_type -> loom.hadoop.common.RenewDelegationTokenResponseProto
+	52, // 52: hadoop.yarn.ApplicationClientProtocolService.cancelDelegationToken:output_type -> loom.hadoop.common.CancelDelegationTokenResponseProto
 	53, // 53: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttemptReport:output_type -> hadoop.yarn.GetApplicationAttemptReportResponseProto
 	54, // 54: hadoop.yarn.ApplicationClientProtocolService.getApplicationAttempts:output_type -> hadoop.yarn.GetApplicationAttemptsResponseProto
 	55, // 55: hadoop.yarn.ApplicationClientProtocolService.getContainerReport:output_type -> hadoop.yarn.GetContainerReportResponseProto
@@ -228,26 +228,26 @@ var file_applicationclient_protocol_proto_depIdxs = []int32{
 	0,  // [0:0] is the sub-list for field type_name
 }
 
-func init() { file_applicationclient_protocol_proto_init() }
-func file_applicationclient_protocol_proto_init() {
-	if File_applicationclient_protocol_proto != nil {
+func init() { file_yarn_applicationclient_protocol_proto_init() }
+func file_yarn_applicationclient_protocol_proto_init() {
+	if File_yarn_applicationclient_protocol_proto != nil {
 		return
 	}
-	file_yarn_service_protos_proto_init()
+	file_yarn_yarn_service_protos_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_applicationclient_protocol_proto_rawDesc), len(file_applicationclient_protocol_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_applicationclient_protocol_proto_rawDesc), len(file_yarn_applicationclient_protocol_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   0,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_applicationclient_protocol_proto_goTypes,
-		DependencyIndexes: file_applicationclient_protocol_proto_depIdxs,
+		GoTypes:           file_yarn_applicationclient_protocol_proto_goTypes,
+		DependencyIndexes: file_yarn_applicationclient_protocol_proto_depIdxs,
 	}.Build()
-	File_applicationclient_protocol_proto = out.File
-	file_applicationclient_protocol_proto_goTypes = nil
-	file_applicationclient_protocol_proto_depIdxs = nil
+	File_yarn_applicationclient_protocol_proto = out.File
+	file_yarn_applicationclient_protocol_proto_goTypes = nil
+	file_yarn_applicationclient_protocol_proto_depIdxs = nil
 }

@@ -9,7 +9,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: applicationmaster_protocol.proto
+// source: yarn/applicationmaster_protocol.proto
 
 package yarnpb
 
@@ -27,18 +27,18 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-var File_applicationmaster_protocol_proto protoreflect.FileDescriptor
+var File_yarn_applicationmaster_protocol_proto protoreflect.FileDescriptor
 
-const file_applicationmaster_protocol_proto_rawDesc = "" +
+const file_yarn_applicationmaster_protocol_proto_rawDesc = "" +
 	"\n" +
-	" applicationmaster_protocol.proto\x12\vhadoop.yarn\x1a\x19yarn_service_protos.proto2\xfc\x02\n" +
+	"%yarn/applicationmaster_protocol.proto\x12\vhadoop.yarn\x1a\x1eyarn/yarn_service_protos.proto2\xfc\x02\n" +
 	" ApplicationMasterProtocolService\x12\x84\x01\n" +
 	"\x19registerApplicationMaster\x122.hadoop.yarn.RegisterApplicationMasterRequestProto\x1a3.hadoop.yarn.RegisterApplicationMasterResponseProto\x12~\n" +
 	"\x17finishApplicationMaster\x120.hadoop.yarn.FinishApplicationMasterRequestProto\x1a1.hadoop.yarn.FinishApplicationMasterResponseProto\x12Q\n" +
 	"\ballocate\x12!.hadoop.yarn.AllocateRequestProto\x1a\".hadoop.yarn.AllocateResponseProtoB\\\n" +
 	"\x1corg.apache.hadoop.yarn.protoB\x19ApplicationMasterProtocolZ!github.com/loomrm/loom/rpc/yarnpb"
 
-var file_applicationmaster_protocol_proto_goTypes = []any{
+var file_yarn_applicationmaster_protocol_proto_goTypes = []any{
 	(*RegisterApplicationMasterRequestProto)(nil),  // 0: hadoop.yarn.RegisterApplicationMasterRequestProto
 	(*FinishApplicationMasterRequestProto)(nil),    // 1: hadoop.yarn.FinishApplicationMasterRequestProto
 	(*AllocateRequestProto)(nil),                   // 2: hadoop.yarn.AllocateRequestProto
@@ -46,7 +46,7 @@ var file_applicationmaster_protocol_proto_goTypes = []any{
 	(*FinishApplicationMasterResponseProto)(nil),   // 4: hadoop.yarn.FinishApplicationMasterResponseProto
 	(*AllocateResponseProto)(nil),                  // 5: hadoop.yarn.AllocateResponseProto
 }
-var file_applicationmaster_protocol_proto_depIdxs = []int32{
+var file_yarn_applicationmaster_protocol_proto_depIdxs = []int32{
 	0, // 0: hadoop.yarn.ApplicationMasterProtocolService.registerApplicationMaster:input_type -> hadoop.yarn.RegisterApplicationMasterRequestProto
 	1, // 1: hadoop.yarn.ApplicationMasterProtocolService.finishApplicationMaster:input_type -> hadoop.yarn.FinishApplicationMasterRequestProto
 	2, // 2: hadoop.yarn.ApplicationMasterProtocolService.allocate:input_type -> hadoop.yarn.AllocateRequestProto
@@ -60,26 +60,26 @@ var file_applicationmaster_protocol_proto_depIdxs = []int32{
 	0, // [0:0] is the sub-list for field type_name
 }
 
-func init() { file_applicationmaster_protocol_proto_init() }
-func file_applicationmaster_protocol_proto_init() {
-	if File_applicationmaster_protocol_proto != nil {
+func init() { file_yarn_applicationmaster_protocol_proto_init() }
+func file_yarn_applicationmaster_protocol_proto_init() {
+	if File_yarn_applicationmaster_protocol_proto != nil {
 		return
 	}
-	file_yarn_service_protos_proto_init()
+	file_yarn_yarn_service_protos_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_applicationmaster_protocol_proto_rawDesc), len(file_applicationmaster_protocol_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_applicationmaster_protocol_proto_rawDesc), len(file_yarn_applicationmaster_protocol_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   0,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_applicationmaster_protocol_proto_goTypes,
-		DependencyIndexes: file_applicationmaster_protocol_proto_depIdxs,
+		GoTypes:           file_yarn_applicationmaster_protocol_proto_goTypes,
+		DependencyIndexes: file_yarn_applicationmaster_protocol_proto_depIdxs,
 	}.Build()
-	File_applicationmaster_protocol_proto = out.File
-	file_applicationmaster_protocol_proto_goTypes = nil
-	file_applicationmaster_protocol_proto_depIdxs = nil
+	File_yarn_applicationmaster_protocol_proto = out.File
+	file_yarn_applicationmaster_protocol_proto_goTypes = nil
+	file_yarn_applicationmaster_protocol_proto_depIdxs = nil
 }

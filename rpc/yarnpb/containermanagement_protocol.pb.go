@@ -9,7 +9,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: containermanagement_protocol.proto
+// source: yarn/containermanagement_protocol.proto
 
 package yarnpb
 
@@ -27,11 +27,11 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-var File_containermanagement_protocol_proto protoreflect.FileDescriptor
+var File_yarn_containermanagement_protocol_proto protoreflect.FileDescriptor
 
-const file_containermanagement_protocol_proto_rawDesc = "" +
+const file_yarn_containermanagement_protocol_proto_rawDesc = "" +
 	"\n" +
-	"\"containermanagement_protocol.proto\x12\vhadoop.yarn\x1a\x11yarn_protos.proto\x1a\x19yarn_service_protos.proto2\xca\n" +
+	"'yarn/containermanagement_protocol.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\x1a\x1eyarn/yarn_service_protos.proto2\xca\n" +
 	"\n" +
 	"\"ContainerManagementProtocolService\x12f\n" +
 	"\x0fstartContainers\x12(.hadoop.yarn.StartContainersRequestProto\x1a).hadoop.yarn.StartContainersResponseProto\x12c\n" +
@@ -48,7 +48,7 @@ const file_containermanagement_protocol_proto_rawDesc = "" +
 	"\x17getLocalizationStatuses\x120.hadoop.yarn.GetLocalizationStatusesRequestProto\x1a1.hadoop.yarn.GetLocalizationStatusesResponseProtoB^\n" +
 	"\x1corg.apache.hadoop.yarn.protoB\x1bContainerManagementProtocolZ!github.com/loomrm/loom/rpc/yarnpb"
 
-var file_containermanagement_protocol_proto_goTypes = []any{
+var file_yarn_containermanagement_protocol_proto_goTypes = []any{
 	(*StartContainersRequestProto)(nil),             // 0: hadoop.yarn.StartContainersRequestProto
 	(*StopContainersRequestProto)(nil),              // 1: hadoop.yarn.StopContainersRequestProto
 	(*GetContainerStatusesRequestProto)(nil),        // 2: hadoop.yarn.GetContainerStatusesRequestProto
@@ -72,7 +72,7 @@ var file_containermanagement_protocol_proto_goTypes = []any{
 	(*CommitResponseProto)(nil),                     // 20: hadoop.yarn.CommitResponseProto
 	(*GetLocalizationStatusesResponseProto)(nil),    // 21: hadoop.yarn.GetLocalizationStatusesResponseProto
 }
-var file_containermanagement_protocol_proto_depIdxs = []int32{
+var file_yarn_containermanagement_protocol_proto_depIdxs = []int32{
 	0,  // 0: hadoop.yarn.ContainerManagementProtocolService.startContainers:input_type -> hadoop.yarn.StartContainersRequestProto
 	1,  // 1: hadoop.yarn.ContainerManagementProtocolService.stopContainers:input_type -> hadoop.yarn.StopContainersRequestProto
 	2,  // 2: hadoop.yarn.ContainerManagementProtocolService.getContainerStatuses:input_type -> hadoop.yarn.GetContainerStatusesRequestProto
@@ -104,27 +104,27 @@ var file_containermanagement_protocol_proto_depIdxs = []int32{
 	0,  // [0:0] is the sub-list for field type_name
 }
 
-func init() { file_containermanagement_protocol_proto_init() }
-func file_containermanagement_protocol_proto_init() {
-	if File_containermanagement_protocol_proto != nil {
+func init() { file_yarn_containermanagement_protocol_proto_init() }
+func file_yarn_containermanagement_protocol_proto_init() {
+	if File_yarn_containermanagement_protocol_proto != nil {
 		return
 	}
-	file_yarn_protos_proto_init()
-	file_yarn_service_protos_proto_init()
+	file_yarn_yarn_protos_proto_init()
+	file_yarn_yarn_service_protos_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_containermanagement_protocol_proto_rawDesc), len(file_containermanagement_protocol_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_containermanagement_protocol_proto_rawDesc), len(file_yarn_containermanagement_protocol_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   0,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
-		GoTypes:           file_containermanagement_protocol_proto_goTypes,
-		DependencyIndexes: file_containermanagement_protocol_proto_depIdxs,
+		GoTypes:           file_yarn_containermanagement_protocol_proto_goTypes,
+		DependencyIndexes: file_yarn_containermanagement_protocol_proto_depIdxs,
 	}.Build()
-	File_containermanagement_protocol_proto = out.File
-	file_containermanagement_protocol_proto_goTypes = nil
-	file_containermanagement_protocol_proto_depIdxs = nil
+	File_yarn_containermanagement_protocol_proto = out.File
+	file_yarn_containermanagement_protocol_proto_goTypes = nil
+	file_yarn_containermanagement_protocol_proto_depIdxs = nil
 }

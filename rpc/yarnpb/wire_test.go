@@ -265,7 +265,7 @@ func TestStockSchemaSkipsLoomFields(t *testing.T) {
 		return out
 	}
 
-	askMD := stock(yarnpb.File_yarn_protos_proto).Messages().ByName("ResourceRequestProto")
+	askMD := stock(yarnpb.File_yarn_yarn_protos_proto).Messages().ByName("ResourceRequestProto")
 	ask := stockAskMsg()
 	ask.LoomAskKind = yarnpb.LoomAskKindProto_LOOM_ALTRUISTIC.Enum()
 	ask.LoomDemand = &yarnpb.ResourceProto{Memory: proto.Int64(1)}
@@ -284,7 +284,7 @@ func TestStockSchemaSkipsLoomFields(t *testing.T) {
 		t.Fatal("Loom fields should land in the stock message's unknown fields")
 	}
 
-	respMD := stock(yarnpb.File_yarn_service_protos_proto).Messages().ByName("AllocateResponseProto")
+	respMD := stock(yarnpb.File_yarn_yarn_service_protos_proto).Messages().ByName("AllocateResponseProto")
 	resp := &yarnpb.AllocateResponseProto{
 		ResponseId:    proto.Int32(9),
 		LoomPAltruism: proto.Float64(0.5),

@@ -12,7 +12,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: yarn_protos.proto
+// source: yarn/yarn_protos.proto
 
 package yarnpb
 
@@ -59,11 +59,11 @@ func (x ResourceTypesProto) String() string {
 }
 
 func (ResourceTypesProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[0].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[0].Descriptor()
 }
 
 func (ResourceTypesProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[0]
+	return &file_yarn_yarn_protos_proto_enumTypes[0]
 }
 
 func (x ResourceTypesProto) Number() protoreflect.EnumNumber {
@@ -82,7 +82,7 @@ func (x *ResourceTypesProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ResourceTypesProto.Descriptor instead.
 func (ResourceTypesProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{0}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{0}
 }
 
 type ContainerStateProto int32
@@ -118,11 +118,11 @@ func (x ContainerStateProto) String() string {
 }
 
 func (ContainerStateProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[1].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[1].Descriptor()
 }
 
 func (ContainerStateProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[1]
+	return &file_yarn_yarn_protos_proto_enumTypes[1]
 }
 
 func (x ContainerStateProto) Number() protoreflect.EnumNumber {
@@ -141,7 +141,7 @@ func (x *ContainerStateProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ContainerStateProto.Descriptor instead.
 func (ContainerStateProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{1}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{1}
 }
 
 // Finer NM-side states, grouped: SCHEDULED covers new, localizing, scheduled
@@ -187,11 +187,11 @@ func (x ContainerSubStateProto) String() string {
 }
 
 func (ContainerSubStateProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[2].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[2].Descriptor()
 }
 
 func (ContainerSubStateProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[2]
+	return &file_yarn_yarn_protos_proto_enumTypes[2]
 }
 
 func (x ContainerSubStateProto) Number() protoreflect.EnumNumber {
@@ -210,7 +210,7 @@ func (x *ContainerSubStateProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ContainerSubStateProto.Descriptor instead.
 func (ContainerSubStateProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{2}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{2}
 }
 
 type ContainerTypeProto int32
@@ -243,11 +243,11 @@ func (x ContainerTypeProto) String() string {
 }
 
 func (ContainerTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[3].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[3].Descriptor()
 }
 
 func (ContainerTypeProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[3]
+	return &file_yarn_yarn_protos_proto_enumTypes[3]
 }
 
 func (x ContainerTypeProto) Number() protoreflect.EnumNumber {
@@ -266,7 +266,7 @@ func (x *ContainerTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ContainerTypeProto.Descriptor instead.
 func (ContainerTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{3}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{3}
 }
 
 type ExecutionTypeProto int32
@@ -299,11 +299,11 @@ func (x ExecutionTypeProto) String() string {
 }
 
 func (ExecutionTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[4].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[4].Descriptor()
 }
 
 func (ExecutionTypeProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[4]
+	return &file_yarn_yarn_protos_proto_enumTypes[4]
 }
 
 func (x ExecutionTypeProto) Number() protoreflect.EnumNumber {
@@ -322,7 +322,7 @@ func (x *ExecutionTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ExecutionTypeProto.Descriptor instead.
 func (ExecutionTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{4}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{4}
 }
 
 type ContainerExitStatusProto int32
@@ -361,11 +361,11 @@ func (x ContainerExitStatusProto) String() string {
 }
 
 func (ContainerExitStatusProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[5].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[5].Descriptor()
 }
 
 func (ContainerExitStatusProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[5]
+	return &file_yarn_yarn_protos_proto_enumTypes[5]
 }
 
 func (x ContainerExitStatusProto) Number() protoreflect.EnumNumber {
@@ -384,7 +384,7 @@ func (x *ContainerExitStatusProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ContainerExitStatusProto.Descriptor instead.
 func (ContainerExitStatusProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{5}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{5}
 }
 
 type ContainerRetryPolicyProto int32
@@ -420,11 +420,11 @@ func (x ContainerRetryPolicyProto) String() string {
 }
 
 func (ContainerRetryPolicyProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[6].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[6].Descriptor()
 }
 
 func (ContainerRetryPolicyProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[6]
+	return &file_yarn_yarn_protos_proto_enumTypes[6]
 }
 
 func (x ContainerRetryPolicyProto) Number() protoreflect.EnumNumber {
@@ -443,7 +443,7 @@ func (x *ContainerRetryPolicyProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ContainerRetryPolicyProto.Descriptor instead.
 func (ContainerRetryPolicyProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{6}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{6}
 }
 
 type LocalResourceVisibilityProto int32
@@ -479,11 +479,11 @@ func (x LocalResourceVisibilityProto) String() string {
 }
 
 func (LocalResourceVisibilityProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[7].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[7].Descriptor()
 }
 
 func (LocalResourceVisibilityProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[7]
+	return &file_yarn_yarn_protos_proto_enumTypes[7]
 }
 
 func (x LocalResourceVisibilityProto) Number() protoreflect.EnumNumber {
@@ -502,7 +502,7 @@ func (x *LocalResourceVisibilityProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use LocalResourceVisibilityProto.Descriptor instead.
 func (LocalResourceVisibilityProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{7}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{7}
 }
 
 type LocalResourceTypeProto int32
@@ -538,11 +538,11 @@ func (x LocalResourceTypeProto) String() string {
 }
 
 func (LocalResourceTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[8].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[8].Descriptor()
 }
 
 func (LocalResourceTypeProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[8]
+	return &file_yarn_yarn_protos_proto_enumTypes[8]
 }
 
 func (x LocalResourceTypeProto) Number() protoreflect.EnumNumber {
@@ -561,7 +561,7 @@ func (x *LocalResourceTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use LocalResourceTypeProto.Descriptor instead.
 func (LocalResourceTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{8}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{8}
 }
 
 type YarnApplicationStateProto int32
@@ -612,11 +612,11 @@ func (x YarnApplicationStateProto) String() string {
 }
 
 func (YarnApplicationStateProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[9].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[9].Descriptor()
 }
 
 func (YarnApplicationStateProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[9]
+	return &file_yarn_yarn_protos_proto_enumTypes[9]
 }
 
 func (x YarnApplicationStateProto) Number() protoreflect.EnumNumber {
@@ -635,7 +635,7 @@ func (x *YarnApplicationStateProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use YarnApplicationStateProto.Descriptor instead.
 func (YarnApplicationStateProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{9}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{9}
 }
 
 type YarnApplicationAttemptStateProto int32
@@ -695,11 +695,11 @@ func (x YarnApplicationAttemptStateProto) String() string {
 }
 
 func (YarnApplicationAttemptStateProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[10].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[10].Descriptor()
 }
 
 func (YarnApplicationAttemptStateProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[10]
+	return &file_yarn_yarn_protos_proto_enumTypes[10]
 }
 
 func (x YarnApplicationAttemptStateProto) Number() protoreflect.EnumNumber {
@@ -718,7 +718,7 @@ func (x *YarnApplicationAttemptStateProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use YarnApplicationAttemptStateProto.Descriptor instead.
 func (YarnApplicationAttemptStateProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{10}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{10}
 }
 
 // How the AM says the application ended (independent of the RM's state).
@@ -761,11 +761,11 @@ func (x FinalApplicationStatusProto) String() string {
 }
 
 func (FinalApplicationStatusProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[11].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[11].Descriptor()
 }
 
 func (FinalApplicationStatusProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[11]
+	return &file_yarn_yarn_protos_proto_enumTypes[11]
 }
 
 func (x FinalApplicationStatusProto) Number() protoreflect.EnumNumber {
@@ -784,7 +784,7 @@ func (x *FinalApplicationStatusProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use FinalApplicationStatusProto.Descriptor instead.
 func (FinalApplicationStatusProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{11}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{11}
 }
 
 type LogAggregationStatusProto int32
@@ -832,11 +832,11 @@ func (x LogAggregationStatusProto) String() string {
 }
 
 func (LogAggregationStatusProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[12].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[12].Descriptor()
 }
 
 func (LogAggregationStatusProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[12]
+	return &file_yarn_yarn_protos_proto_enumTypes[12]
 }
 
 func (x LogAggregationStatusProto) Number() protoreflect.EnumNumber {
@@ -855,7 +855,7 @@ func (x *LogAggregationStatusProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use LogAggregationStatusProto.Descriptor instead.
 func (LogAggregationStatusProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{12}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{12}
 }
 
 type ApplicationTimeoutTypeProto int32
@@ -885,11 +885,11 @@ func (x ApplicationTimeoutTypeProto) String() string {
 }
 
 func (ApplicationTimeoutTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[13].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[13].Descriptor()
 }
 
 func (ApplicationTimeoutTypeProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[13]
+	return &file_yarn_yarn_protos_proto_enumTypes[13]
 }
 
 func (x ApplicationTimeoutTypeProto) Number() protoreflect.EnumNumber {
@@ -908,7 +908,7 @@ func (x *ApplicationTimeoutTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ApplicationTimeoutTypeProto.Descriptor instead.
 func (ApplicationTimeoutTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{13}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{13}
 }
 
 type ApplicationAccessTypeProto int32
@@ -941,11 +941,11 @@ func (x ApplicationAccessTypeProto) String() string {
 }
 
 func (ApplicationAccessTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[14].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[14].Descriptor()
 }
 
 func (ApplicationAccessTypeProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[14]
+	return &file_yarn_yarn_protos_proto_enumTypes[14]
 }
 
 func (x ApplicationAccessTypeProto) Number() protoreflect.EnumNumber {
@@ -964,7 +964,7 @@ func (x *ApplicationAccessTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ApplicationAccessTypeProto.Descriptor instead.
 func (ApplicationAccessTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{14}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{14}
 }
 
 type NodeStateProto int32
@@ -1015,11 +1015,11 @@ func (x NodeStateProto) String() string {
 }
 
 func (NodeStateProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[15].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[15].Descriptor()
 }
 
 func (NodeStateProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[15]
+	return &file_yarn_yarn_protos_proto_enumTypes[15]
 }
 
 func (x NodeStateProto) Number() protoreflect.EnumNumber {
@@ -1038,7 +1038,7 @@ func (x *NodeStateProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use NodeStateProto.Descriptor instead.
 func (NodeStateProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{15}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{15}
 }
 
 type NodeUpdateTypeProto int32
@@ -1074,11 +1074,11 @@ func (x NodeUpdateTypeProto) String() string {
 }
 
 func (NodeUpdateTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[16].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[16].Descriptor()
 }
 
 func (NodeUpdateTypeProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[16]
+	return &file_yarn_yarn_protos_proto_enumTypes[16]
 }
 
 func (x NodeUpdateTypeProto) Number() protoreflect.EnumNumber {
@@ -1097,7 +1097,7 @@ func (x *NodeUpdateTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use NodeUpdateTypeProto.Descriptor instead.
 func (NodeUpdateTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{16}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{16}
 }
 
 type NodeAttributeTypeProto int32
@@ -1127,11 +1127,11 @@ func (x NodeAttributeTypeProto) String() string {
 }
 
 func (NodeAttributeTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[17].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[17].Descriptor()
 }
 
 func (NodeAttributeTypeProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[17]
+	return &file_yarn_yarn_protos_proto_enumTypes[17]
 }
 
 func (x NodeAttributeTypeProto) Number() protoreflect.EnumNumber {
@@ -1150,7 +1150,7 @@ func (x *NodeAttributeTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use NodeAttributeTypeProto.Descriptor instead.
 func (NodeAttributeTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{17}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{17}
 }
 
 // Loom: what kind of ask a ResourceRequestProto is. A stock ask never sets
@@ -1188,11 +1188,11 @@ func (x LoomAskKindProto) String() string {
 }
 
 func (LoomAskKindProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[18].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[18].Descriptor()
 }
 
 func (LoomAskKindProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[18]
+	return &file_yarn_yarn_protos_proto_enumTypes[18]
 }
 
 func (x LoomAskKindProto) Number() protoreflect.EnumNumber {
@@ -1211,7 +1211,7 @@ func (x *LoomAskKindProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use LoomAskKindProto.Descriptor instead.
 func (LoomAskKindProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{18}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{18}
 }
 
 type RejectionReasonProto int32
@@ -1244,11 +1244,11 @@ func (x RejectionReasonProto) String() string {
 }
 
 func (RejectionReasonProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[19].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[19].Descriptor()
 }
 
 func (RejectionReasonProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[19]
+	return &file_yarn_yarn_protos_proto_enumTypes[19]
 }
 
 func (x RejectionReasonProto) Number() protoreflect.EnumNumber {
@@ -1267,7 +1267,7 @@ func (x *RejectionReasonProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use RejectionReasonProto.Descriptor instead.
 func (RejectionReasonProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{19}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{19}
 }
 
 type AMCommandProto int32
@@ -1300,11 +1300,11 @@ func (x AMCommandProto) String() string {
 }
 
 func (AMCommandProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[20].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[20].Descriptor()
 }
 
 func (AMCommandProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[20]
+	return &file_yarn_yarn_protos_proto_enumTypes[20]
 }
 
 func (x AMCommandProto) Number() protoreflect.EnumNumber {
@@ -1323,7 +1323,7 @@ func (x *AMCommandProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use AMCommandProto.Descriptor instead.
 func (AMCommandProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{20}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{20}
 }
 
 type NodeAttributeOpCodeProto int32
@@ -1359,11 +1359,11 @@ func (x NodeAttributeOpCodeProto) String() string {
 }
 
 func (NodeAttributeOpCodeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[21].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[21].Descriptor()
 }
 
 func (NodeAttributeOpCodeProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[21]
+	return &file_yarn_yarn_protos_proto_enumTypes[21]
 }
 
 func (x NodeAttributeOpCodeProto) Number() protoreflect.EnumNumber {
@@ -1382,7 +1382,7 @@ func (x *NodeAttributeOpCodeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use NodeAttributeOpCodeProto.Descriptor instead.
 func (NodeAttributeOpCodeProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{21}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{21}
 }
 
 type QueueStateProto int32
@@ -1418,11 +1418,11 @@ func (x QueueStateProto) String() string {
 }
 
 func (QueueStateProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[22].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[22].Descriptor()
 }
 
 func (QueueStateProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[22]
+	return &file_yarn_yarn_protos_proto_enumTypes[22]
 }
 
 func (x QueueStateProto) Number() protoreflect.EnumNumber {
@@ -1441,7 +1441,7 @@ func (x *QueueStateProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use QueueStateProto.Descriptor instead.
 func (QueueStateProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{22}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{22}
 }
 
 type QueueACLProto int32
@@ -1474,11 +1474,11 @@ func (x QueueACLProto) String() string {
 }
 
 func (QueueACLProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[23].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[23].Descriptor()
 }
 
 func (QueueACLProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[23]
+	return &file_yarn_yarn_protos_proto_enumTypes[23]
 }
 
 func (x QueueACLProto) Number() protoreflect.EnumNumber {
@@ -1497,7 +1497,7 @@ func (x *QueueACLProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use QueueACLProto.Descriptor instead.
 func (QueueACLProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{23}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{23}
 }
 
 type SignalContainerCommandProto int32
@@ -1533,11 +1533,11 @@ func (x SignalContainerCommandProto) String() string {
 }
 
 func (SignalContainerCommandProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[24].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[24].Descriptor()
 }
 
 func (SignalContainerCommandProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[24]
+	return &file_yarn_yarn_protos_proto_enumTypes[24]
 }
 
 func (x SignalContainerCommandProto) Number() protoreflect.EnumNumber {
@@ -1556,7 +1556,7 @@ func (x *SignalContainerCommandProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use SignalContainerCommandProto.Descriptor instead.
 func (SignalContainerCommandProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{24}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{24}
 }
 
 type ReservationRequestInterpreterProto int32
@@ -1595,11 +1595,11 @@ func (x ReservationRequestInterpreterProto) String() string {
 }
 
 func (ReservationRequestInterpreterProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[25].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[25].Descriptor()
 }
 
 func (ReservationRequestInterpreterProto) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[25]
+	return &file_yarn_yarn_protos_proto_enumTypes[25]
 }
 
 func (x ReservationRequestInterpreterProto) Number() protoreflect.EnumNumber {
@@ -1618,7 +1618,7 @@ func (x *ReservationRequestInterpreterProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ReservationRequestInterpreterProto.Descriptor instead.
 func (ReservationRequestInterpreterProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{25}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{25}
 }
 
 type PlacementConstraintTargetProto_TargetType int32
@@ -1654,11 +1654,11 @@ func (x PlacementConstraintTargetProto_TargetType) String() string {
 }
 
 func (PlacementConstraintTargetProto_TargetType) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[26].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[26].Descriptor()
 }
 
 func (PlacementConstraintTargetProto_TargetType) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[26]
+	return &file_yarn_yarn_protos_proto_enumTypes[26]
 }
 
 func (x PlacementConstraintTargetProto_TargetType) Number() protoreflect.EnumNumber {
@@ -1677,7 +1677,7 @@ func (x *PlacementConstraintTargetProto_TargetType) UnmarshalJSON(b []byte) erro
 
 // Deprecated: Use PlacementConstraintTargetProto_TargetType.Descriptor instead.
 func (PlacementConstraintTargetProto_TargetType) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{57, 0}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{57, 0}
 }
 
 type TimedPlacementConstraintProto_DelayUnit int32
@@ -1710,11 +1710,11 @@ func (x TimedPlacementConstraintProto_DelayUnit) String() string {
 }
 
 func (TimedPlacementConstraintProto_DelayUnit) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[27].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[27].Descriptor()
 }
 
 func (TimedPlacementConstraintProto_DelayUnit) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[27]
+	return &file_yarn_yarn_protos_proto_enumTypes[27]
 }
 
 func (x TimedPlacementConstraintProto_DelayUnit) Number() protoreflect.EnumNumber {
@@ -1733,7 +1733,7 @@ func (x *TimedPlacementConstraintProto_DelayUnit) UnmarshalJSON(b []byte) error 
 
 // Deprecated: Use TimedPlacementConstraintProto_DelayUnit.Descriptor instead.
 func (TimedPlacementConstraintProto_DelayUnit) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{58, 0}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{58, 0}
 }
 
 type CompositePlacementConstraintProto_CompositeType int32
@@ -1772,11 +1772,11 @@ func (x CompositePlacementConstraintProto_CompositeType) String() string {
 }
 
 func (CompositePlacementConstraintProto_CompositeType) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_protos_proto_enumTypes[28].Descriptor()
+	return file_yarn_yarn_protos_proto_enumTypes[28].Descriptor()
 }
 
 func (CompositePlacementConstraintProto_CompositeType) Type() protoreflect.EnumType {
-	return &file_yarn_protos_proto_enumTypes[28]
+	return &file_yarn_yarn_protos_proto_enumTypes[28]
 }
 
 func (x CompositePlacementConstraintProto_CompositeType) Number() protoreflect.EnumNumber {
@@ -1795,7 +1795,7 @@ func (x *CompositePlacementConstraintProto_CompositeType) UnmarshalJSON(b []byte
 
 // Deprecated: Use CompositePlacementConstraintProto_CompositeType.Descriptor instead.
 func (CompositePlacementConstraintProto_CompositeType) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{59, 0}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{59, 0}
 }
 
 // A Java exception flattened for the wire; cause chains recursively.
@@ -1811,7 +1811,7 @@ type SerializedExceptionProto struct {
 
 func (x *SerializedExceptionProto) Reset() {
 	*x = SerializedExceptionProto{}
-	mi := &file_yarn_protos_proto_msgTypes[0]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +1823,7 @@ func (x *SerializedExceptionProto) String() string {
 func (*SerializedExceptionProto) ProtoMessage() {}
 
 func (x *SerializedExceptionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[0]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +1836,7 @@ func (x *SerializedExceptionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SerializedExceptionProto.ProtoReflect.Descriptor instead.
 func (*SerializedExceptionProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{0}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *SerializedExceptionProto) GetMessage() string {
@@ -1878,7 +1878,7 @@ type ApplicationIdProto struct {
 
 func (x *ApplicationIdProto) Reset() {
 	*x = ApplicationIdProto{}
-	mi := &file_yarn_protos_proto_msgTypes[1]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1890,7 +1890,7 @@ func (x *ApplicationIdProto) String() string {
 func (*ApplicationIdProto) ProtoMessage() {}
 
 func (x *ApplicationIdProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[1]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1903,7 +1903,7 @@ func (x *ApplicationIdProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationIdProto.ProtoReflect.Descriptor instead.
 func (*ApplicationIdProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{1}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *ApplicationIdProto) GetId() int32 {
@@ -1930,7 +1930,7 @@ type ApplicationAttemptIdProto struct {
 
 func (x *ApplicationAttemptIdProto) Reset() {
 	*x = ApplicationAttemptIdProto{}
-	mi := &file_yarn_protos_proto_msgTypes[2]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1942,7 +1942,7 @@ func (x *ApplicationAttemptIdProto) String() string {
 func (*ApplicationAttemptIdProto) ProtoMessage() {}
 
 func (x *ApplicationAttemptIdProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[2]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1955,7 +1955,7 @@ func (x *ApplicationAttemptIdProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationAttemptIdProto.ProtoReflect.Descriptor instead.
 func (*ApplicationAttemptIdProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{2}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ApplicationAttemptIdProto) GetApplicationId() *ApplicationIdProto {
@@ -1985,7 +1985,7 @@ type ContainerIdProto struct {
 
 func (x *ContainerIdProto) Reset() {
 	*x = ContainerIdProto{}
-	mi := &file_yarn_protos_proto_msgTypes[3]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1997,7 +1997,7 @@ func (x *ContainerIdProto) String() string {
 func (*ContainerIdProto) ProtoMessage() {}
 
 func (x *ContainerIdProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[3]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2010,7 +2010,7 @@ func (x *ContainerIdProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerIdProto.ProtoReflect.Descriptor instead.
 func (*ContainerIdProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{3}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ContainerIdProto) GetAppId() *ApplicationIdProto {
@@ -2044,7 +2044,7 @@ type NodeIdProto struct {
 
 func (x *NodeIdProto) Reset() {
 	*x = NodeIdProto{}
-	mi := &file_yarn_protos_proto_msgTypes[4]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2056,7 +2056,7 @@ func (x *NodeIdProto) String() string {
 func (*NodeIdProto) ProtoMessage() {}
 
 func (x *NodeIdProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[4]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2069,7 +2069,7 @@ func (x *NodeIdProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeIdProto.ProtoReflect.Descriptor instead.
 func (*NodeIdProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{4}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *NodeIdProto) GetHost() string {
@@ -2096,7 +2096,7 @@ type ReservationIdProto struct {
 
 func (x *ReservationIdProto) Reset() {
 	*x = ReservationIdProto{}
-	mi := &file_yarn_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2108,7 @@ func (x *ReservationIdProto) String() string {
 func (*ReservationIdProto) ProtoMessage() {}
 
 func (x *ReservationIdProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2121,7 @@ func (x *ReservationIdProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationIdProto.ProtoReflect.Descriptor instead.
 func (*ReservationIdProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{5}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ReservationIdProto) GetId() int64 {
@@ -2154,7 +2154,7 @@ type ResourceInformationProto struct {
 
 func (x *ResourceInformationProto) Reset() {
 	*x = ResourceInformationProto{}
-	mi := &file_yarn_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2166,7 +2166,7 @@ func (x *ResourceInformationProto) String() string {
 func (*ResourceInformationProto) ProtoMessage() {}
 
 func (x *ResourceInformationProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2179,7 +2179,7 @@ func (x *ResourceInformationProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceInformationProto.ProtoReflect.Descriptor instead.
 func (*ResourceInformationProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{6}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ResourceInformationProto) GetKey() string {
@@ -2235,7 +2235,7 @@ type ResourceTypeInfoProto struct {
 
 func (x *ResourceTypeInfoProto) Reset() {
 	*x = ResourceTypeInfoProto{}
-	mi := &file_yarn_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2247,7 +2247,7 @@ func (x *ResourceTypeInfoProto) String() string {
 func (*ResourceTypeInfoProto) ProtoMessage() {}
 
 func (x *ResourceTypeInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2260,7 +2260,7 @@ func (x *ResourceTypeInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceTypeInfoProto.ProtoReflect.Descriptor instead.
 func (*ResourceTypeInfoProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{7}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ResourceTypeInfoProto) GetName() string {
@@ -2297,7 +2297,7 @@ type ResourceProto struct {
 
 func (x *ResourceProto) Reset() {
 	*x = ResourceProto{}
-	mi := &file_yarn_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2309,7 +2309,7 @@ func (x *ResourceProto) String() string {
 func (*ResourceProto) ProtoMessage() {}
 
 func (x *ResourceProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2322,7 +2322,7 @@ func (x *ResourceProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceProto.ProtoReflect.Descriptor instead.
 func (*ResourceProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{8}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ResourceProto) GetMemory() int64 {
@@ -2358,7 +2358,7 @@ type ResourceUtilizationProto struct {
 
 func (x *ResourceUtilizationProto) Reset() {
 	*x = ResourceUtilizationProto{}
-	mi := &file_yarn_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2370,7 +2370,7 @@ func (x *ResourceUtilizationProto) String() string {
 func (*ResourceUtilizationProto) ProtoMessage() {}
 
 func (x *ResourceUtilizationProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2383,7 +2383,7 @@ func (x *ResourceUtilizationProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceUtilizationProto.ProtoReflect.Descriptor instead.
 func (*ResourceUtilizationProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{9}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ResourceUtilizationProto) GetPmem() int32 {
@@ -2424,7 +2424,7 @@ type ResourceOptionProto struct {
 
 func (x *ResourceOptionProto) Reset() {
 	*x = ResourceOptionProto{}
-	mi := &file_yarn_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2436,7 +2436,7 @@ func (x *ResourceOptionProto) String() string {
 func (*ResourceOptionProto) ProtoMessage() {}
 
 func (x *ResourceOptionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2449,7 +2449,7 @@ func (x *ResourceOptionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceOptionProto.ProtoReflect.Descriptor instead.
 func (*ResourceOptionProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{10}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ResourceOptionProto) GetResource() *ResourceProto {
@@ -2476,7 +2476,7 @@ type ResourceProfileEntry struct {
 
 func (x *ResourceProfileEntry) Reset() {
 	*x = ResourceProfileEntry{}
-	mi := &file_yarn_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2488,7 +2488,7 @@ func (x *ResourceProfileEntry) String() string {
 func (*ResourceProfileEntry) ProtoMessage() {}
 
 func (x *ResourceProfileEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2501,7 +2501,7 @@ func (x *ResourceProfileEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceProfileEntry.ProtoReflect.Descriptor instead.
 func (*ResourceProfileEntry) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{11}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ResourceProfileEntry) GetName() string {
@@ -2527,7 +2527,7 @@ type ResourceProfilesProto struct {
 
 func (x *ResourceProfilesProto) Reset() {
 	*x = ResourceProfilesProto{}
-	mi := &file_yarn_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2539,7 +2539,7 @@ func (x *ResourceProfilesProto) String() string {
 func (*ResourceProfilesProto) ProtoMessage() {}
 
 func (x *ResourceProfilesProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2552,7 +2552,7 @@ func (x *ResourceProfilesProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceProfilesProto.ProtoReflect.Descriptor instead.
 func (*ResourceProfilesProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{12}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ResourceProfilesProto) GetResourceProfilesMap() []*ResourceProfileEntry {
@@ -2572,7 +2572,7 @@ type NodeResourceMapProto struct {
 
 func (x *NodeResourceMapProto) Reset() {
 	*x = NodeResourceMapProto{}
-	mi := &file_yarn_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2584,7 +2584,7 @@ func (x *NodeResourceMapProto) String() string {
 func (*NodeResourceMapProto) ProtoMessage() {}
 
 func (x *NodeResourceMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2597,7 +2597,7 @@ func (x *NodeResourceMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeResourceMapProto.ProtoReflect.Descriptor instead.
 func (*NodeResourceMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{13}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *NodeResourceMapProto) GetNodeId() *NodeIdProto {
@@ -2623,7 +2623,7 @@ type PriorityProto struct {
 
 func (x *PriorityProto) Reset() {
 	*x = PriorityProto{}
-	mi := &file_yarn_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2635,7 +2635,7 @@ func (x *PriorityProto) String() string {
 func (*PriorityProto) ProtoMessage() {}
 
 func (x *PriorityProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2648,7 +2648,7 @@ func (x *PriorityProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityProto.ProtoReflect.Descriptor instead.
 func (*PriorityProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{14}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PriorityProto) GetPriority() int32 {
@@ -2685,7 +2685,7 @@ const (
 
 func (x *ContainerProto) Reset() {
 	*x = ContainerProto{}
-	mi := &file_yarn_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2697,7 +2697,7 @@ func (x *ContainerProto) String() string {
 func (*ContainerProto) ProtoMessage() {}
 
 func (x *ContainerProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2710,7 +2710,7 @@ func (x *ContainerProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerProto.ProtoReflect.Descriptor instead.
 func (*ContainerProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{15}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ContainerProto) GetId() *ContainerIdProto {
@@ -2817,7 +2817,7 @@ const (
 
 func (x *ContainerReportProto) Reset() {
 	*x = ContainerReportProto{}
-	mi := &file_yarn_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2829,7 +2829,7 @@ func (x *ContainerReportProto) String() string {
 func (*ContainerReportProto) ProtoMessage() {}
 
 func (x *ContainerReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2842,7 +2842,7 @@ func (x *ContainerReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerReportProto.ProtoReflect.Descriptor instead.
 func (*ContainerReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{16}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ContainerReportProto) GetContainerId() *ContainerIdProto {
@@ -2961,7 +2961,7 @@ const (
 
 func (x *ContainerStatusProto) Reset() {
 	*x = ContainerStatusProto{}
-	mi := &file_yarn_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2973,7 +2973,7 @@ func (x *ContainerStatusProto) String() string {
 func (*ContainerStatusProto) ProtoMessage() {}
 
 func (x *ContainerStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2986,7 +2986,7 @@ func (x *ContainerStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerStatusProto.ProtoReflect.Descriptor instead.
 func (*ContainerStatusProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{17}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ContainerStatusProto) GetContainerId() *ContainerIdProto {
@@ -3066,7 +3066,7 @@ const (
 
 func (x *ContainerRetryContextProto) Reset() {
 	*x = ContainerRetryContextProto{}
-	mi := &file_yarn_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3078,7 +3078,7 @@ func (x *ContainerRetryContextProto) String() string {
 func (*ContainerRetryContextProto) ProtoMessage() {}
 
 func (x *ContainerRetryContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3091,7 +3091,7 @@ func (x *ContainerRetryContextProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerRetryContextProto.ProtoReflect.Descriptor instead.
 func (*ContainerRetryContextProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{18}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ContainerRetryContextProto) GetRetryPolicy() ContainerRetryPolicyProto {
@@ -3147,7 +3147,7 @@ type ContainerLaunchContextProto struct {
 
 func (x *ContainerLaunchContextProto) Reset() {
 	*x = ContainerLaunchContextProto{}
-	mi := &file_yarn_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3159,7 +3159,7 @@ func (x *ContainerLaunchContextProto) String() string {
 func (*ContainerLaunchContextProto) ProtoMessage() {}
 
 func (x *ContainerLaunchContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3172,7 +3172,7 @@ func (x *ContainerLaunchContextProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerLaunchContextProto.ProtoReflect.Descriptor instead.
 func (*ContainerLaunchContextProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{19}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ContainerLaunchContextProto) GetLocalResources() []*StringLocalResourceMapProto {
@@ -3244,7 +3244,7 @@ type URLProto struct {
 
 func (x *URLProto) Reset() {
 	*x = URLProto{}
-	mi := &file_yarn_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3256,7 +3256,7 @@ func (x *URLProto) String() string {
 func (*URLProto) ProtoMessage() {}
 
 func (x *URLProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3269,7 +3269,7 @@ func (x *URLProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use URLProto.ProtoReflect.Descriptor instead.
 func (*URLProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{20}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *URLProto) GetScheme() string {
@@ -3322,7 +3322,7 @@ type LocalResourceProto struct {
 
 func (x *LocalResourceProto) Reset() {
 	*x = LocalResourceProto{}
-	mi := &file_yarn_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3334,7 +3334,7 @@ func (x *LocalResourceProto) String() string {
 func (*LocalResourceProto) ProtoMessage() {}
 
 func (x *LocalResourceProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3347,7 +3347,7 @@ func (x *LocalResourceProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocalResourceProto.ProtoReflect.Descriptor instead.
 func (*LocalResourceProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{21}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *LocalResourceProto) GetResource() *URLProto {
@@ -3409,7 +3409,7 @@ type StringLongMapProto struct {
 
 func (x *StringLongMapProto) Reset() {
 	*x = StringLongMapProto{}
-	mi := &file_yarn_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3421,7 +3421,7 @@ func (x *StringLongMapProto) String() string {
 func (*StringLongMapProto) ProtoMessage() {}
 
 func (x *StringLongMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3434,7 +3434,7 @@ func (x *StringLongMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringLongMapProto.ProtoReflect.Descriptor instead.
 func (*StringLongMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{22}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StringLongMapProto) GetKey() string {
@@ -3461,7 +3461,7 @@ type StringFloatMapProto struct {
 
 func (x *StringFloatMapProto) Reset() {
 	*x = StringFloatMapProto{}
-	mi := &file_yarn_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3473,7 +3473,7 @@ func (x *StringFloatMapProto) String() string {
 func (*StringFloatMapProto) ProtoMessage() {}
 
 func (x *StringFloatMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3486,7 +3486,7 @@ func (x *StringFloatMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringFloatMapProto.ProtoReflect.Descriptor instead.
 func (*StringFloatMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{23}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StringFloatMapProto) GetKey() string {
@@ -3524,7 +3524,7 @@ type ApplicationResourceUsageReportProto struct {
 
 func (x *ApplicationResourceUsageReportProto) Reset() {
 	*x = ApplicationResourceUsageReportProto{}
-	mi := &file_yarn_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3536,7 +3536,7 @@ func (x *ApplicationResourceUsageReportProto) String() string {
 func (*ApplicationResourceUsageReportProto) ProtoMessage() {}
 
 func (x *ApplicationResourceUsageReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3549,7 +3549,7 @@ func (x *ApplicationResourceUsageReportProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ApplicationResourceUsageReportProto.ProtoReflect.Descriptor instead.
 func (*ApplicationResourceUsageReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{24}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ApplicationResourceUsageReportProto) GetNumUsedContainers() int32 {
@@ -3686,7 +3686,7 @@ const (
 
 func (x *ApplicationReportProto) Reset() {
 	*x = ApplicationReportProto{}
-	mi := &file_yarn_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3698,7 +3698,7 @@ func (x *ApplicationReportProto) String() string {
 func (*ApplicationReportProto) ProtoMessage() {}
 
 func (x *ApplicationReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3711,7 +3711,7 @@ func (x *ApplicationReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationReportProto.ProtoReflect.Descriptor instead.
 func (*ApplicationReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{25}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ApplicationReportProto) GetApplicationId() *ApplicationIdProto {
@@ -3940,7 +3940,7 @@ const (
 
 func (x *ApplicationAttemptReportProto) Reset() {
 	*x = ApplicationAttemptReportProto{}
-	mi := &file_yarn_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3952,7 +3952,7 @@ func (x *ApplicationAttemptReportProto) String() string {
 func (*ApplicationAttemptReportProto) ProtoMessage() {}
 
 func (x *ApplicationAttemptReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3965,7 +3965,7 @@ func (x *ApplicationAttemptReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationAttemptReportProto.ProtoReflect.Descriptor instead.
 func (*ApplicationAttemptReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{26}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ApplicationAttemptReportProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -4048,7 +4048,7 @@ type AppTimeoutsMapProto struct {
 
 func (x *AppTimeoutsMapProto) Reset() {
 	*x = AppTimeoutsMapProto{}
-	mi := &file_yarn_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4060,7 +4060,7 @@ func (x *AppTimeoutsMapProto) String() string {
 func (*AppTimeoutsMapProto) ProtoMessage() {}
 
 func (x *AppTimeoutsMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4073,7 +4073,7 @@ func (x *AppTimeoutsMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppTimeoutsMapProto.ProtoReflect.Descriptor instead.
 func (*AppTimeoutsMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{27}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AppTimeoutsMapProto) GetApplicationTimeoutType() ApplicationTimeoutTypeProto {
@@ -4101,7 +4101,7 @@ type ApplicationTimeoutProto struct {
 
 func (x *ApplicationTimeoutProto) Reset() {
 	*x = ApplicationTimeoutProto{}
-	mi := &file_yarn_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4113,7 +4113,7 @@ func (x *ApplicationTimeoutProto) String() string {
 func (*ApplicationTimeoutProto) ProtoMessage() {}
 
 func (x *ApplicationTimeoutProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4126,7 +4126,7 @@ func (x *ApplicationTimeoutProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationTimeoutProto.ProtoReflect.Descriptor instead.
 func (*ApplicationTimeoutProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{28}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ApplicationTimeoutProto) GetApplicationTimeoutType() ApplicationTimeoutTypeProto {
@@ -4161,7 +4161,7 @@ type ApplicationTimeoutMapProto struct {
 
 func (x *ApplicationTimeoutMapProto) Reset() {
 	*x = ApplicationTimeoutMapProto{}
-	mi := &file_yarn_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4173,7 +4173,7 @@ func (x *ApplicationTimeoutMapProto) String() string {
 func (*ApplicationTimeoutMapProto) ProtoMessage() {}
 
 func (x *ApplicationTimeoutMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4186,7 +4186,7 @@ func (x *ApplicationTimeoutMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationTimeoutMapProto.ProtoReflect.Descriptor instead.
 func (*ApplicationTimeoutMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{29}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ApplicationTimeoutMapProto) GetApplicationTimeoutType() ApplicationTimeoutTypeProto {
@@ -4214,7 +4214,7 @@ type ApplicationUpdateTimeoutMapProto struct {
 
 func (x *ApplicationUpdateTimeoutMapProto) Reset() {
 	*x = ApplicationUpdateTimeoutMapProto{}
-	mi := &file_yarn_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4226,7 +4226,7 @@ func (x *ApplicationUpdateTimeoutMapProto) String() string {
 func (*ApplicationUpdateTimeoutMapProto) ProtoMessage() {}
 
 func (x *ApplicationUpdateTimeoutMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4239,7 +4239,7 @@ func (x *ApplicationUpdateTimeoutMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationUpdateTimeoutMapProto.ProtoReflect.Descriptor instead.
 func (*ApplicationUpdateTimeoutMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{30}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ApplicationUpdateTimeoutMapProto) GetApplicationTimeoutType() ApplicationTimeoutTypeProto {
@@ -4271,7 +4271,7 @@ const (
 
 func (x *ApplicationACLMapProto) Reset() {
 	*x = ApplicationACLMapProto{}
-	mi := &file_yarn_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4283,7 +4283,7 @@ func (x *ApplicationACLMapProto) String() string {
 func (*ApplicationACLMapProto) ProtoMessage() {}
 
 func (x *ApplicationACLMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4296,7 +4296,7 @@ func (x *ApplicationACLMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplicationACLMapProto.ProtoReflect.Descriptor instead.
 func (*ApplicationACLMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{31}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ApplicationACLMapProto) GetAccessType() ApplicationAccessTypeProto {
@@ -4335,7 +4335,7 @@ const (
 
 func (x *LogAggregationContextProto) Reset() {
 	*x = LogAggregationContextProto{}
-	mi := &file_yarn_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4347,7 +4347,7 @@ func (x *LogAggregationContextProto) String() string {
 func (*LogAggregationContextProto) ProtoMessage() {}
 
 func (x *LogAggregationContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4360,7 +4360,7 @@ func (x *LogAggregationContextProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogAggregationContextProto.ProtoReflect.Descriptor instead.
 func (*LogAggregationContextProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{32}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *LogAggregationContextProto) GetIncludePattern() string {
@@ -4445,7 +4445,7 @@ const (
 
 func (x *ApplicationSubmissionContextProto) Reset() {
 	*x = ApplicationSubmissionContextProto{}
-	mi := &file_yarn_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4457,7 +4457,7 @@ func (x *ApplicationSubmissionContextProto) String() string {
 func (*ApplicationSubmissionContextProto) ProtoMessage() {}
 
 func (x *ApplicationSubmissionContextProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4470,7 +4470,7 @@ func (x *ApplicationSubmissionContextProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ApplicationSubmissionContextProto.ProtoReflect.Descriptor instead.
 func (*ApplicationSubmissionContextProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{33}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ApplicationSubmissionContextProto) GetApplicationId() *ApplicationIdProto {
@@ -4629,7 +4629,7 @@ type NodeReportProto struct {
 
 func (x *NodeReportProto) Reset() {
 	*x = NodeReportProto{}
-	mi := &file_yarn_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4641,7 +4641,7 @@ func (x *NodeReportProto) String() string {
 func (*NodeReportProto) ProtoMessage() {}
 
 func (x *NodeReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4654,7 +4654,7 @@ func (x *NodeReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeReportProto.ProtoReflect.Descriptor instead.
 func (*NodeReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{34}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *NodeReportProto) GetNodeId() *NodeIdProto {
@@ -4772,7 +4772,7 @@ type NodeIdToLabelsProto struct {
 
 func (x *NodeIdToLabelsProto) Reset() {
 	*x = NodeIdToLabelsProto{}
-	mi := &file_yarn_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4784,7 +4784,7 @@ func (x *NodeIdToLabelsProto) String() string {
 func (*NodeIdToLabelsProto) ProtoMessage() {}
 
 func (x *NodeIdToLabelsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4797,7 +4797,7 @@ func (x *NodeIdToLabelsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeIdToLabelsProto.ProtoReflect.Descriptor instead.
 func (*NodeIdToLabelsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{35}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *NodeIdToLabelsProto) GetNodeId() *NodeIdProto {
@@ -4824,7 +4824,7 @@ type LabelsToNodeIdsProto struct {
 
 func (x *LabelsToNodeIdsProto) Reset() {
 	*x = LabelsToNodeIdsProto{}
-	mi := &file_yarn_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4836,7 +4836,7 @@ func (x *LabelsToNodeIdsProto) String() string {
 func (*LabelsToNodeIdsProto) ProtoMessage() {}
 
 func (x *LabelsToNodeIdsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4849,7 +4849,7 @@ func (x *LabelsToNodeIdsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LabelsToNodeIdsProto.ProtoReflect.Descriptor instead.
 func (*LabelsToNodeIdsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{36}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *LabelsToNodeIdsProto) GetNodeLabels() string {
@@ -4881,7 +4881,7 @@ const (
 
 func (x *NodeLabelProto) Reset() {
 	*x = NodeLabelProto{}
-	mi := &file_yarn_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4893,7 +4893,7 @@ func (x *NodeLabelProto) String() string {
 func (*NodeLabelProto) ProtoMessage() {}
 
 func (x *NodeLabelProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4906,7 +4906,7 @@ func (x *NodeLabelProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeLabelProto.ProtoReflect.Descriptor instead.
 func (*NodeLabelProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{37}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *NodeLabelProto) GetName() string {
@@ -4938,7 +4938,7 @@ const (
 
 func (x *NodeAttributeKeyProto) Reset() {
 	*x = NodeAttributeKeyProto{}
-	mi := &file_yarn_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4950,7 +4950,7 @@ func (x *NodeAttributeKeyProto) String() string {
 func (*NodeAttributeKeyProto) ProtoMessage() {}
 
 func (x *NodeAttributeKeyProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4963,7 +4963,7 @@ func (x *NodeAttributeKeyProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeAttributeKeyProto.ProtoReflect.Descriptor instead.
 func (*NodeAttributeKeyProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{38}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *NodeAttributeKeyProto) GetAttributePrefix() string {
@@ -4997,7 +4997,7 @@ const (
 
 func (x *NodeAttributeProto) Reset() {
 	*x = NodeAttributeProto{}
-	mi := &file_yarn_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5009,7 +5009,7 @@ func (x *NodeAttributeProto) String() string {
 func (*NodeAttributeProto) ProtoMessage() {}
 
 func (x *NodeAttributeProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5022,7 +5022,7 @@ func (x *NodeAttributeProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeAttributeProto.ProtoReflect.Descriptor instead.
 func (*NodeAttributeProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{39}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *NodeAttributeProto) GetAttributeKey() *NodeAttributeKeyProto {
@@ -5056,7 +5056,7 @@ type NodeAttributeInfoProto struct {
 
 func (x *NodeAttributeInfoProto) Reset() {
 	*x = NodeAttributeInfoProto{}
-	mi := &file_yarn_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5068,7 +5068,7 @@ func (x *NodeAttributeInfoProto) String() string {
 func (*NodeAttributeInfoProto) ProtoMessage() {}
 
 func (x *NodeAttributeInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5081,7 +5081,7 @@ func (x *NodeAttributeInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeAttributeInfoProto.ProtoReflect.Descriptor instead.
 func (*NodeAttributeInfoProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{40}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *NodeAttributeInfoProto) GetAttributeKey() *NodeAttributeKeyProto {
@@ -5108,7 +5108,7 @@ type NodeToAttributeValueProto struct {
 
 func (x *NodeToAttributeValueProto) Reset() {
 	*x = NodeToAttributeValueProto{}
-	mi := &file_yarn_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5120,7 +5120,7 @@ func (x *NodeToAttributeValueProto) String() string {
 func (*NodeToAttributeValueProto) ProtoMessage() {}
 
 func (x *NodeToAttributeValueProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5133,7 +5133,7 @@ func (x *NodeToAttributeValueProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeToAttributeValueProto.ProtoReflect.Descriptor instead.
 func (*NodeToAttributeValueProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{41}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *NodeToAttributeValueProto) GetHostname() string {
@@ -5160,7 +5160,7 @@ type AttributeToNodesProto struct {
 
 func (x *AttributeToNodesProto) Reset() {
 	*x = AttributeToNodesProto{}
-	mi := &file_yarn_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5172,7 +5172,7 @@ func (x *AttributeToNodesProto) String() string {
 func (*AttributeToNodesProto) ProtoMessage() {}
 
 func (x *AttributeToNodesProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5185,7 +5185,7 @@ func (x *AttributeToNodesProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttributeToNodesProto.ProtoReflect.Descriptor instead.
 func (*AttributeToNodesProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{42}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *AttributeToNodesProto) GetNodeAttribute() *NodeAttributeKeyProto {
@@ -5212,7 +5212,7 @@ type NodeToAttributesProto struct {
 
 func (x *NodeToAttributesProto) Reset() {
 	*x = NodeToAttributesProto{}
-	mi := &file_yarn_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5224,7 +5224,7 @@ func (x *NodeToAttributesProto) String() string {
 func (*NodeToAttributesProto) ProtoMessage() {}
 
 func (x *NodeToAttributesProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5237,7 +5237,7 @@ func (x *NodeToAttributesProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeToAttributesProto.ProtoReflect.Descriptor instead.
 func (*NodeToAttributesProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{43}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *NodeToAttributesProto) GetNode() string {
@@ -5287,7 +5287,7 @@ const (
 
 func (x *ResourceRequestProto) Reset() {
 	*x = ResourceRequestProto{}
-	mi := &file_yarn_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5299,7 +5299,7 @@ func (x *ResourceRequestProto) String() string {
 func (*ResourceRequestProto) ProtoMessage() {}
 
 func (x *ResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5312,7 +5312,7 @@ func (x *ResourceRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*ResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{44}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ResourceRequestProto) GetPriority() *PriorityProto {
@@ -5415,7 +5415,7 @@ const (
 
 func (x *ExecutionTypeRequestProto) Reset() {
 	*x = ExecutionTypeRequestProto{}
-	mi := &file_yarn_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5427,7 +5427,7 @@ func (x *ExecutionTypeRequestProto) String() string {
 func (*ExecutionTypeRequestProto) ProtoMessage() {}
 
 func (x *ExecutionTypeRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5440,7 +5440,7 @@ func (x *ExecutionTypeRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutionTypeRequestProto.ProtoReflect.Descriptor instead.
 func (*ExecutionTypeRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{45}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ExecutionTypeRequestProto) GetExecutionType() ExecutionTypeProto {
@@ -5477,7 +5477,7 @@ const (
 
 func (x *SchedulingRequestProto) Reset() {
 	*x = SchedulingRequestProto{}
-	mi := &file_yarn_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5489,7 +5489,7 @@ func (x *SchedulingRequestProto) String() string {
 func (*SchedulingRequestProto) ProtoMessage() {}
 
 func (x *SchedulingRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5502,7 +5502,7 @@ func (x *SchedulingRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchedulingRequestProto.ProtoReflect.Descriptor instead.
 func (*SchedulingRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{46}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SchedulingRequestProto) GetAllocationRequestId() int64 {
@@ -5557,7 +5557,7 @@ type ResourceSizingProto struct {
 
 func (x *ResourceSizingProto) Reset() {
 	*x = ResourceSizingProto{}
-	mi := &file_yarn_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5569,7 +5569,7 @@ func (x *ResourceSizingProto) String() string {
 func (*ResourceSizingProto) ProtoMessage() {}
 
 func (x *ResourceSizingProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5582,7 +5582,7 @@ func (x *ResourceSizingProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceSizingProto.ProtoReflect.Descriptor instead.
 func (*ResourceSizingProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{47}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ResourceSizingProto) GetNumAllocations() int32 {
@@ -5609,7 +5609,7 @@ type RejectedSchedulingRequestProto struct {
 
 func (x *RejectedSchedulingRequestProto) Reset() {
 	*x = RejectedSchedulingRequestProto{}
-	mi := &file_yarn_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5621,7 +5621,7 @@ func (x *RejectedSchedulingRequestProto) String() string {
 func (*RejectedSchedulingRequestProto) ProtoMessage() {}
 
 func (x *RejectedSchedulingRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5634,7 +5634,7 @@ func (x *RejectedSchedulingRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectedSchedulingRequestProto.ProtoReflect.Descriptor instead.
 func (*RejectedSchedulingRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{48}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *RejectedSchedulingRequestProto) GetReason() RejectionReasonProto {
@@ -5661,7 +5661,7 @@ type ResourceBlacklistRequestProto struct {
 
 func (x *ResourceBlacklistRequestProto) Reset() {
 	*x = ResourceBlacklistRequestProto{}
-	mi := &file_yarn_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5673,7 +5673,7 @@ func (x *ResourceBlacklistRequestProto) String() string {
 func (*ResourceBlacklistRequestProto) ProtoMessage() {}
 
 func (x *ResourceBlacklistRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5686,7 +5686,7 @@ func (x *ResourceBlacklistRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceBlacklistRequestProto.ProtoReflect.Descriptor instead.
 func (*ResourceBlacklistRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{49}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ResourceBlacklistRequestProto) GetBlacklistAdditions() []string {
@@ -5715,7 +5715,7 @@ type PreemptionMessageProto struct {
 
 func (x *PreemptionMessageProto) Reset() {
 	*x = PreemptionMessageProto{}
-	mi := &file_yarn_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5727,7 +5727,7 @@ func (x *PreemptionMessageProto) String() string {
 func (*PreemptionMessageProto) ProtoMessage() {}
 
 func (x *PreemptionMessageProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5740,7 +5740,7 @@ func (x *PreemptionMessageProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionMessageProto.ProtoReflect.Descriptor instead.
 func (*PreemptionMessageProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{50}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *PreemptionMessageProto) GetStrictContract() *StrictPreemptionContractProto {
@@ -5766,7 +5766,7 @@ type StrictPreemptionContractProto struct {
 
 func (x *StrictPreemptionContractProto) Reset() {
 	*x = StrictPreemptionContractProto{}
-	mi := &file_yarn_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5778,7 +5778,7 @@ func (x *StrictPreemptionContractProto) String() string {
 func (*StrictPreemptionContractProto) ProtoMessage() {}
 
 func (x *StrictPreemptionContractProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5791,7 +5791,7 @@ func (x *StrictPreemptionContractProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StrictPreemptionContractProto.ProtoReflect.Descriptor instead.
 func (*StrictPreemptionContractProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{51}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *StrictPreemptionContractProto) GetContainer() []*PreemptionContainerProto {
@@ -5811,7 +5811,7 @@ type PreemptionContractProto struct {
 
 func (x *PreemptionContractProto) Reset() {
 	*x = PreemptionContractProto{}
-	mi := &file_yarn_protos_proto_msgTypes[52]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5823,7 +5823,7 @@ func (x *PreemptionContractProto) String() string {
 func (*PreemptionContractProto) ProtoMessage() {}
 
 func (x *PreemptionContractProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[52]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5836,7 +5836,7 @@ func (x *PreemptionContractProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionContractProto.ProtoReflect.Descriptor instead.
 func (*PreemptionContractProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{52}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *PreemptionContractProto) GetResource() []*PreemptionResourceRequestProto {
@@ -5862,7 +5862,7 @@ type PreemptionContainerProto struct {
 
 func (x *PreemptionContainerProto) Reset() {
 	*x = PreemptionContainerProto{}
-	mi := &file_yarn_protos_proto_msgTypes[53]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5874,7 +5874,7 @@ func (x *PreemptionContainerProto) String() string {
 func (*PreemptionContainerProto) ProtoMessage() {}
 
 func (x *PreemptionContainerProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[53]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5887,7 +5887,7 @@ func (x *PreemptionContainerProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionContainerProto.ProtoReflect.Descriptor instead.
 func (*PreemptionContainerProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{53}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *PreemptionContainerProto) GetId() *ContainerIdProto {
@@ -5906,7 +5906,7 @@ type PreemptionResourceRequestProto struct {
 
 func (x *PreemptionResourceRequestProto) Reset() {
 	*x = PreemptionResourceRequestProto{}
-	mi := &file_yarn_protos_proto_msgTypes[54]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5918,7 +5918,7 @@ func (x *PreemptionResourceRequestProto) String() string {
 func (*PreemptionResourceRequestProto) ProtoMessage() {}
 
 func (x *PreemptionResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[54]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5931,7 +5931,7 @@ func (x *PreemptionResourceRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreemptionResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*PreemptionResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{54}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *PreemptionResourceRequestProto) GetResource() *ResourceRequestProto {
@@ -5951,7 +5951,7 @@ type PlacementConstraintProto struct {
 
 func (x *PlacementConstraintProto) Reset() {
 	*x = PlacementConstraintProto{}
-	mi := &file_yarn_protos_proto_msgTypes[55]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5963,7 +5963,7 @@ func (x *PlacementConstraintProto) String() string {
 func (*PlacementConstraintProto) ProtoMessage() {}
 
 func (x *PlacementConstraintProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[55]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5976,7 +5976,7 @@ func (x *PlacementConstraintProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlacementConstraintProto.ProtoReflect.Descriptor instead.
 func (*PlacementConstraintProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{55}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *PlacementConstraintProto) GetSimpleConstraint() *SimplePlacementConstraintProto {
@@ -6006,7 +6006,7 @@ type SimplePlacementConstraintProto struct {
 
 func (x *SimplePlacementConstraintProto) Reset() {
 	*x = SimplePlacementConstraintProto{}
-	mi := &file_yarn_protos_proto_msgTypes[56]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6018,7 +6018,7 @@ func (x *SimplePlacementConstraintProto) String() string {
 func (*SimplePlacementConstraintProto) ProtoMessage() {}
 
 func (x *SimplePlacementConstraintProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[56]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6031,7 +6031,7 @@ func (x *SimplePlacementConstraintProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SimplePlacementConstraintProto.ProtoReflect.Descriptor instead.
 func (*SimplePlacementConstraintProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{56}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *SimplePlacementConstraintProto) GetScope() string {
@@ -6080,7 +6080,7 @@ type PlacementConstraintTargetProto struct {
 
 func (x *PlacementConstraintTargetProto) Reset() {
 	*x = PlacementConstraintTargetProto{}
-	mi := &file_yarn_protos_proto_msgTypes[57]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6092,7 +6092,7 @@ func (x *PlacementConstraintTargetProto) String() string {
 func (*PlacementConstraintTargetProto) ProtoMessage() {}
 
 func (x *PlacementConstraintTargetProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[57]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6105,7 +6105,7 @@ func (x *PlacementConstraintTargetProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlacementConstraintTargetProto.ProtoReflect.Descriptor instead.
 func (*PlacementConstraintTargetProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{57}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *PlacementConstraintTargetProto) GetTargetType() PlacementConstraintTargetProto_TargetType {
@@ -6145,7 +6145,7 @@ const (
 
 func (x *TimedPlacementConstraintProto) Reset() {
 	*x = TimedPlacementConstraintProto{}
-	mi := &file_yarn_protos_proto_msgTypes[58]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6157,7 +6157,7 @@ func (x *TimedPlacementConstraintProto) String() string {
 func (*TimedPlacementConstraintProto) ProtoMessage() {}
 
 func (x *TimedPlacementConstraintProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[58]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6170,7 +6170,7 @@ func (x *TimedPlacementConstraintProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimedPlacementConstraintProto.ProtoReflect.Descriptor instead.
 func (*TimedPlacementConstraintProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{58}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *TimedPlacementConstraintProto) GetPlacementConstraint() *PlacementConstraintProto {
@@ -6205,7 +6205,7 @@ type CompositePlacementConstraintProto struct {
 
 func (x *CompositePlacementConstraintProto) Reset() {
 	*x = CompositePlacementConstraintProto{}
-	mi := &file_yarn_protos_proto_msgTypes[59]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6217,7 +6217,7 @@ func (x *CompositePlacementConstraintProto) String() string {
 func (*CompositePlacementConstraintProto) ProtoMessage() {}
 
 func (x *CompositePlacementConstraintProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[59]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6230,7 +6230,7 @@ func (x *CompositePlacementConstraintProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use CompositePlacementConstraintProto.ProtoReflect.Descriptor instead.
 func (*CompositePlacementConstraintProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{59}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *CompositePlacementConstraintProto) GetCompositeType() CompositePlacementConstraintProto_CompositeType {
@@ -6266,7 +6266,7 @@ type PlacementConstraintMapEntryProto struct {
 
 func (x *PlacementConstraintMapEntryProto) Reset() {
 	*x = PlacementConstraintMapEntryProto{}
-	mi := &file_yarn_protos_proto_msgTypes[60]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6278,7 +6278,7 @@ func (x *PlacementConstraintMapEntryProto) String() string {
 func (*PlacementConstraintMapEntryProto) ProtoMessage() {}
 
 func (x *PlacementConstraintMapEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[60]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6291,7 +6291,7 @@ func (x *PlacementConstraintMapEntryProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlacementConstraintMapEntryProto.ProtoReflect.Descriptor instead.
 func (*PlacementConstraintMapEntryProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{60}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *PlacementConstraintMapEntryProto) GetAllocationTags() []string {
@@ -6322,7 +6322,7 @@ type YarnClusterMetricsProto struct {
 
 func (x *YarnClusterMetricsProto) Reset() {
 	*x = YarnClusterMetricsProto{}
-	mi := &file_yarn_protos_proto_msgTypes[61]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6334,7 +6334,7 @@ func (x *YarnClusterMetricsProto) String() string {
 func (*YarnClusterMetricsProto) ProtoMessage() {}
 
 func (x *YarnClusterMetricsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[61]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6347,7 +6347,7 @@ func (x *YarnClusterMetricsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use YarnClusterMetricsProto.ProtoReflect.Descriptor instead.
 func (*YarnClusterMetricsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{61}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *YarnClusterMetricsProto) GetNumNodeManagers() int32 {
@@ -6418,7 +6418,7 @@ type QueueStatisticsProto struct {
 
 func (x *QueueStatisticsProto) Reset() {
 	*x = QueueStatisticsProto{}
-	mi := &file_yarn_protos_proto_msgTypes[62]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6430,7 +6430,7 @@ func (x *QueueStatisticsProto) String() string {
 func (*QueueStatisticsProto) ProtoMessage() {}
 
 func (x *QueueStatisticsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[62]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6443,7 +6443,7 @@ func (x *QueueStatisticsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueStatisticsProto.ProtoReflect.Descriptor instead.
 func (*QueueStatisticsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{62}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *QueueStatisticsProto) GetNumAppsSubmitted() int64 {
@@ -6596,7 +6596,7 @@ type QueueInfoProto struct {
 
 func (x *QueueInfoProto) Reset() {
 	*x = QueueInfoProto{}
-	mi := &file_yarn_protos_proto_msgTypes[63]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6608,7 +6608,7 @@ func (x *QueueInfoProto) String() string {
 func (*QueueInfoProto) ProtoMessage() {}
 
 func (x *QueueInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[63]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6621,7 +6621,7 @@ func (x *QueueInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueInfoProto.ProtoReflect.Descriptor instead.
 func (*QueueInfoProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{63}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *QueueInfoProto) GetQueueName() string {
@@ -6746,7 +6746,7 @@ type QueueConfigurationsProto struct {
 
 func (x *QueueConfigurationsProto) Reset() {
 	*x = QueueConfigurationsProto{}
-	mi := &file_yarn_protos_proto_msgTypes[64]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6758,7 +6758,7 @@ func (x *QueueConfigurationsProto) String() string {
 func (*QueueConfigurationsProto) ProtoMessage() {}
 
 func (x *QueueConfigurationsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[64]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6771,7 +6771,7 @@ func (x *QueueConfigurationsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueConfigurationsProto.ProtoReflect.Descriptor instead.
 func (*QueueConfigurationsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{64}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *QueueConfigurationsProto) GetCapacity() float32 {
@@ -6848,7 +6848,7 @@ type QueueConfigurationsMapProto struct {
 
 func (x *QueueConfigurationsMapProto) Reset() {
 	*x = QueueConfigurationsMapProto{}
-	mi := &file_yarn_protos_proto_msgTypes[65]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6860,7 +6860,7 @@ func (x *QueueConfigurationsMapProto) String() string {
 func (*QueueConfigurationsMapProto) ProtoMessage() {}
 
 func (x *QueueConfigurationsMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[65]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6873,7 +6873,7 @@ func (x *QueueConfigurationsMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueConfigurationsMapProto.ProtoReflect.Descriptor instead.
 func (*QueueConfigurationsMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{65}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *QueueConfigurationsMapProto) GetPartitionName() string {
@@ -6900,7 +6900,7 @@ type QueueUserACLInfoProto struct {
 
 func (x *QueueUserACLInfoProto) Reset() {
 	*x = QueueUserACLInfoProto{}
-	mi := &file_yarn_protos_proto_msgTypes[66]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6912,7 +6912,7 @@ func (x *QueueUserACLInfoProto) String() string {
 func (*QueueUserACLInfoProto) ProtoMessage() {}
 
 func (x *QueueUserACLInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[66]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6925,7 +6925,7 @@ func (x *QueueUserACLInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueueUserACLInfoProto.ProtoReflect.Descriptor instead.
 func (*QueueUserACLInfoProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{66}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *QueueUserACLInfoProto) GetQueueName() string {
@@ -6961,7 +6961,7 @@ const (
 
 func (x *ReservationRequestProto) Reset() {
 	*x = ReservationRequestProto{}
-	mi := &file_yarn_protos_proto_msgTypes[67]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6973,7 +6973,7 @@ func (x *ReservationRequestProto) String() string {
 func (*ReservationRequestProto) ProtoMessage() {}
 
 func (x *ReservationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[67]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6986,7 +6986,7 @@ func (x *ReservationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{67}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ReservationRequestProto) GetCapability() *ResourceProto {
@@ -7032,7 +7032,7 @@ const (
 
 func (x *ReservationRequestsProto) Reset() {
 	*x = ReservationRequestsProto{}
-	mi := &file_yarn_protos_proto_msgTypes[68]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7044,7 +7044,7 @@ func (x *ReservationRequestsProto) String() string {
 func (*ReservationRequestsProto) ProtoMessage() {}
 
 func (x *ReservationRequestsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[68]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7057,7 +7057,7 @@ func (x *ReservationRequestsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationRequestsProto.ProtoReflect.Descriptor instead.
 func (*ReservationRequestsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{68}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *ReservationRequestsProto) GetReservationResources() []*ReservationRequestProto {
@@ -7093,7 +7093,7 @@ const (
 
 func (x *ReservationDefinitionProto) Reset() {
 	*x = ReservationDefinitionProto{}
-	mi := &file_yarn_protos_proto_msgTypes[69]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7105,7 +7105,7 @@ func (x *ReservationDefinitionProto) String() string {
 func (*ReservationDefinitionProto) ProtoMessage() {}
 
 func (x *ReservationDefinitionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[69]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7118,7 +7118,7 @@ func (x *ReservationDefinitionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationDefinitionProto.ProtoReflect.Descriptor instead.
 func (*ReservationDefinitionProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{69}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *ReservationDefinitionProto) GetReservationRequests() *ReservationRequestsProto {
@@ -7174,7 +7174,7 @@ type ResourceAllocationRequestProto struct {
 
 func (x *ResourceAllocationRequestProto) Reset() {
 	*x = ResourceAllocationRequestProto{}
-	mi := &file_yarn_protos_proto_msgTypes[70]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7186,7 +7186,7 @@ func (x *ResourceAllocationRequestProto) String() string {
 func (*ResourceAllocationRequestProto) ProtoMessage() {}
 
 func (x *ResourceAllocationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[70]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7199,7 +7199,7 @@ func (x *ResourceAllocationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceAllocationRequestProto.ProtoReflect.Descriptor instead.
 func (*ResourceAllocationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{70}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ResourceAllocationRequestProto) GetStartTime() int64 {
@@ -7239,7 +7239,7 @@ type ReservationAllocationStateProto struct {
 
 func (x *ReservationAllocationStateProto) Reset() {
 	*x = ReservationAllocationStateProto{}
-	mi := &file_yarn_protos_proto_msgTypes[71]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7251,7 +7251,7 @@ func (x *ReservationAllocationStateProto) String() string {
 func (*ReservationAllocationStateProto) ProtoMessage() {}
 
 func (x *ReservationAllocationStateProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[71]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7264,7 +7264,7 @@ func (x *ReservationAllocationStateProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationAllocationStateProto.ProtoReflect.Descriptor instead.
 func (*ReservationAllocationStateProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{71}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ReservationAllocationStateProto) GetReservationDefinition() *ReservationDefinitionProto {
@@ -7333,7 +7333,7 @@ type StringLocalResourceMapProto struct {
 
 func (x *StringLocalResourceMapProto) Reset() {
 	*x = StringLocalResourceMapProto{}
-	mi := &file_yarn_protos_proto_msgTypes[72]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7345,7 +7345,7 @@ func (x *StringLocalResourceMapProto) String() string {
 func (*StringLocalResourceMapProto) ProtoMessage() {}
 
 func (x *StringLocalResourceMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[72]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7358,7 +7358,7 @@ func (x *StringLocalResourceMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringLocalResourceMapProto.ProtoReflect.Descriptor instead.
 func (*StringLocalResourceMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{72}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *StringLocalResourceMapProto) GetKey() string {
@@ -7385,7 +7385,7 @@ type StringStringMapProto struct {
 
 func (x *StringStringMapProto) Reset() {
 	*x = StringStringMapProto{}
-	mi := &file_yarn_protos_proto_msgTypes[73]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7397,7 +7397,7 @@ func (x *StringStringMapProto) String() string {
 func (*StringStringMapProto) ProtoMessage() {}
 
 func (x *StringStringMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[73]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7410,7 +7410,7 @@ func (x *StringStringMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringStringMapProto.ProtoReflect.Descriptor instead.
 func (*StringStringMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{73}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *StringStringMapProto) GetKey() string {
@@ -7437,7 +7437,7 @@ type StringBytesMapProto struct {
 
 func (x *StringBytesMapProto) Reset() {
 	*x = StringBytesMapProto{}
-	mi := &file_yarn_protos_proto_msgTypes[74]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7449,7 +7449,7 @@ func (x *StringBytesMapProto) String() string {
 func (*StringBytesMapProto) ProtoMessage() {}
 
 func (x *StringBytesMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[74]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7462,7 +7462,7 @@ func (x *StringBytesMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringBytesMapProto.ProtoReflect.Descriptor instead.
 func (*StringBytesMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{74}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *StringBytesMapProto) GetKey() string {
@@ -7490,7 +7490,7 @@ type CollectorInfoProto struct {
 
 func (x *CollectorInfoProto) Reset() {
 	*x = CollectorInfoProto{}
-	mi := &file_yarn_protos_proto_msgTypes[75]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7502,7 +7502,7 @@ func (x *CollectorInfoProto) String() string {
 func (*CollectorInfoProto) ProtoMessage() {}
 
 func (x *CollectorInfoProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_protos_proto_msgTypes[75]
+	mi := &file_yarn_yarn_protos_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7515,7 +7515,7 @@ func (x *CollectorInfoProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CollectorInfoProto.ProtoReflect.Descriptor instead.
 func (*CollectorInfoProto) Descriptor() ([]byte, []int) {
-	return file_yarn_protos_proto_rawDescGZIP(), []int{75}
+	return file_yarn_yarn_protos_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *CollectorInfoProto) GetCollectorAddr() string {
@@ -7532,11 +7532,11 @@ func (x *CollectorInfoProto) GetCollectorToken() *hadooppb.TokenProto {
 	return nil
 }
 
-var File_yarn_protos_proto protoreflect.FileDescriptor
+var File_yarn_yarn_protos_proto protoreflect.FileDescriptor
 
-const file_yarn_protos_proto_rawDesc = "" +
+const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\n" +
-	"\x11yarn_protos.proto\x12\vhadoop.yarn\x1a\x0eSecurity.proto\"\xa6\x01\n" +
+	"\x16yarn/yarn_protos.proto\x12\vhadoop.yarn\x1a\x15hadoop/Security.proto\"\xa6\x01\n" +
 	"\x18SerializedExceptionProto\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12\x14\n" +
 	"\x05trace\x18\x02 \x01(\tR\x05trace\x12\x1d\n" +
@@ -7593,14 +7593,14 @@ const file_yarn_protos_proto_rawDesc = "" +
 	"\anode_id\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12I\n" +
 	"\x0fresource_option\x18\x02 \x01(\v2 .hadoop.yarn.ResourceOptionProtoR\x0eresourceOption\"+\n" +
 	"\rPriorityProto\x12\x1a\n" +
-	"\bpriority\x18\x01 \x01(\x05R\bpriority\"\xc8\x04\n" +
+	"\bpriority\x18\x01 \x01(\x05R\bpriority\"\xcd\x04\n" +
 	"\x0eContainerProto\x12-\n" +
 	"\x02id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\x02id\x120\n" +
 	"\x06nodeId\x18\x02 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12*\n" +
 	"\x11node_http_address\x18\x03 \x01(\tR\x0fnodeHttpAddress\x126\n" +
 	"\bresource\x18\x04 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\x126\n" +
-	"\bpriority\x18\x05 \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\bpriority\x12B\n" +
-	"\x0fcontainer_token\x18\x06 \x01(\v2\x19.hadoop.common.TokenProtoR\x0econtainerToken\x12R\n" +
+	"\bpriority\x18\x05 \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\bpriority\x12G\n" +
+	"\x0fcontainer_token\x18\x06 \x01(\v2\x1e.loom.hadoop.common.TokenProtoR\x0econtainerToken\x12R\n" +
 	"\x0eexecution_type\x18\a \x01(\x0e2\x1f.hadoop.yarn.ExecutionTypeProto:\n" +
 	"GUARANTEEDR\rexecutionType\x126\n" +
 	"\x15allocation_request_id\x18\b \x01(\x03:\x02-1R\x13allocationRequestId\x12\x1b\n" +
@@ -7692,15 +7692,15 @@ const file_yarn_protos_proto_rawDesc = "" +
 	" \x01(\x03R\x16preemptedMemorySeconds\x126\n" +
 	"\x17preempted_vcore_seconds\x18\v \x01(\x03R\x15preemptedVcoreSeconds\x12d\n" +
 	"\x1eapplication_resource_usage_map\x18\f \x03(\v2\x1f.hadoop.yarn.StringLongMapProtoR\x1bapplicationResourceUsageMap\x12w\n" +
-	"(application_preempted_resource_usage_map\x18\r \x03(\v2\x1f.hadoop.yarn.StringLongMapProtoR$applicationPreemptedResourceUsageMap\"\xea\v\n" +
+	"(application_preempted_resource_usage_map\x18\r \x03(\v2\x1f.hadoop.yarn.StringLongMapProtoR$applicationPreemptedResourceUsageMap\"\xf4\v\n" +
 	"\x16ApplicationReportProto\x12E\n" +
 	"\rapplicationId\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x14\n" +
 	"\x05queue\x18\x03 \x01(\tR\x05queue\x12\x12\n" +
 	"\x04name\x18\x04 \x01(\tR\x04name\x12\x12\n" +
 	"\x04host\x18\x05 \x01(\tR\x04host\x12\x19\n" +
-	"\brpc_port\x18\x06 \x01(\x05R\arpcPort\x12F\n" +
-	"\x12client_to_am_token\x18\a \x01(\v2\x19.hadoop.common.TokenProtoR\x0fclientToAmToken\x12\\\n" +
+	"\brpc_port\x18\x06 \x01(\x05R\arpcPort\x12K\n" +
+	"\x12client_to_am_token\x18\a \x01(\v2\x1e.loom.hadoop.common.TokenProtoR\x0fclientToAmToken\x12\\\n" +
 	"\x16yarn_application_state\x18\b \x01(\x0e2&.hadoop.yarn.YarnApplicationStateProtoR\x14yarnApplicationState\x12 \n" +
 	"\vtrackingUrl\x18\t \x01(\tR\vtrackingUrl\x12%\n" +
 	"\vdiagnostics\x18\n" +
@@ -7714,8 +7714,8 @@ const file_yarn_protos_proto_rawDesc = "" +
 	"\x13originalTrackingUrl\x18\x0f \x01(\tR\x13originalTrackingUrl\x12h\n" +
 	"\x1bcurrentApplicationAttemptId\x18\x10 \x01(\v2&.hadoop.yarn.ApplicationAttemptIdProtoR\x1bcurrentApplicationAttemptId\x12\x1a\n" +
 	"\bprogress\x18\x11 \x01(\x02R\bprogress\x12(\n" +
-	"\x0fapplicationType\x18\x12 \x01(\tR\x0fapplicationType\x129\n" +
-	"\vam_rm_token\x18\x13 \x01(\v2\x19.hadoop.common.TokenProtoR\tamRmToken\x12(\n" +
+	"\x0fapplicationType\x18\x12 \x01(\tR\x0fapplicationType\x12>\n" +
+	"\vam_rm_token\x18\x13 \x01(\v2\x1e.loom.hadoop.common.TokenProtoR\tamRmToken\x12(\n" +
 	"\x0fapplicationTags\x18\x14 \x03(\tR\x0fapplicationTags\x12\\\n" +
 	"\x16log_aggregation_status\x18\x15 \x01(\x0e2&.hadoop.yarn.LogAggregationStatusProtoR\x14logAggregationStatus\x12:\n" +
 	"\x15unmanaged_application\x18\x16 \x01(\b:\x05falseR\x14unmanagedApplication\x126\n" +
@@ -8035,10 +8035,10 @@ const file_yarn_protos_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value\"=\n" +
 	"\x13StringBytesMapProto\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value\"\x7f\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\"\x84\x01\n" +
 	"\x12CollectorInfoProto\x12%\n" +
-	"\x0ecollector_addr\x18\x01 \x01(\tR\rcollectorAddr\x12B\n" +
-	"\x0fcollector_token\x18\x02 \x01(\v2\x19.hadoop.common.TokenProtoR\x0ecollectorToken*#\n" +
+	"\x0ecollector_addr\x18\x01 \x01(\tR\rcollectorAddr\x12G\n" +
+	"\x0fcollector_token\x18\x02 \x01(\v2\x1e.loom.hadoop.common.TokenProtoR\x0ecollectorToken*#\n" +
 	"\x12ResourceTypesProto\x12\r\n" +
 	"\tCOUNTABLE\x10\x00*?\n" +
 	"\x13ContainerStateProto\x12\t\n" +
@@ -8177,20 +8177,20 @@ const file_yarn_protos_proto_rawDesc = "" +
 	"YarnProtosZ!github.com/loomrm/loom/rpc/yarnpb"
 
 var (
-	file_yarn_protos_proto_rawDescOnce sync.Once
-	file_yarn_protos_proto_rawDescData []byte
+	file_yarn_yarn_protos_proto_rawDescOnce sync.Once
+	file_yarn_yarn_protos_proto_rawDescData []byte
 )
 
-func file_yarn_protos_proto_rawDescGZIP() []byte {
-	file_yarn_protos_proto_rawDescOnce.Do(func() {
-		file_yarn_protos_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_yarn_protos_proto_rawDesc), len(file_yarn_protos_proto_rawDesc)))
+func file_yarn_yarn_protos_proto_rawDescGZIP() []byte {
+	file_yarn_yarn_protos_proto_rawDescOnce.Do(func() {
+		file_yarn_yarn_protos_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_yarn_yarn_protos_proto_rawDesc), len(file_yarn_yarn_protos_proto_rawDesc)))
 	})
-	return file_yarn_protos_proto_rawDescData
+	return file_yarn_yarn_protos_proto_rawDescData
 }
 
-var file_yarn_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 29)
-var file_yarn_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
-var file_yarn_protos_proto_goTypes = []any{
+var file_yarn_yarn_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 29)
+var file_yarn_yarn_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
+var file_yarn_yarn_protos_proto_goTypes = []any{
 	(ResourceTypesProto)(0),                              // 0: hadoop.yarn.ResourceTypesProto
 	(ContainerStateProto)(0),                             // 1: hadoop.yarn.ContainerStateProto
 	(ContainerSubStateProto)(0),                          // 2: hadoop.yarn.ContainerSubStateProto
@@ -8296,9 +8296,9 @@ var file_yarn_protos_proto_goTypes = []any{
 	(*StringStringMapProto)(nil),                         // 102: hadoop.yarn.StringStringMapProto
 	(*StringBytesMapProto)(nil),                          // 103: hadoop.yarn.StringBytesMapProto
 	(*CollectorInfoProto)(nil),                           // 104: hadoop.yarn.CollectorInfoProto
-	(*hadooppb.TokenProto)(nil),                          // 105: hadoop.common.TokenProto
+	(*hadooppb.TokenProto)(nil),                          // 105: loom.hadoop.common.TokenProto
 }
-var file_yarn_protos_proto_depIdxs = []int32{
+var file_yarn_yarn_protos_proto_depIdxs = []int32{
 	29,  // 0: hadoop.yarn.SerializedExceptionProto.cause:type_name -> hadoop.yarn.SerializedExceptionProto
 	30,  // 1: hadoop.yarn.ApplicationAttemptIdProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
 	30,  // 2: hadoop.yarn.ContainerIdProto.app_id:type_name -> hadoop.yarn.ApplicationIdProto
@@ -8317,7 +8317,7 @@ var file_yarn_protos_proto_depIdxs = []int32{
 	33,  // 15: hadoop.yarn.ContainerProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
 	37,  // 16: hadoop.yarn.ContainerProto.resource:type_name -> hadoop.yarn.ResourceProto
 	43,  // 17: hadoop.yarn.ContainerProto.priority:type_name -> hadoop.yarn.PriorityProto
-	105, // 18: hadoop.yarn.ContainerProto.container_token:type_name -> hadoop.common.TokenProto
+	105, // 18: hadoop.yarn.ContainerProto.container_token:type_name -> loom.hadoop.common.TokenProto
 	4,   // 19: hadoop.yarn.ContainerProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
 	32,  // 20: hadoop.yarn.ContainerReportProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
 	37,  // 21: hadoop.yarn.ContainerReportProto.resource:type_name -> hadoop.yarn.ResourceProto
@@ -8346,12 +8346,12 @@ var file_yarn_protos_proto_depIdxs = []int32{
 	51,  // 44: hadoop.yarn.ApplicationResourceUsageReportProto.application_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
 	51,  // 45: hadoop.yarn.ApplicationResourceUsageReportProto.application_preempted_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
 	30,  // 46: hadoop.yarn.ApplicationReportProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	105, // 47: hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> hadoop.common.TokenProto
+	105, // 47: hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> loom.hadoop.common.TokenProto
 	9,   // 48: hadoop.yarn.ApplicationReportProto.yarn_application_state:type_name -> hadoop.yarn.YarnApplicationStateProto
 	11,  // 49: hadoop.yarn.ApplicationReportProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
 	53,  // 50: hadoop.yarn.ApplicationReportProto.app_resource_Usage:type_name -> hadoop.yarn.ApplicationResourceUsageReportProto
 	31,  // 51: hadoop.yarn.ApplicationReportProto.currentApplicationAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	105, // 52: hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> hadoop.common.TokenProto
+	105, // 52: hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> loom.hadoop.common.TokenProto
 	12,  // 53: hadoop.yarn.ApplicationReportProto.log_aggregation_status:type_name -> hadoop.yarn.LogAggregationStatusProto
 	43,  // 54: hadoop.yarn.ApplicationReportProto.priority:type_name -> hadoop.yarn.PriorityProto
 	56,  // 55: hadoop.yarn.ApplicationReportProto.appTimeouts:type_name -> hadoop.yarn.AppTimeoutsMapProto
@@ -8442,7 +8442,7 @@ var file_yarn_protos_proto_depIdxs = []int32{
 	99,  // 140: hadoop.yarn.ReservationAllocationStateProto.allocation_requests:type_name -> hadoop.yarn.ResourceAllocationRequestProto
 	34,  // 141: hadoop.yarn.ReservationAllocationStateProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
 	50,  // 142: hadoop.yarn.StringLocalResourceMapProto.value:type_name -> hadoop.yarn.LocalResourceProto
-	105, // 143: hadoop.yarn.CollectorInfoProto.collector_token:type_name -> hadoop.common.TokenProto
+	105, // 143: hadoop.yarn.CollectorInfoProto.collector_token:type_name -> loom.hadoop.common.TokenProto
 	144, // [144:144] is the sub-list for method output_type
 	144, // [144:144] is the sub-list for method input_type
 	144, // [144:144] is the sub-list for extension type_name
@@ -8450,27 +8450,27 @@ var file_yarn_protos_proto_depIdxs = []int32{
 	0,   // [0:144] is the sub-list for field type_name
 }
 
-func init() { file_yarn_protos_proto_init() }
-func file_yarn_protos_proto_init() {
-	if File_yarn_protos_proto != nil {
+func init() { file_yarn_yarn_protos_proto_init() }
+func file_yarn_yarn_protos_proto_init() {
+	if File_yarn_yarn_protos_proto != nil {
 		return
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_protos_proto_rawDesc), len(file_yarn_protos_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_protos_proto_rawDesc), len(file_yarn_yarn_protos_proto_rawDesc)),
 			NumEnums:      29,
 			NumMessages:   76,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_yarn_protos_proto_goTypes,
-		DependencyIndexes: file_yarn_protos_proto_depIdxs,
-		EnumInfos:         file_yarn_protos_proto_enumTypes,
-		MessageInfos:      file_yarn_protos_proto_msgTypes,
+		GoTypes:           file_yarn_yarn_protos_proto_goTypes,
+		DependencyIndexes: file_yarn_yarn_protos_proto_depIdxs,
+		EnumInfos:         file_yarn_yarn_protos_proto_enumTypes,
+		MessageInfos:      file_yarn_yarn_protos_proto_msgTypes,
 	}.Build()
-	File_yarn_protos_proto = out.File
-	file_yarn_protos_proto_goTypes = nil
-	file_yarn_protos_proto_depIdxs = nil
+	File_yarn_yarn_protos_proto = out.File
+	file_yarn_yarn_protos_proto_goTypes = nil
+	file_yarn_yarn_protos_proto_depIdxs = nil
 }

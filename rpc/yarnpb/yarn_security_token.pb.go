@@ -20,7 +20,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: yarn_security_token.proto
+// source: yarn/yarn_security_token.proto
 
 package yarnpb
 
@@ -56,7 +56,7 @@ const (
 
 func (x *NMTokenIdentifierProto) Reset() {
 	*x = NMTokenIdentifierProto{}
-	mi := &file_yarn_security_token_proto_msgTypes[0]
+	mi := &file_yarn_yarn_security_token_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -68,7 +68,7 @@ func (x *NMTokenIdentifierProto) String() string {
 func (*NMTokenIdentifierProto) ProtoMessage() {}
 
 func (x *NMTokenIdentifierProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_security_token_proto_msgTypes[0]
+	mi := &file_yarn_yarn_security_token_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -81,7 +81,7 @@ func (x *NMTokenIdentifierProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NMTokenIdentifierProto.ProtoReflect.Descriptor instead.
 func (*NMTokenIdentifierProto) Descriptor() ([]byte, []int) {
-	return file_yarn_security_token_proto_rawDescGZIP(), []int{0}
+	return file_yarn_yarn_security_token_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *NMTokenIdentifierProto) GetAppAttemptId() *ApplicationAttemptIdProto {
@@ -127,7 +127,7 @@ const (
 
 func (x *AMRMTokenIdentifierProto) Reset() {
 	*x = AMRMTokenIdentifierProto{}
-	mi := &file_yarn_security_token_proto_msgTypes[1]
+	mi := &file_yarn_yarn_security_token_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -139,7 +139,7 @@ func (x *AMRMTokenIdentifierProto) String() string {
 func (*AMRMTokenIdentifierProto) ProtoMessage() {}
 
 func (x *AMRMTokenIdentifierProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_security_token_proto_msgTypes[1]
+	mi := &file_yarn_yarn_security_token_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -152,7 +152,7 @@ func (x *AMRMTokenIdentifierProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AMRMTokenIdentifierProto.ProtoReflect.Descriptor instead.
 func (*AMRMTokenIdentifierProto) Descriptor() ([]byte, []int) {
-	return file_yarn_security_token_proto_rawDescGZIP(), []int{1}
+	return file_yarn_yarn_security_token_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *AMRMTokenIdentifierProto) GetAppAttemptId() *ApplicationAttemptIdProto {
@@ -205,7 +205,7 @@ const (
 
 func (x *ContainerTokenIdentifierProto) Reset() {
 	*x = ContainerTokenIdentifierProto{}
-	mi := &file_yarn_security_token_proto_msgTypes[2]
+	mi := &file_yarn_yarn_security_token_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -217,7 +217,7 @@ func (x *ContainerTokenIdentifierProto) String() string {
 func (*ContainerTokenIdentifierProto) ProtoMessage() {}
 
 func (x *ContainerTokenIdentifierProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_security_token_proto_msgTypes[2]
+	mi := &file_yarn_yarn_security_token_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -230,7 +230,7 @@ func (x *ContainerTokenIdentifierProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerTokenIdentifierProto.ProtoReflect.Descriptor instead.
 func (*ContainerTokenIdentifierProto) Descriptor() ([]byte, []int) {
-	return file_yarn_security_token_proto_rawDescGZIP(), []int{2}
+	return file_yarn_yarn_security_token_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ContainerTokenIdentifierProto) GetContainerId() *ContainerIdProto {
@@ -355,7 +355,7 @@ type ClientToAMTokenIdentifierProto struct {
 
 func (x *ClientToAMTokenIdentifierProto) Reset() {
 	*x = ClientToAMTokenIdentifierProto{}
-	mi := &file_yarn_security_token_proto_msgTypes[3]
+	mi := &file_yarn_yarn_security_token_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -367,7 +367,7 @@ func (x *ClientToAMTokenIdentifierProto) String() string {
 func (*ClientToAMTokenIdentifierProto) ProtoMessage() {}
 
 func (x *ClientToAMTokenIdentifierProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_security_token_proto_msgTypes[3]
+	mi := &file_yarn_yarn_security_token_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -380,7 +380,7 @@ func (x *ClientToAMTokenIdentifierProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientToAMTokenIdentifierProto.ProtoReflect.Descriptor instead.
 func (*ClientToAMTokenIdentifierProto) Descriptor() ([]byte, []int) {
-	return file_yarn_security_token_proto_rawDescGZIP(), []int{3}
+	return file_yarn_yarn_security_token_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ClientToAMTokenIdentifierProto) GetAppAttemptId() *ApplicationAttemptIdProto {
@@ -412,7 +412,7 @@ type YARNDelegationTokenIdentifierProto struct {
 
 func (x *YARNDelegationTokenIdentifierProto) Reset() {
 	*x = YARNDelegationTokenIdentifierProto{}
-	mi := &file_yarn_security_token_proto_msgTypes[4]
+	mi := &file_yarn_yarn_security_token_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -424,7 +424,7 @@ func (x *YARNDelegationTokenIdentifierProto) String() string {
 func (*YARNDelegationTokenIdentifierProto) ProtoMessage() {}
 
 func (x *YARNDelegationTokenIdentifierProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_security_token_proto_msgTypes[4]
+	mi := &file_yarn_yarn_security_token_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -437,7 +437,7 @@ func (x *YARNDelegationTokenIdentifierProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use YARNDelegationTokenIdentifierProto.ProtoReflect.Descriptor instead.
 func (*YARNDelegationTokenIdentifierProto) Descriptor() ([]byte, []int) {
-	return file_yarn_security_token_proto_rawDescGZIP(), []int{4}
+	return file_yarn_yarn_security_token_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *YARNDelegationTokenIdentifierProto) GetOwner() string {
@@ -489,11 +489,11 @@ func (x *YARNDelegationTokenIdentifierProto) GetMasterKeyId() int32 {
 	return 0
 }
 
-var File_yarn_security_token_proto protoreflect.FileDescriptor
+var File_yarn_yarn_security_token_proto protoreflect.FileDescriptor
 
-const file_yarn_security_token_proto_rawDesc = "" +
+const file_yarn_yarn_security_token_proto_rawDesc = "" +
 	"\n" +
-	"\x19yarn_security_token.proto\x12\vhadoop.yarn\x1a\x11yarn_protos.proto\"\xd4\x01\n" +
+	"\x1eyarn/yarn_security_token.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\"\xd4\x01\n" +
 	"\x16NMTokenIdentifierProto\x12J\n" +
 	"\fappAttemptId\x18\x01 \x01(\v2&.hadoop.yarn.ApplicationAttemptIdProtoR\fappAttemptId\x120\n" +
 	"\x06nodeId\x18\x02 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12\"\n" +
@@ -539,19 +539,19 @@ const file_yarn_security_token_proto_rawDesc = "" +
 	"\x1corg.apache.hadoop.yarn.protoB\x17YarnSecurityTokenProtosZ!github.com/loomrm/loom/rpc/yarnpb"
 
 var (
-	file_yarn_security_token_proto_rawDescOnce sync.Once
-	file_yarn_security_token_proto_rawDescData []byte
+	file_yarn_yarn_security_token_proto_rawDescOnce sync.Once
+	file_yarn_yarn_security_token_proto_rawDescData []byte
 )
 
-func file_yarn_security_token_proto_rawDescGZIP() []byte {
-	file_yarn_security_token_proto_rawDescOnce.Do(func() {
-		file_yarn_security_token_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_yarn_security_token_proto_rawDesc), len(file_yarn_security_token_proto_rawDesc)))
+func file_yarn_yarn_security_token_proto_rawDescGZIP() []byte {
+	file_yarn_yarn_security_token_proto_rawDescOnce.Do(func() {
+		file_yarn_yarn_security_token_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_yarn_yarn_security_token_proto_rawDesc), len(file_yarn_yarn_security_token_proto_rawDesc)))
 	})
-	return file_yarn_security_token_proto_rawDescData
+	return file_yarn_yarn_security_token_proto_rawDescData
 }
 
-var file_yarn_security_token_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
-var file_yarn_security_token_proto_goTypes = []any{
+var file_yarn_yarn_security_token_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_yarn_yarn_security_token_proto_goTypes = []any{
 	(*NMTokenIdentifierProto)(nil),             // 0: hadoop.yarn.NMTokenIdentifierProto
 	(*AMRMTokenIdentifierProto)(nil),           // 1: hadoop.yarn.AMRMTokenIdentifierProto
 	(*ContainerTokenIdentifierProto)(nil),      // 2: hadoop.yarn.ContainerTokenIdentifierProto
@@ -566,7 +566,7 @@ var file_yarn_security_token_proto_goTypes = []any{
 	(ContainerTypeProto)(0),                    // 11: hadoop.yarn.ContainerTypeProto
 	(ExecutionTypeProto)(0),                    // 12: hadoop.yarn.ExecutionTypeProto
 }
-var file_yarn_security_token_proto_depIdxs = []int32{
+var file_yarn_yarn_security_token_proto_depIdxs = []int32{
 	5,  // 0: hadoop.yarn.NMTokenIdentifierProto.appAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
 	6,  // 1: hadoop.yarn.NMTokenIdentifierProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
 	5,  // 2: hadoop.yarn.AMRMTokenIdentifierProto.appAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
@@ -584,27 +584,27 @@ var file_yarn_security_token_proto_depIdxs = []int32{
 	0,  // [0:10] is the sub-list for field type_name
 }
 
-func init() { file_yarn_security_token_proto_init() }
-func file_yarn_security_token_proto_init() {
-	if File_yarn_security_token_proto != nil {
+func init() { file_yarn_yarn_security_token_proto_init() }
+func file_yarn_yarn_security_token_proto_init() {
+	if File_yarn_yarn_security_token_proto != nil {
 		return
 	}
-	file_yarn_protos_proto_init()
+	file_yarn_yarn_protos_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_security_token_proto_rawDesc), len(file_yarn_security_token_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_security_token_proto_rawDesc), len(file_yarn_yarn_security_token_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_yarn_security_token_proto_goTypes,
-		DependencyIndexes: file_yarn_security_token_proto_depIdxs,
-		MessageInfos:      file_yarn_security_token_proto_msgTypes,
+		GoTypes:           file_yarn_yarn_security_token_proto_goTypes,
+		DependencyIndexes: file_yarn_yarn_security_token_proto_depIdxs,
+		MessageInfos:      file_yarn_yarn_security_token_proto_msgTypes,
 	}.Build()
-	File_yarn_security_token_proto = out.File
-	file_yarn_security_token_proto_goTypes = nil
-	file_yarn_security_token_proto_depIdxs = nil
+	File_yarn_yarn_security_token_proto = out.File
+	file_yarn_yarn_security_token_proto_goTypes = nil
+	file_yarn_yarn_security_token_proto_depIdxs = nil
 }

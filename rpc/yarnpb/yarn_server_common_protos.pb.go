@@ -7,7 +7,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: yarn_server_common_protos.proto
+// source: yarn/yarn_server_common_protos.proto
 
 package yarnpb
 
@@ -60,11 +60,11 @@ func (x NodeActionProto) String() string {
 }
 
 func (NodeActionProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_server_common_protos_proto_enumTypes[0].Descriptor()
+	return file_yarn_yarn_server_common_protos_proto_enumTypes[0].Descriptor()
 }
 
 func (NodeActionProto) Type() protoreflect.EnumType {
-	return &file_yarn_server_common_protos_proto_enumTypes[0]
+	return &file_yarn_yarn_server_common_protos_proto_enumTypes[0]
 }
 
 func (x NodeActionProto) Number() protoreflect.EnumNumber {
@@ -83,7 +83,7 @@ func (x *NodeActionProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use NodeActionProto.Descriptor instead.
 func (NodeActionProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_server_common_protos_proto_rawDescGZIP(), []int{0}
+	return file_yarn_yarn_server_common_protos_proto_rawDescGZIP(), []int{0}
 }
 
 // An NM's state in each heartbeat. response_id echoes the last
@@ -105,7 +105,7 @@ type NodeStatusProto struct {
 
 func (x *NodeStatusProto) Reset() {
 	*x = NodeStatusProto{}
-	mi := &file_yarn_server_common_protos_proto_msgTypes[0]
+	mi := &file_yarn_yarn_server_common_protos_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -117,7 +117,7 @@ func (x *NodeStatusProto) String() string {
 func (*NodeStatusProto) ProtoMessage() {}
 
 func (x *NodeStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_protos_proto_msgTypes[0]
+	mi := &file_yarn_yarn_server_common_protos_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -130,7 +130,7 @@ func (x *NodeStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeStatusProto.ProtoReflect.Descriptor instead.
 func (*NodeStatusProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_protos_proto_rawDescGZIP(), []int{0}
+	return file_yarn_yarn_server_common_protos_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *NodeStatusProto) GetNodeId() *NodeIdProto {
@@ -211,7 +211,7 @@ type OpportunisticContainersStatusProto struct {
 
 func (x *OpportunisticContainersStatusProto) Reset() {
 	*x = OpportunisticContainersStatusProto{}
-	mi := &file_yarn_server_common_protos_proto_msgTypes[1]
+	mi := &file_yarn_yarn_server_common_protos_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -223,7 +223,7 @@ func (x *OpportunisticContainersStatusProto) String() string {
 func (*OpportunisticContainersStatusProto) ProtoMessage() {}
 
 func (x *OpportunisticContainersStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_protos_proto_msgTypes[1]
+	mi := &file_yarn_yarn_server_common_protos_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -236,7 +236,7 @@ func (x *OpportunisticContainersStatusProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use OpportunisticContainersStatusProto.ProtoReflect.Descriptor instead.
 func (*OpportunisticContainersStatusProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_protos_proto_rawDescGZIP(), []int{1}
+	return file_yarn_yarn_server_common_protos_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *OpportunisticContainersStatusProto) GetRunningOpportContainers() int32 {
@@ -300,7 +300,7 @@ type MasterKeyProto struct {
 
 func (x *MasterKeyProto) Reset() {
 	*x = MasterKeyProto{}
-	mi := &file_yarn_server_common_protos_proto_msgTypes[2]
+	mi := &file_yarn_yarn_server_common_protos_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -312,7 +312,7 @@ func (x *MasterKeyProto) String() string {
 func (*MasterKeyProto) ProtoMessage() {}
 
 func (x *MasterKeyProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_protos_proto_msgTypes[2]
+	mi := &file_yarn_yarn_server_common_protos_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -325,7 +325,7 @@ func (x *MasterKeyProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MasterKeyProto.ProtoReflect.Descriptor instead.
 func (*MasterKeyProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_protos_proto_rawDescGZIP(), []int{2}
+	return file_yarn_yarn_server_common_protos_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *MasterKeyProto) GetKeyId() int32 {
@@ -353,7 +353,7 @@ type NodeHealthStatusProto struct {
 
 func (x *NodeHealthStatusProto) Reset() {
 	*x = NodeHealthStatusProto{}
-	mi := &file_yarn_server_common_protos_proto_msgTypes[3]
+	mi := &file_yarn_yarn_server_common_protos_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -365,7 +365,7 @@ func (x *NodeHealthStatusProto) String() string {
 func (*NodeHealthStatusProto) ProtoMessage() {}
 
 func (x *NodeHealthStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_protos_proto_msgTypes[3]
+	mi := &file_yarn_yarn_server_common_protos_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -378,7 +378,7 @@ func (x *NodeHealthStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeHealthStatusProto.ProtoReflect.Descriptor instead.
 func (*NodeHealthStatusProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_protos_proto_rawDescGZIP(), []int{3}
+	return file_yarn_yarn_server_common_protos_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *NodeHealthStatusProto) GetIsNodeHealthy() bool {
@@ -412,7 +412,7 @@ type VersionProto struct {
 
 func (x *VersionProto) Reset() {
 	*x = VersionProto{}
-	mi := &file_yarn_server_common_protos_proto_msgTypes[4]
+	mi := &file_yarn_yarn_server_common_protos_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -424,7 +424,7 @@ func (x *VersionProto) String() string {
 func (*VersionProto) ProtoMessage() {}
 
 func (x *VersionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_protos_proto_msgTypes[4]
+	mi := &file_yarn_yarn_server_common_protos_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -437,7 +437,7 @@ func (x *VersionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VersionProto.ProtoReflect.Descriptor instead.
 func (*VersionProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_protos_proto_rawDescGZIP(), []int{4}
+	return file_yarn_yarn_server_common_protos_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *VersionProto) GetMajorVersion() int32 {
@@ -454,11 +454,11 @@ func (x *VersionProto) GetMinorVersion() int32 {
 	return 0
 }
 
-var File_yarn_server_common_protos_proto protoreflect.FileDescriptor
+var File_yarn_yarn_server_common_protos_proto protoreflect.FileDescriptor
 
-const file_yarn_server_common_protos_proto_rawDesc = "" +
+const file_yarn_yarn_server_common_protos_proto_rawDesc = "" +
 	"\n" +
-	"\x1fyarn_server_common_protos.proto\x12\vhadoop.yarn\x1a\x11yarn_protos.proto\"\xda\x05\n" +
+	"$yarn/yarn_server_common_protos.proto\x12\vhadoop.yarn\x1a\x16yarn/yarn_protos.proto\"\xda\x05\n" +
 	"\x0fNodeStatusProto\x121\n" +
 	"\anode_id\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12\x1f\n" +
 	"\vresponse_id\x18\x02 \x01(\x05R\n" +
@@ -497,20 +497,20 @@ const file_yarn_server_common_protos_proto_rawDesc = "" +
 	"\x1corg.apache.hadoop.yarn.protoB\x16YarnServerCommonProtosZ!github.com/loomrm/loom/rpc/yarnpb"
 
 var (
-	file_yarn_server_common_protos_proto_rawDescOnce sync.Once
-	file_yarn_server_common_protos_proto_rawDescData []byte
+	file_yarn_yarn_server_common_protos_proto_rawDescOnce sync.Once
+	file_yarn_yarn_server_common_protos_proto_rawDescData []byte
 )
 
-func file_yarn_server_common_protos_proto_rawDescGZIP() []byte {
-	file_yarn_server_common_protos_proto_rawDescOnce.Do(func() {
-		file_yarn_server_common_protos_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_yarn_server_common_protos_proto_rawDesc), len(file_yarn_server_common_protos_proto_rawDesc)))
+func file_yarn_yarn_server_common_protos_proto_rawDescGZIP() []byte {
+	file_yarn_yarn_server_common_protos_proto_rawDescOnce.Do(func() {
+		file_yarn_yarn_server_common_protos_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_yarn_yarn_server_common_protos_proto_rawDesc), len(file_yarn_yarn_server_common_protos_proto_rawDesc)))
 	})
-	return file_yarn_server_common_protos_proto_rawDescData
+	return file_yarn_yarn_server_common_protos_proto_rawDescData
 }
 
-var file_yarn_server_common_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_yarn_server_common_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
-var file_yarn_server_common_protos_proto_goTypes = []any{
+var file_yarn_yarn_server_common_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_yarn_yarn_server_common_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_yarn_yarn_server_common_protos_proto_goTypes = []any{
 	(NodeActionProto)(0),                       // 0: hadoop.yarn.NodeActionProto
 	(*NodeStatusProto)(nil),                    // 1: hadoop.yarn.NodeStatusProto
 	(*OpportunisticContainersStatusProto)(nil), // 2: hadoop.yarn.OpportunisticContainersStatusProto
@@ -523,7 +523,7 @@ var file_yarn_server_common_protos_proto_goTypes = []any{
 	(*ResourceUtilizationProto)(nil),           // 9: hadoop.yarn.ResourceUtilizationProto
 	(*ContainerProto)(nil),                     // 10: hadoop.yarn.ContainerProto
 }
-var file_yarn_server_common_protos_proto_depIdxs = []int32{
+var file_yarn_yarn_server_common_protos_proto_depIdxs = []int32{
 	6,  // 0: hadoop.yarn.NodeStatusProto.node_id:type_name -> hadoop.yarn.NodeIdProto
 	7,  // 1: hadoop.yarn.NodeStatusProto.containersStatuses:type_name -> hadoop.yarn.ContainerStatusProto
 	4,  // 2: hadoop.yarn.NodeStatusProto.nodeHealthStatus:type_name -> hadoop.yarn.NodeHealthStatusProto
@@ -539,28 +539,28 @@ var file_yarn_server_common_protos_proto_depIdxs = []int32{
 	0,  // [0:8] is the sub-list for field type_name
 }
 
-func init() { file_yarn_server_common_protos_proto_init() }
-func file_yarn_server_common_protos_proto_init() {
-	if File_yarn_server_common_protos_proto != nil {
+func init() { file_yarn_yarn_server_common_protos_proto_init() }
+func file_yarn_yarn_server_common_protos_proto_init() {
+	if File_yarn_yarn_server_common_protos_proto != nil {
 		return
 	}
-	file_yarn_protos_proto_init()
+	file_yarn_yarn_protos_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_server_common_protos_proto_rawDesc), len(file_yarn_server_common_protos_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_server_common_protos_proto_rawDesc), len(file_yarn_yarn_server_common_protos_proto_rawDesc)),
 			NumEnums:      1,
 			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_yarn_server_common_protos_proto_goTypes,
-		DependencyIndexes: file_yarn_server_common_protos_proto_depIdxs,
-		EnumInfos:         file_yarn_server_common_protos_proto_enumTypes,
-		MessageInfos:      file_yarn_server_common_protos_proto_msgTypes,
+		GoTypes:           file_yarn_yarn_server_common_protos_proto_goTypes,
+		DependencyIndexes: file_yarn_yarn_server_common_protos_proto_depIdxs,
+		EnumInfos:         file_yarn_yarn_server_common_protos_proto_enumTypes,
+		MessageInfos:      file_yarn_yarn_server_common_protos_proto_msgTypes,
 	}.Build()
-	File_yarn_server_common_protos_proto = out.File
-	file_yarn_server_common_protos_proto_goTypes = nil
-	file_yarn_server_common_protos_proto_depIdxs = nil
+	File_yarn_yarn_server_common_protos_proto = out.File
+	file_yarn_yarn_server_common_protos_proto_goTypes = nil
+	file_yarn_yarn_server_common_protos_proto_depIdxs = nil
 }

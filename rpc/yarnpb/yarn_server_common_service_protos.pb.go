@@ -10,7 +10,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: yarn_server_common_service_protos.proto
+// source: yarn/yarn_server_common_service_protos.proto
 
 package yarnpb
 
@@ -39,7 +39,7 @@ type NodeLabelsProto struct {
 
 func (x *NodeLabelsProto) Reset() {
 	*x = NodeLabelsProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[0]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -51,7 +51,7 @@ func (x *NodeLabelsProto) String() string {
 func (*NodeLabelsProto) ProtoMessage() {}
 
 func (x *NodeLabelsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[0]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -64,7 +64,7 @@ func (x *NodeLabelsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeLabelsProto.ProtoReflect.Descriptor instead.
 func (*NodeLabelsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{0}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *NodeLabelsProto) GetNodeLabels() []*NodeLabelProto {
@@ -83,7 +83,7 @@ type NodeAttributesProto struct {
 
 func (x *NodeAttributesProto) Reset() {
 	*x = NodeAttributesProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[1]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -95,7 +95,7 @@ func (x *NodeAttributesProto) String() string {
 func (*NodeAttributesProto) ProtoMessage() {}
 
 func (x *NodeAttributesProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[1]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -108,7 +108,7 @@ func (x *NodeAttributesProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeAttributesProto.ProtoReflect.Descriptor instead.
 func (*NodeAttributesProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{1}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *NodeAttributesProto) GetNodeAttributes() []*NodeAttributeProto {
@@ -139,7 +139,7 @@ type RegisterNodeManagerRequestProto struct {
 
 func (x *RegisterNodeManagerRequestProto) Reset() {
 	*x = RegisterNodeManagerRequestProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[2]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -151,7 +151,7 @@ func (x *RegisterNodeManagerRequestProto) String() string {
 func (*RegisterNodeManagerRequestProto) ProtoMessage() {}
 
 func (x *RegisterNodeManagerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[2]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -164,7 +164,7 @@ func (x *RegisterNodeManagerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterNodeManagerRequestProto.ProtoReflect.Descriptor instead.
 func (*RegisterNodeManagerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{2}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *RegisterNodeManagerRequestProto) GetNodeId() *NodeIdProto {
@@ -267,7 +267,7 @@ const (
 
 func (x *RegisterNodeManagerResponseProto) Reset() {
 	*x = RegisterNodeManagerResponseProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[3]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -279,7 +279,7 @@ func (x *RegisterNodeManagerResponseProto) String() string {
 func (*RegisterNodeManagerResponseProto) ProtoMessage() {}
 
 func (x *RegisterNodeManagerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[3]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -292,7 +292,7 @@ func (x *RegisterNodeManagerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterNodeManagerResponseProto.ProtoReflect.Descriptor instead.
 func (*RegisterNodeManagerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{3}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *RegisterNodeManagerResponseProto) GetContainerTokenMasterKey() *MasterKeyProto {
@@ -368,7 +368,7 @@ type UnRegisterNodeManagerRequestProto struct {
 
 func (x *UnRegisterNodeManagerRequestProto) Reset() {
 	*x = UnRegisterNodeManagerRequestProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[4]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -380,7 +380,7 @@ func (x *UnRegisterNodeManagerRequestProto) String() string {
 func (*UnRegisterNodeManagerRequestProto) ProtoMessage() {}
 
 func (x *UnRegisterNodeManagerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[4]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -393,7 +393,7 @@ func (x *UnRegisterNodeManagerRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use UnRegisterNodeManagerRequestProto.ProtoReflect.Descriptor instead.
 func (*UnRegisterNodeManagerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{4}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *UnRegisterNodeManagerRequestProto) GetNodeId() *NodeIdProto {
@@ -411,7 +411,7 @@ type UnRegisterNodeManagerResponseProto struct {
 
 func (x *UnRegisterNodeManagerResponseProto) Reset() {
 	*x = UnRegisterNodeManagerResponseProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -423,7 +423,7 @@ func (x *UnRegisterNodeManagerResponseProto) String() string {
 func (*UnRegisterNodeManagerResponseProto) ProtoMessage() {}
 
 func (x *UnRegisterNodeManagerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -436,7 +436,7 @@ func (x *UnRegisterNodeManagerResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UnRegisterNodeManagerResponseProto.ProtoReflect.Descriptor instead.
 func (*UnRegisterNodeManagerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{5}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{5}
 }
 
 // nodeHeartbeat
@@ -456,7 +456,7 @@ type NodeHeartbeatRequestProto struct {
 
 func (x *NodeHeartbeatRequestProto) Reset() {
 	*x = NodeHeartbeatRequestProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -468,7 +468,7 @@ func (x *NodeHeartbeatRequestProto) String() string {
 func (*NodeHeartbeatRequestProto) ProtoMessage() {}
 
 func (x *NodeHeartbeatRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -481,7 +481,7 @@ func (x *NodeHeartbeatRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeHeartbeatRequestProto.ProtoReflect.Descriptor instead.
 func (*NodeHeartbeatRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{6}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *NodeHeartbeatRequestProto) GetNodeStatus() *NodeStatusProto {
@@ -556,7 +556,7 @@ const (
 
 func (x *LogAggregationReportProto) Reset() {
 	*x = LogAggregationReportProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -568,7 +568,7 @@ func (x *LogAggregationReportProto) String() string {
 func (*LogAggregationReportProto) ProtoMessage() {}
 
 func (x *LogAggregationReportProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -581,7 +581,7 @@ func (x *LogAggregationReportProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogAggregationReportProto.ProtoReflect.Descriptor instead.
 func (*LogAggregationReportProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{7}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *LogAggregationReportProto) GetApplicationId() *ApplicationIdProto {
@@ -640,7 +640,7 @@ const (
 
 func (x *NodeHeartbeatResponseProto) Reset() {
 	*x = NodeHeartbeatResponseProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -652,7 +652,7 @@ func (x *NodeHeartbeatResponseProto) String() string {
 func (*NodeHeartbeatResponseProto) ProtoMessage() {}
 
 func (x *NodeHeartbeatResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -665,7 +665,7 @@ func (x *NodeHeartbeatResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeHeartbeatResponseProto.ProtoReflect.Descriptor instead.
 func (*NodeHeartbeatResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{8}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *NodeHeartbeatResponseProto) GetResponseId() int32 {
@@ -811,7 +811,7 @@ type ContainerQueuingLimitProto struct {
 
 func (x *ContainerQueuingLimitProto) Reset() {
 	*x = ContainerQueuingLimitProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +823,7 @@ func (x *ContainerQueuingLimitProto) String() string {
 func (*ContainerQueuingLimitProto) ProtoMessage() {}
 
 func (x *ContainerQueuingLimitProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +836,7 @@ func (x *ContainerQueuingLimitProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerQueuingLimitProto.ProtoReflect.Descriptor instead.
 func (*ContainerQueuingLimitProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{9}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ContainerQueuingLimitProto) GetMaxQueueLength() int32 {
@@ -864,7 +864,7 @@ type SystemCredentialsForAppsProto struct {
 
 func (x *SystemCredentialsForAppsProto) Reset() {
 	*x = SystemCredentialsForAppsProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -876,7 +876,7 @@ func (x *SystemCredentialsForAppsProto) String() string {
 func (*SystemCredentialsForAppsProto) ProtoMessage() {}
 
 func (x *SystemCredentialsForAppsProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -889,7 +889,7 @@ func (x *SystemCredentialsForAppsProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SystemCredentialsForAppsProto.ProtoReflect.Descriptor instead.
 func (*SystemCredentialsForAppsProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{10}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SystemCredentialsForAppsProto) GetAppId() *ApplicationIdProto {
@@ -935,7 +935,7 @@ const (
 
 func (x *NMContainerStatusProto) Reset() {
 	*x = NMContainerStatusProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -947,7 +947,7 @@ func (x *NMContainerStatusProto) String() string {
 func (*NMContainerStatusProto) ProtoMessage() {}
 
 func (x *NMContainerStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -960,7 +960,7 @@ func (x *NMContainerStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NMContainerStatusProto.ProtoReflect.Descriptor instead.
 func (*NMContainerStatusProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{11}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *NMContainerStatusProto) GetContainerId() *ContainerIdProto {
@@ -1066,7 +1066,7 @@ const (
 
 func (x *AppCollectorDataProto) Reset() {
 	*x = AppCollectorDataProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1078,7 +1078,7 @@ func (x *AppCollectorDataProto) String() string {
 func (*AppCollectorDataProto) ProtoMessage() {}
 
 func (x *AppCollectorDataProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1091,7 +1091,7 @@ func (x *AppCollectorDataProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppCollectorDataProto.ProtoReflect.Descriptor instead.
 func (*AppCollectorDataProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{12}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AppCollectorDataProto) GetAppId() *ApplicationIdProto {
@@ -1138,7 +1138,7 @@ type ReportNewCollectorInfoRequestProto struct {
 
 func (x *ReportNewCollectorInfoRequestProto) Reset() {
 	*x = ReportNewCollectorInfoRequestProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1150,7 +1150,7 @@ func (x *ReportNewCollectorInfoRequestProto) String() string {
 func (*ReportNewCollectorInfoRequestProto) ProtoMessage() {}
 
 func (x *ReportNewCollectorInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1163,7 +1163,7 @@ func (x *ReportNewCollectorInfoRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ReportNewCollectorInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*ReportNewCollectorInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{13}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ReportNewCollectorInfoRequestProto) GetAppCollectors() []*AppCollectorDataProto {
@@ -1181,7 +1181,7 @@ type ReportNewCollectorInfoResponseProto struct {
 
 func (x *ReportNewCollectorInfoResponseProto) Reset() {
 	*x = ReportNewCollectorInfoResponseProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1193,7 +1193,7 @@ func (x *ReportNewCollectorInfoResponseProto) String() string {
 func (*ReportNewCollectorInfoResponseProto) ProtoMessage() {}
 
 func (x *ReportNewCollectorInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1206,7 +1206,7 @@ func (x *ReportNewCollectorInfoResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use ReportNewCollectorInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*ReportNewCollectorInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{14}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{14}
 }
 
 type GetTimelineCollectorContextRequestProto struct {
@@ -1218,7 +1218,7 @@ type GetTimelineCollectorContextRequestProto struct {
 
 func (x *GetTimelineCollectorContextRequestProto) Reset() {
 	*x = GetTimelineCollectorContextRequestProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1230,7 +1230,7 @@ func (x *GetTimelineCollectorContextRequestProto) String() string {
 func (*GetTimelineCollectorContextRequestProto) ProtoMessage() {}
 
 func (x *GetTimelineCollectorContextRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1243,7 +1243,7 @@ func (x *GetTimelineCollectorContextRequestProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use GetTimelineCollectorContextRequestProto.ProtoReflect.Descriptor instead.
 func (*GetTimelineCollectorContextRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{15}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetTimelineCollectorContextRequestProto) GetAppId() *ApplicationIdProto {
@@ -1265,7 +1265,7 @@ type GetTimelineCollectorContextResponseProto struct {
 
 func (x *GetTimelineCollectorContextResponseProto) Reset() {
 	*x = GetTimelineCollectorContextResponseProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1277,7 +1277,7 @@ func (x *GetTimelineCollectorContextResponseProto) String() string {
 func (*GetTimelineCollectorContextResponseProto) ProtoMessage() {}
 
 func (x *GetTimelineCollectorContextResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1290,7 +1290,7 @@ func (x *GetTimelineCollectorContextResponseProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use GetTimelineCollectorContextResponseProto.ProtoReflect.Descriptor instead.
 func (*GetTimelineCollectorContextResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{16}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetTimelineCollectorContextResponseProto) GetUserId() string {
@@ -1333,7 +1333,7 @@ type RemoteNodeProto struct {
 
 func (x *RemoteNodeProto) Reset() {
 	*x = RemoteNodeProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1345,7 +1345,7 @@ func (x *RemoteNodeProto) String() string {
 func (*RemoteNodeProto) ProtoMessage() {}
 
 func (x *RemoteNodeProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1358,7 +1358,7 @@ func (x *RemoteNodeProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoteNodeProto.ProtoReflect.Descriptor instead.
 func (*RemoteNodeProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{17}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RemoteNodeProto) GetNodeId() *NodeIdProto {
@@ -1404,7 +1404,7 @@ type RegisterDistributedSchedulingAMResponseProto struct {
 
 func (x *RegisterDistributedSchedulingAMResponseProto) Reset() {
 	*x = RegisterDistributedSchedulingAMResponseProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1416,7 +1416,7 @@ func (x *RegisterDistributedSchedulingAMResponseProto) String() string {
 func (*RegisterDistributedSchedulingAMResponseProto) ProtoMessage() {}
 
 func (x *RegisterDistributedSchedulingAMResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1429,7 +1429,7 @@ func (x *RegisterDistributedSchedulingAMResponseProto) ProtoReflect() protorefle
 
 // Deprecated: Use RegisterDistributedSchedulingAMResponseProto.ProtoReflect.Descriptor instead.
 func (*RegisterDistributedSchedulingAMResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{18}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RegisterDistributedSchedulingAMResponseProto) GetRegisterResponse() *RegisterApplicationMasterResponseProto {
@@ -1491,7 +1491,7 @@ type DistributedSchedulingAllocateResponseProto struct {
 
 func (x *DistributedSchedulingAllocateResponseProto) Reset() {
 	*x = DistributedSchedulingAllocateResponseProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +1503,7 @@ func (x *DistributedSchedulingAllocateResponseProto) String() string {
 func (*DistributedSchedulingAllocateResponseProto) ProtoMessage() {}
 
 func (x *DistributedSchedulingAllocateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +1516,7 @@ func (x *DistributedSchedulingAllocateResponseProto) ProtoReflect() protoreflect
 
 // Deprecated: Use DistributedSchedulingAllocateResponseProto.ProtoReflect.Descriptor instead.
 func (*DistributedSchedulingAllocateResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{19}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DistributedSchedulingAllocateResponseProto) GetAllocateResponse() *AllocateResponseProto {
@@ -1543,7 +1543,7 @@ type DistributedSchedulingAllocateRequestProto struct {
 
 func (x *DistributedSchedulingAllocateRequestProto) Reset() {
 	*x = DistributedSchedulingAllocateRequestProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1555,7 +1555,7 @@ func (x *DistributedSchedulingAllocateRequestProto) String() string {
 func (*DistributedSchedulingAllocateRequestProto) ProtoMessage() {}
 
 func (x *DistributedSchedulingAllocateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1568,7 +1568,7 @@ func (x *DistributedSchedulingAllocateRequestProto) ProtoReflect() protoreflect.
 
 // Deprecated: Use DistributedSchedulingAllocateRequestProto.ProtoReflect.Descriptor instead.
 func (*DistributedSchedulingAllocateRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{20}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DistributedSchedulingAllocateRequestProto) GetAllocateRequest() *AllocateRequestProto {
@@ -1595,7 +1595,7 @@ type SCMUploaderNotifyRequestProto struct {
 
 func (x *SCMUploaderNotifyRequestProto) Reset() {
 	*x = SCMUploaderNotifyRequestProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1607,7 +1607,7 @@ func (x *SCMUploaderNotifyRequestProto) String() string {
 func (*SCMUploaderNotifyRequestProto) ProtoMessage() {}
 
 func (x *SCMUploaderNotifyRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1620,7 +1620,7 @@ func (x *SCMUploaderNotifyRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SCMUploaderNotifyRequestProto.ProtoReflect.Descriptor instead.
 func (*SCMUploaderNotifyRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{21}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SCMUploaderNotifyRequestProto) GetResourceKey() string {
@@ -1646,7 +1646,7 @@ type SCMUploaderNotifyResponseProto struct {
 
 func (x *SCMUploaderNotifyResponseProto) Reset() {
 	*x = SCMUploaderNotifyResponseProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1658,7 +1658,7 @@ func (x *SCMUploaderNotifyResponseProto) String() string {
 func (*SCMUploaderNotifyResponseProto) ProtoMessage() {}
 
 func (x *SCMUploaderNotifyResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1671,7 +1671,7 @@ func (x *SCMUploaderNotifyResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SCMUploaderNotifyResponseProto.ProtoReflect.Descriptor instead.
 func (*SCMUploaderNotifyResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{22}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SCMUploaderNotifyResponseProto) GetAccepted() bool {
@@ -1690,7 +1690,7 @@ type SCMUploaderCanUploadRequestProto struct {
 
 func (x *SCMUploaderCanUploadRequestProto) Reset() {
 	*x = SCMUploaderCanUploadRequestProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1702,7 +1702,7 @@ func (x *SCMUploaderCanUploadRequestProto) String() string {
 func (*SCMUploaderCanUploadRequestProto) ProtoMessage() {}
 
 func (x *SCMUploaderCanUploadRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1715,7 +1715,7 @@ func (x *SCMUploaderCanUploadRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SCMUploaderCanUploadRequestProto.ProtoReflect.Descriptor instead.
 func (*SCMUploaderCanUploadRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{23}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SCMUploaderCanUploadRequestProto) GetResourceKey() string {
@@ -1734,7 +1734,7 @@ type SCMUploaderCanUploadResponseProto struct {
 
 func (x *SCMUploaderCanUploadResponseProto) Reset() {
 	*x = SCMUploaderCanUploadResponseProto{}
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1746,7 +1746,7 @@ func (x *SCMUploaderCanUploadResponseProto) String() string {
 func (*SCMUploaderCanUploadResponseProto) ProtoMessage() {}
 
 func (x *SCMUploaderCanUploadResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_server_common_service_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_server_common_service_protos_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1759,7 +1759,7 @@ func (x *SCMUploaderCanUploadResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use SCMUploaderCanUploadResponseProto.ProtoReflect.Descriptor instead.
 func (*SCMUploaderCanUploadResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{24}
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SCMUploaderCanUploadResponseProto) GetUploadable() bool {
@@ -1769,11 +1769,11 @@ func (x *SCMUploaderCanUploadResponseProto) GetUploadable() bool {
 	return false
 }
 
-var File_yarn_server_common_service_protos_proto protoreflect.FileDescriptor
+var File_yarn_yarn_server_common_service_protos_proto protoreflect.FileDescriptor
 
-const file_yarn_server_common_service_protos_proto_rawDesc = "" +
+const file_yarn_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"\n" +
-	"'yarn_server_common_service_protos.proto\x12\vhadoop.yarn\x1a\x0eSecurity.proto\x1a\x11yarn_protos.proto\x1a\x1fyarn_server_common_protos.proto\x1a\x19yarn_service_protos.proto\"N\n" +
+	",yarn/yarn_server_common_service_protos.proto\x12\vhadoop.yarn\x1a\x15hadoop/Security.proto\x1a\x16yarn/yarn_protos.proto\x1a$yarn/yarn_server_common_protos.proto\x1a\x1eyarn/yarn_service_protos.proto\"N\n" +
 	"\x0fNodeLabelsProto\x12;\n" +
 	"\n" +
 	"nodeLabels\x18\x01 \x03(\v2\x1b.hadoop.yarn.NodeLabelProtoR\n" +
@@ -1874,13 +1874,13 @@ const file_yarn_server_common_service_protos_proto_rawDesc = "" +
 	" \x01(\x0e2\x1f.hadoop.yarn.ExecutionTypeProto:\n" +
 	"GUARANTEEDR\rexecutionType\x126\n" +
 	"\x15allocation_request_id\x18\v \x01(\x03:\x02-1R\x13allocationRequestId\x12'\n" +
-	"\x0fallocation_tags\x18\f \x03(\tR\x0eallocationTags\"\x8f\x02\n" +
+	"\x0fallocation_tags\x18\f \x03(\tR\x0eallocationTags\"\x94\x02\n" +
 	"\x15AppCollectorDataProto\x126\n" +
 	"\x06app_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\x05appId\x12,\n" +
 	"\x12app_collector_addr\x18\x02 \x01(\tR\x10appCollectorAddr\x12'\n" +
 	"\rrm_identifier\x18\x03 \x01(\x03:\x02-1R\frmIdentifier\x12\x1c\n" +
-	"\aversion\x18\x04 \x01(\x03:\x02-1R\aversion\x12I\n" +
-	"\x13app_collector_token\x18\x05 \x01(\v2\x19.hadoop.common.TokenProtoR\x11appCollectorToken\"o\n" +
+	"\aversion\x18\x04 \x01(\x03:\x02-1R\aversion\x12N\n" +
+	"\x13app_collector_token\x18\x05 \x01(\v2\x1e.loom.hadoop.common.TokenProtoR\x11appCollectorToken\"o\n" +
 	"\"ReportNewCollectorInfoRequestProto\x12I\n" +
 	"\x0eapp_collectors\x18\x01 \x03(\v2\".hadoop.yarn.AppCollectorDataProtoR\rappCollectors\"%\n" +
 	"#ReportNewCollectorInfoResponseProto\"`\n" +
@@ -1924,19 +1924,19 @@ const file_yarn_server_common_service_protos_proto_rawDesc = "" +
 	"\x1corg.apache.hadoop.yarn.protoB\x1dYarnServerCommonServiceProtosZ!github.com/loomrm/loom/rpc/yarnpb"
 
 var (
-	file_yarn_server_common_service_protos_proto_rawDescOnce sync.Once
-	file_yarn_server_common_service_protos_proto_rawDescData []byte
+	file_yarn_yarn_server_common_service_protos_proto_rawDescOnce sync.Once
+	file_yarn_yarn_server_common_service_protos_proto_rawDescData []byte
 )
 
-func file_yarn_server_common_service_protos_proto_rawDescGZIP() []byte {
-	file_yarn_server_common_service_protos_proto_rawDescOnce.Do(func() {
-		file_yarn_server_common_service_protos_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_yarn_server_common_service_protos_proto_rawDesc), len(file_yarn_server_common_service_protos_proto_rawDesc)))
+func file_yarn_yarn_server_common_service_protos_proto_rawDescGZIP() []byte {
+	file_yarn_yarn_server_common_service_protos_proto_rawDescOnce.Do(func() {
+		file_yarn_yarn_server_common_service_protos_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_yarn_yarn_server_common_service_protos_proto_rawDesc), len(file_yarn_yarn_server_common_service_protos_proto_rawDesc)))
 	})
-	return file_yarn_server_common_service_protos_proto_rawDescData
+	return file_yarn_yarn_server_common_service_protos_proto_rawDescData
 }
 
-var file_yarn_server_common_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
-var file_yarn_server_common_service_protos_proto_goTypes = []any{
+var file_yarn_yarn_server_common_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_yarn_yarn_server_common_service_protos_proto_goTypes = []any{
 	(*NodeLabelsProto)(nil),                              // 0: hadoop.yarn.NodeLabelsProto
 	(*NodeAttributesProto)(nil),                          // 1: hadoop.yarn.NodeAttributesProto
 	(*RegisterNodeManagerRequestProto)(nil),              // 2: hadoop.yarn.RegisterNodeManagerRequestProto
@@ -1977,12 +1977,12 @@ var file_yarn_server_common_service_protos_proto_goTypes = []any{
 	(ContainerStateProto)(0),                             // 37: hadoop.yarn.ContainerStateProto
 	(*PriorityProto)(nil),                                // 38: hadoop.yarn.PriorityProto
 	(ExecutionTypeProto)(0),                              // 39: hadoop.yarn.ExecutionTypeProto
-	(*hadooppb.TokenProto)(nil),                          // 40: hadoop.common.TokenProto
+	(*hadooppb.TokenProto)(nil),                          // 40: loom.hadoop.common.TokenProto
 	(*RegisterApplicationMasterResponseProto)(nil),       // 41: hadoop.yarn.RegisterApplicationMasterResponseProto
 	(*AllocateResponseProto)(nil),                        // 42: hadoop.yarn.AllocateResponseProto
 	(*AllocateRequestProto)(nil),                         // 43: hadoop.yarn.AllocateRequestProto
 }
-var file_yarn_server_common_service_protos_proto_depIdxs = []int32{
+var file_yarn_yarn_server_common_service_protos_proto_depIdxs = []int32{
 	25, // 0: hadoop.yarn.NodeLabelsProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
 	26, // 1: hadoop.yarn.NodeAttributesProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeProto
 	27, // 2: hadoop.yarn.RegisterNodeManagerRequestProto.node_id:type_name -> hadoop.yarn.NodeIdProto
@@ -2028,7 +2028,7 @@ var file_yarn_server_common_service_protos_proto_depIdxs = []int32{
 	38, // 42: hadoop.yarn.NMContainerStatusProto.priority:type_name -> hadoop.yarn.PriorityProto
 	39, // 43: hadoop.yarn.NMContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
 	29, // 44: hadoop.yarn.AppCollectorDataProto.app_id:type_name -> hadoop.yarn.ApplicationIdProto
-	40, // 45: hadoop.yarn.AppCollectorDataProto.app_collector_token:type_name -> hadoop.common.TokenProto
+	40, // 45: hadoop.yarn.AppCollectorDataProto.app_collector_token:type_name -> loom.hadoop.common.TokenProto
 	12, // 46: hadoop.yarn.ReportNewCollectorInfoRequestProto.app_collectors:type_name -> hadoop.yarn.AppCollectorDataProto
 	29, // 47: hadoop.yarn.GetTimelineCollectorContextRequestProto.appId:type_name -> hadoop.yarn.ApplicationIdProto
 	27, // 48: hadoop.yarn.RemoteNodeProto.node_id:type_name -> hadoop.yarn.NodeIdProto
@@ -2048,29 +2048,29 @@ var file_yarn_server_common_service_protos_proto_depIdxs = []int32{
 	0,  // [0:58] is the sub-list for field type_name
 }
 
-func init() { file_yarn_server_common_service_protos_proto_init() }
-func file_yarn_server_common_service_protos_proto_init() {
-	if File_yarn_server_common_service_protos_proto != nil {
+func init() { file_yarn_yarn_server_common_service_protos_proto_init() }
+func file_yarn_yarn_server_common_service_protos_proto_init() {
+	if File_yarn_yarn_server_common_service_protos_proto != nil {
 		return
 	}
-	file_yarn_protos_proto_init()
-	file_yarn_server_common_protos_proto_init()
-	file_yarn_service_protos_proto_init()
+	file_yarn_yarn_protos_proto_init()
+	file_yarn_yarn_server_common_protos_proto_init()
+	file_yarn_yarn_service_protos_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_server_common_service_protos_proto_rawDesc), len(file_yarn_server_common_service_protos_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_server_common_service_protos_proto_rawDesc), len(file_yarn_yarn_server_common_service_protos_proto_rawDesc)),
 			NumEnums:      0,
 			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_yarn_server_common_service_protos_proto_goTypes,
-		DependencyIndexes: file_yarn_server_common_service_protos_proto_depIdxs,
-		MessageInfos:      file_yarn_server_common_service_protos_proto_msgTypes,
+		GoTypes:           file_yarn_yarn_server_common_service_protos_proto_goTypes,
+		DependencyIndexes: file_yarn_yarn_server_common_service_protos_proto_depIdxs,
+		MessageInfos:      file_yarn_yarn_server_common_service_protos_proto_msgTypes,
 	}.Build()
-	File_yarn_server_common_service_protos_proto = out.File
-	file_yarn_server_common_service_protos_proto_goTypes = nil
-	file_yarn_server_common_service_protos_proto_depIdxs = nil
+	File_yarn_yarn_server_common_service_protos_proto = out.File
+	file_yarn_yarn_server_common_service_protos_proto_goTypes = nil
+	file_yarn_yarn_server_common_service_protos_proto_depIdxs = nil
 }

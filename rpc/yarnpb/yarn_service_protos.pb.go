@@ -11,7 +11,7 @@
 // versions:
 // 	protoc-gen-go v1.36.12
 // 	protoc        v3.21.12
-// source: yarn_service_protos.proto
+// source: yarn/yarn_service_protos.proto
 
 package yarnpb
 
@@ -61,11 +61,11 @@ func (x SchedulerResourceTypes) String() string {
 }
 
 func (SchedulerResourceTypes) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_service_protos_proto_enumTypes[0].Descriptor()
+	return file_yarn_yarn_service_protos_proto_enumTypes[0].Descriptor()
 }
 
 func (SchedulerResourceTypes) Type() protoreflect.EnumType {
-	return &file_yarn_service_protos_proto_enumTypes[0]
+	return &file_yarn_yarn_service_protos_proto_enumTypes[0]
 }
 
 func (x SchedulerResourceTypes) Number() protoreflect.EnumNumber {
@@ -84,7 +84,7 @@ func (x *SchedulerResourceTypes) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use SchedulerResourceTypes.Descriptor instead.
 func (SchedulerResourceTypes) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{0}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{0}
 }
 
 type ContainerUpdateTypeProto int32
@@ -123,11 +123,11 @@ func (x ContainerUpdateTypeProto) String() string {
 }
 
 func (ContainerUpdateTypeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_service_protos_proto_enumTypes[1].Descriptor()
+	return file_yarn_yarn_service_protos_proto_enumTypes[1].Descriptor()
 }
 
 func (ContainerUpdateTypeProto) Type() protoreflect.EnumType {
-	return &file_yarn_service_protos_proto_enumTypes[1]
+	return &file_yarn_yarn_service_protos_proto_enumTypes[1]
 }
 
 func (x ContainerUpdateTypeProto) Number() protoreflect.EnumNumber {
@@ -146,7 +146,7 @@ func (x *ContainerUpdateTypeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ContainerUpdateTypeProto.Descriptor instead.
 func (ContainerUpdateTypeProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{1}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{1}
 }
 
 // getApplications: every filter is optional; empty means no filter.
@@ -183,11 +183,11 @@ func (x ApplicationsRequestScopeProto) String() string {
 }
 
 func (ApplicationsRequestScopeProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_service_protos_proto_enumTypes[2].Descriptor()
+	return file_yarn_yarn_service_protos_proto_enumTypes[2].Descriptor()
 }
 
 func (ApplicationsRequestScopeProto) Type() protoreflect.EnumType {
-	return &file_yarn_service_protos_proto_enumTypes[2]
+	return &file_yarn_yarn_service_protos_proto_enumTypes[2]
 }
 
 func (x ApplicationsRequestScopeProto) Number() protoreflect.EnumNumber {
@@ -206,7 +206,7 @@ func (x *ApplicationsRequestScopeProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use ApplicationsRequestScopeProto.Descriptor instead.
 func (ApplicationsRequestScopeProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{2}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{2}
 }
 
 type LocalizationStateProto int32
@@ -242,11 +242,11 @@ func (x LocalizationStateProto) String() string {
 }
 
 func (LocalizationStateProto) Descriptor() protoreflect.EnumDescriptor {
-	return file_yarn_service_protos_proto_enumTypes[3].Descriptor()
+	return file_yarn_yarn_service_protos_proto_enumTypes[3].Descriptor()
 }
 
 func (LocalizationStateProto) Type() protoreflect.EnumType {
-	return &file_yarn_service_protos_proto_enumTypes[3]
+	return &file_yarn_yarn_service_protos_proto_enumTypes[3]
 }
 
 func (x LocalizationStateProto) Number() protoreflect.EnumNumber {
@@ -265,7 +265,7 @@ func (x *LocalizationStateProto) UnmarshalJSON(b []byte) error {
 
 // Deprecated: Use LocalizationStateProto.Descriptor instead.
 func (LocalizationStateProto) EnumDescriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{3}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{3}
 }
 
 // registerApplicationMaster
@@ -281,7 +281,7 @@ type RegisterApplicationMasterRequestProto struct {
 
 func (x *RegisterApplicationMasterRequestProto) Reset() {
 	*x = RegisterApplicationMasterRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[0]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -293,7 +293,7 @@ func (x *RegisterApplicationMasterRequestProto) String() string {
 func (*RegisterApplicationMasterRequestProto) ProtoMessage() {}
 
 func (x *RegisterApplicationMasterRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[0]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -306,7 +306,7 @@ func (x *RegisterApplicationMasterRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use RegisterApplicationMasterRequestProto.ProtoReflect.Descriptor instead.
 func (*RegisterApplicationMasterRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{0}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *RegisterApplicationMasterRequestProto) GetHost() string {
@@ -354,7 +354,7 @@ type RegisterApplicationMasterResponseProto struct {
 
 func (x *RegisterApplicationMasterResponseProto) Reset() {
 	*x = RegisterApplicationMasterResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[1]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -366,7 +366,7 @@ func (x *RegisterApplicationMasterResponseProto) String() string {
 func (*RegisterApplicationMasterResponseProto) ProtoMessage() {}
 
 func (x *RegisterApplicationMasterResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[1]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -379,7 +379,7 @@ func (x *RegisterApplicationMasterResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use RegisterApplicationMasterResponseProto.ProtoReflect.Descriptor instead.
 func (*RegisterApplicationMasterResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{1}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *RegisterApplicationMasterResponseProto) GetMaximumCapability() *ResourceProto {
@@ -457,7 +457,7 @@ type FinishApplicationMasterRequestProto struct {
 
 func (x *FinishApplicationMasterRequestProto) Reset() {
 	*x = FinishApplicationMasterRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[2]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -469,7 +469,7 @@ func (x *FinishApplicationMasterRequestProto) String() string {
 func (*FinishApplicationMasterRequestProto) ProtoMessage() {}
 
 func (x *FinishApplicationMasterRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[2]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -482,7 +482,7 @@ func (x *FinishApplicationMasterRequestProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use FinishApplicationMasterRequestProto.ProtoReflect.Descriptor instead.
 func (*FinishApplicationMasterRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{2}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *FinishApplicationMasterRequestProto) GetDiagnostics() string {
@@ -520,7 +520,7 @@ const (
 
 func (x *FinishApplicationMasterResponseProto) Reset() {
 	*x = FinishApplicationMasterResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[3]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -532,7 +532,7 @@ func (x *FinishApplicationMasterResponseProto) String() string {
 func (*FinishApplicationMasterResponseProto) ProtoMessage() {}
 
 func (x *FinishApplicationMasterResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[3]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -545,7 +545,7 @@ func (x *FinishApplicationMasterResponseProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use FinishApplicationMasterResponseProto.ProtoReflect.Descriptor instead.
 func (*FinishApplicationMasterResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{3}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *FinishApplicationMasterResponseProto) GetIsUnregistered() bool {
@@ -568,7 +568,7 @@ type UpdateContainerRequestProto struct {
 
 func (x *UpdateContainerRequestProto) Reset() {
 	*x = UpdateContainerRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[4]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -580,7 +580,7 @@ func (x *UpdateContainerRequestProto) String() string {
 func (*UpdateContainerRequestProto) ProtoMessage() {}
 
 func (x *UpdateContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[4]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -593,7 +593,7 @@ func (x *UpdateContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*UpdateContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{4}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *UpdateContainerRequestProto) GetContainerVersion() int32 {
@@ -642,7 +642,7 @@ type UpdateContainerErrorProto struct {
 
 func (x *UpdateContainerErrorProto) Reset() {
 	*x = UpdateContainerErrorProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -654,7 +654,7 @@ func (x *UpdateContainerErrorProto) String() string {
 func (*UpdateContainerErrorProto) ProtoMessage() {}
 
 func (x *UpdateContainerErrorProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[5]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -667,7 +667,7 @@ func (x *UpdateContainerErrorProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateContainerErrorProto.ProtoReflect.Descriptor instead.
 func (*UpdateContainerErrorProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{5}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *UpdateContainerErrorProto) GetReason() string {
@@ -708,7 +708,7 @@ type AllocateRequestProto struct {
 
 func (x *AllocateRequestProto) Reset() {
 	*x = AllocateRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -720,7 +720,7 @@ func (x *AllocateRequestProto) String() string {
 func (*AllocateRequestProto) ProtoMessage() {}
 
 func (x *AllocateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[6]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -733,7 +733,7 @@ func (x *AllocateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateRequestProto.ProtoReflect.Descriptor instead.
 func (*AllocateRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{6}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AllocateRequestProto) GetAsk() []*ResourceRequestProto {
@@ -803,7 +803,7 @@ type NMTokenProto struct {
 
 func (x *NMTokenProto) Reset() {
 	*x = NMTokenProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -815,7 +815,7 @@ func (x *NMTokenProto) String() string {
 func (*NMTokenProto) ProtoMessage() {}
 
 func (x *NMTokenProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[7]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -828,7 +828,7 @@ func (x *NMTokenProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NMTokenProto.ProtoReflect.Descriptor instead.
 func (*NMTokenProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{7}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *NMTokenProto) GetNodeId() *NodeIdProto {
@@ -855,7 +855,7 @@ type UpdatedContainerProto struct {
 
 func (x *UpdatedContainerProto) Reset() {
 	*x = UpdatedContainerProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -867,7 +867,7 @@ func (x *UpdatedContainerProto) String() string {
 func (*UpdatedContainerProto) ProtoMessage() {}
 
 func (x *UpdatedContainerProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[8]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -880,7 +880,7 @@ func (x *UpdatedContainerProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdatedContainerProto.ProtoReflect.Descriptor instead.
 func (*UpdatedContainerProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{8}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *UpdatedContainerProto) GetUpdateType() ContainerUpdateTypeProto {
@@ -907,7 +907,7 @@ type EnhancedHeadroomProto struct {
 
 func (x *EnhancedHeadroomProto) Reset() {
 	*x = EnhancedHeadroomProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +919,7 @@ func (x *EnhancedHeadroomProto) String() string {
 func (*EnhancedHeadroomProto) ProtoMessage() {}
 
 func (x *EnhancedHeadroomProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[9]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +932,7 @@ func (x *EnhancedHeadroomProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnhancedHeadroomProto.ProtoReflect.Descriptor instead.
 func (*EnhancedHeadroomProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{9}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *EnhancedHeadroomProto) GetTotalPendingCount() int32 {
@@ -983,7 +983,7 @@ type AllocateResponseProto struct {
 
 func (x *AllocateResponseProto) Reset() {
 	*x = AllocateResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -995,7 +995,7 @@ func (x *AllocateResponseProto) String() string {
 func (*AllocateResponseProto) ProtoMessage() {}
 
 func (x *AllocateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[10]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1008,7 +1008,7 @@ func (x *AllocateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocateResponseProto.ProtoReflect.Descriptor instead.
 func (*AllocateResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{10}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AllocateResponseProto) GetAMCommand() AMCommandProto {
@@ -1160,7 +1160,7 @@ type GetNewApplicationRequestProto struct {
 
 func (x *GetNewApplicationRequestProto) Reset() {
 	*x = GetNewApplicationRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1172,7 +1172,7 @@ func (x *GetNewApplicationRequestProto) String() string {
 func (*GetNewApplicationRequestProto) ProtoMessage() {}
 
 func (x *GetNewApplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1185,7 +1185,7 @@ func (x *GetNewApplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewApplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*GetNewApplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{11}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{11}
 }
 
 type GetNewApplicationResponseProto struct {
@@ -1198,7 +1198,7 @@ type GetNewApplicationResponseProto struct {
 
 func (x *GetNewApplicationResponseProto) Reset() {
 	*x = GetNewApplicationResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1210,7 +1210,7 @@ func (x *GetNewApplicationResponseProto) String() string {
 func (*GetNewApplicationResponseProto) ProtoMessage() {}
 
 func (x *GetNewApplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1223,7 +1223,7 @@ func (x *GetNewApplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewApplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*GetNewApplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{12}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetNewApplicationResponseProto) GetApplicationId() *ApplicationIdProto {
@@ -1250,7 +1250,7 @@ type GetApplicationReportRequestProto struct {
 
 func (x *GetApplicationReportRequestProto) Reset() {
 	*x = GetApplicationReportRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1262,7 +1262,7 @@ func (x *GetApplicationReportRequestProto) String() string {
 func (*GetApplicationReportRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1275,7 +1275,7 @@ func (x *GetApplicationReportRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApplicationReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{13}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetApplicationReportRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -1294,7 +1294,7 @@ type GetApplicationReportResponseProto struct {
 
 func (x *GetApplicationReportResponseProto) Reset() {
 	*x = GetApplicationReportResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1306,7 +1306,7 @@ func (x *GetApplicationReportResponseProto) String() string {
 func (*GetApplicationReportResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1319,7 +1319,7 @@ func (x *GetApplicationReportResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetApplicationReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{14}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetApplicationReportResponseProto) GetApplicationReport() *ApplicationReportProto {
@@ -1339,7 +1339,7 @@ type SubmitApplicationRequestProto struct {
 
 func (x *SubmitApplicationRequestProto) Reset() {
 	*x = SubmitApplicationRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1351,7 +1351,7 @@ func (x *SubmitApplicationRequestProto) String() string {
 func (*SubmitApplicationRequestProto) ProtoMessage() {}
 
 func (x *SubmitApplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1364,7 +1364,7 @@ func (x *SubmitApplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{15}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubmitApplicationRequestProto) GetApplicationSubmissionContext() *ApplicationSubmissionContextProto {
@@ -1382,7 +1382,7 @@ type SubmitApplicationResponseProto struct {
 
 func (x *SubmitApplicationResponseProto) Reset() {
 	*x = SubmitApplicationResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1394,7 @@ func (x *SubmitApplicationResponseProto) String() string {
 func (*SubmitApplicationResponseProto) ProtoMessage() {}
 
 func (x *SubmitApplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1407,7 @@ func (x *SubmitApplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{16}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{16}
 }
 
 // failApplicationAttempt
@@ -1420,7 +1420,7 @@ type FailApplicationAttemptRequestProto struct {
 
 func (x *FailApplicationAttemptRequestProto) Reset() {
 	*x = FailApplicationAttemptRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1432,7 +1432,7 @@ func (x *FailApplicationAttemptRequestProto) String() string {
 func (*FailApplicationAttemptRequestProto) ProtoMessage() {}
 
 func (x *FailApplicationAttemptRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1445,7 +1445,7 @@ func (x *FailApplicationAttemptRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use FailApplicationAttemptRequestProto.ProtoReflect.Descriptor instead.
 func (*FailApplicationAttemptRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{17}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *FailApplicationAttemptRequestProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -1463,7 +1463,7 @@ type FailApplicationAttemptResponseProto struct {
 
 func (x *FailApplicationAttemptResponseProto) Reset() {
 	*x = FailApplicationAttemptResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1475,7 +1475,7 @@ func (x *FailApplicationAttemptResponseProto) String() string {
 func (*FailApplicationAttemptResponseProto) ProtoMessage() {}
 
 func (x *FailApplicationAttemptResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1488,7 +1488,7 @@ func (x *FailApplicationAttemptResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use FailApplicationAttemptResponseProto.ProtoReflect.Descriptor instead.
 func (*FailApplicationAttemptResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{18}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{18}
 }
 
 // forceKillApplication
@@ -1502,7 +1502,7 @@ type KillApplicationRequestProto struct {
 
 func (x *KillApplicationRequestProto) Reset() {
 	*x = KillApplicationRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1514,7 +1514,7 @@ func (x *KillApplicationRequestProto) String() string {
 func (*KillApplicationRequestProto) ProtoMessage() {}
 
 func (x *KillApplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1527,7 +1527,7 @@ func (x *KillApplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillApplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*KillApplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{19}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *KillApplicationRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -1558,7 +1558,7 @@ const (
 
 func (x *KillApplicationResponseProto) Reset() {
 	*x = KillApplicationResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1570,7 +1570,7 @@ func (x *KillApplicationResponseProto) String() string {
 func (*KillApplicationResponseProto) ProtoMessage() {}
 
 func (x *KillApplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1583,7 +1583,7 @@ func (x *KillApplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillApplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*KillApplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{20}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *KillApplicationResponseProto) GetIsKillCompleted() bool {
@@ -1604,7 +1604,7 @@ type SetApplicationTagsRequestProto struct {
 
 func (x *SetApplicationTagsRequestProto) Reset() {
 	*x = SetApplicationTagsRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1616,7 +1616,7 @@ func (x *SetApplicationTagsRequestProto) String() string {
 func (*SetApplicationTagsRequestProto) ProtoMessage() {}
 
 func (x *SetApplicationTagsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1629,7 +1629,7 @@ func (x *SetApplicationTagsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetApplicationTagsRequestProto.ProtoReflect.Descriptor instead.
 func (*SetApplicationTagsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{21}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SetApplicationTagsRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -1655,7 +1655,7 @@ type SetApplicationTagsResponseProto struct {
 
 func (x *SetApplicationTagsResponseProto) Reset() {
 	*x = SetApplicationTagsResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1667,7 +1667,7 @@ func (x *SetApplicationTagsResponseProto) String() string {
 func (*SetApplicationTagsResponseProto) ProtoMessage() {}
 
 func (x *SetApplicationTagsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1680,7 +1680,7 @@ func (x *SetApplicationTagsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetApplicationTagsResponseProto.ProtoReflect.Descriptor instead.
 func (*SetApplicationTagsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{22}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SetApplicationTagsResponseProto) GetApplicationTags() []string {
@@ -1699,7 +1699,7 @@ type GetClusterMetricsRequestProto struct {
 
 func (x *GetClusterMetricsRequestProto) Reset() {
 	*x = GetClusterMetricsRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1711,7 +1711,7 @@ func (x *GetClusterMetricsRequestProto) String() string {
 func (*GetClusterMetricsRequestProto) ProtoMessage() {}
 
 func (x *GetClusterMetricsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1724,7 +1724,7 @@ func (x *GetClusterMetricsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterMetricsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterMetricsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{23}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{23}
 }
 
 type GetClusterMetricsResponseProto struct {
@@ -1736,7 +1736,7 @@ type GetClusterMetricsResponseProto struct {
 
 func (x *GetClusterMetricsResponseProto) Reset() {
 	*x = GetClusterMetricsResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1748,7 +1748,7 @@ func (x *GetClusterMetricsResponseProto) String() string {
 func (*GetClusterMetricsResponseProto) ProtoMessage() {}
 
 func (x *GetClusterMetricsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1761,7 +1761,7 @@ func (x *GetClusterMetricsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterMetricsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterMetricsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{24}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetClusterMetricsResponseProto) GetClusterMetrics() *YarnClusterMetricsProto {
@@ -1782,7 +1782,7 @@ type MoveApplicationAcrossQueuesRequestProto struct {
 
 func (x *MoveApplicationAcrossQueuesRequestProto) Reset() {
 	*x = MoveApplicationAcrossQueuesRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1794,7 +1794,7 @@ func (x *MoveApplicationAcrossQueuesRequestProto) String() string {
 func (*MoveApplicationAcrossQueuesRequestProto) ProtoMessage() {}
 
 func (x *MoveApplicationAcrossQueuesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1807,7 +1807,7 @@ func (x *MoveApplicationAcrossQueuesRequestProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use MoveApplicationAcrossQueuesRequestProto.ProtoReflect.Descriptor instead.
 func (*MoveApplicationAcrossQueuesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{25}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *MoveApplicationAcrossQueuesRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -1832,7 +1832,7 @@ type MoveApplicationAcrossQueuesResponseProto struct {
 
 func (x *MoveApplicationAcrossQueuesResponseProto) Reset() {
 	*x = MoveApplicationAcrossQueuesResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1844,7 +1844,7 @@ func (x *MoveApplicationAcrossQueuesResponseProto) String() string {
 func (*MoveApplicationAcrossQueuesResponseProto) ProtoMessage() {}
 
 func (x *MoveApplicationAcrossQueuesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1857,7 +1857,7 @@ func (x *MoveApplicationAcrossQueuesResponseProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use MoveApplicationAcrossQueuesResponseProto.ProtoReflect.Descriptor instead.
 func (*MoveApplicationAcrossQueuesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{26}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{26}
 }
 
 type GetApplicationsRequestProto struct {
@@ -1885,7 +1885,7 @@ const (
 
 func (x *GetApplicationsRequestProto) Reset() {
 	*x = GetApplicationsRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1897,7 +1897,7 @@ func (x *GetApplicationsRequestProto) String() string {
 func (*GetApplicationsRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1910,7 +1910,7 @@ func (x *GetApplicationsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApplicationsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{27}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetApplicationsRequestProto) GetApplicationTypes() []string {
@@ -2006,7 +2006,7 @@ type GetApplicationsResponseProto struct {
 
 func (x *GetApplicationsResponseProto) Reset() {
 	*x = GetApplicationsResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2018,7 +2018,7 @@ func (x *GetApplicationsResponseProto) String() string {
 func (*GetApplicationsResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2031,7 +2031,7 @@ func (x *GetApplicationsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApplicationsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{28}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetApplicationsResponseProto) GetApplications() []*ApplicationReportProto {
@@ -2051,7 +2051,7 @@ type GetClusterNodesRequestProto struct {
 
 func (x *GetClusterNodesRequestProto) Reset() {
 	*x = GetClusterNodesRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2063,7 +2063,7 @@ func (x *GetClusterNodesRequestProto) String() string {
 func (*GetClusterNodesRequestProto) ProtoMessage() {}
 
 func (x *GetClusterNodesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2076,7 +2076,7 @@ func (x *GetClusterNodesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{29}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetClusterNodesRequestProto) GetNodeStates() []NodeStateProto {
@@ -2095,7 +2095,7 @@ type GetClusterNodesResponseProto struct {
 
 func (x *GetClusterNodesResponseProto) Reset() {
 	*x = GetClusterNodesResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2107,7 +2107,7 @@ func (x *GetClusterNodesResponseProto) String() string {
 func (*GetClusterNodesResponseProto) ProtoMessage() {}
 
 func (x *GetClusterNodesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2120,7 +2120,7 @@ func (x *GetClusterNodesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterNodesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{30}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetClusterNodesResponseProto) GetNodeReports() []*NodeReportProto {
@@ -2143,7 +2143,7 @@ type GetQueueInfoRequestProto struct {
 
 func (x *GetQueueInfoRequestProto) Reset() {
 	*x = GetQueueInfoRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2155,7 +2155,7 @@ func (x *GetQueueInfoRequestProto) String() string {
 func (*GetQueueInfoRequestProto) ProtoMessage() {}
 
 func (x *GetQueueInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2168,7 +2168,7 @@ func (x *GetQueueInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetQueueInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{31}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetQueueInfoRequestProto) GetQueueName() string {
@@ -2208,7 +2208,7 @@ type GetQueueInfoResponseProto struct {
 
 func (x *GetQueueInfoResponseProto) Reset() {
 	*x = GetQueueInfoResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2220,7 +2220,7 @@ func (x *GetQueueInfoResponseProto) String() string {
 func (*GetQueueInfoResponseProto) ProtoMessage() {}
 
 func (x *GetQueueInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2233,7 +2233,7 @@ func (x *GetQueueInfoResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetQueueInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{32}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetQueueInfoResponseProto) GetQueueInfo() *QueueInfoProto {
@@ -2252,7 +2252,7 @@ type GetQueueUserAclsInfoRequestProto struct {
 
 func (x *GetQueueUserAclsInfoRequestProto) Reset() {
 	*x = GetQueueUserAclsInfoRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2264,7 +2264,7 @@ func (x *GetQueueUserAclsInfoRequestProto) String() string {
 func (*GetQueueUserAclsInfoRequestProto) ProtoMessage() {}
 
 func (x *GetQueueUserAclsInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2277,7 +2277,7 @@ func (x *GetQueueUserAclsInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueUserAclsInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetQueueUserAclsInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{33}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{33}
 }
 
 type GetQueueUserAclsInfoResponseProto struct {
@@ -2289,7 +2289,7 @@ type GetQueueUserAclsInfoResponseProto struct {
 
 func (x *GetQueueUserAclsInfoResponseProto) Reset() {
 	*x = GetQueueUserAclsInfoResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2301,7 +2301,7 @@ func (x *GetQueueUserAclsInfoResponseProto) String() string {
 func (*GetQueueUserAclsInfoResponseProto) ProtoMessage() {}
 
 func (x *GetQueueUserAclsInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2314,7 +2314,7 @@ func (x *GetQueueUserAclsInfoResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetQueueUserAclsInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetQueueUserAclsInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{34}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetQueueUserAclsInfoResponseProto) GetQueueUserAcls() []*QueueUserACLInfoProto {
@@ -2333,7 +2333,7 @@ type GetNodesToLabelsRequestProto struct {
 
 func (x *GetNodesToLabelsRequestProto) Reset() {
 	*x = GetNodesToLabelsRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2345,7 +2345,7 @@ func (x *GetNodesToLabelsRequestProto) String() string {
 func (*GetNodesToLabelsRequestProto) ProtoMessage() {}
 
 func (x *GetNodesToLabelsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2358,7 +2358,7 @@ func (x *GetNodesToLabelsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodesToLabelsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetNodesToLabelsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{35}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{35}
 }
 
 type GetNodesToLabelsResponseProto struct {
@@ -2370,7 +2370,7 @@ type GetNodesToLabelsResponseProto struct {
 
 func (x *GetNodesToLabelsResponseProto) Reset() {
 	*x = GetNodesToLabelsResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2382,7 +2382,7 @@ func (x *GetNodesToLabelsResponseProto) String() string {
 func (*GetNodesToLabelsResponseProto) ProtoMessage() {}
 
 func (x *GetNodesToLabelsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2395,7 +2395,7 @@ func (x *GetNodesToLabelsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodesToLabelsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetNodesToLabelsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{36}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetNodesToLabelsResponseProto) GetNodeToLabels() []*NodeIdToLabelsProto {
@@ -2414,7 +2414,7 @@ type GetLabelsToNodesRequestProto struct {
 
 func (x *GetLabelsToNodesRequestProto) Reset() {
 	*x = GetLabelsToNodesRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2426,7 +2426,7 @@ func (x *GetLabelsToNodesRequestProto) String() string {
 func (*GetLabelsToNodesRequestProto) ProtoMessage() {}
 
 func (x *GetLabelsToNodesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2439,7 +2439,7 @@ func (x *GetLabelsToNodesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLabelsToNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetLabelsToNodesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{37}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetLabelsToNodesRequestProto) GetNodeLabels() []string {
@@ -2458,7 +2458,7 @@ type GetLabelsToNodesResponseProto struct {
 
 func (x *GetLabelsToNodesResponseProto) Reset() {
 	*x = GetLabelsToNodesResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2470,7 +2470,7 @@ func (x *GetLabelsToNodesResponseProto) String() string {
 func (*GetLabelsToNodesResponseProto) ProtoMessage() {}
 
 func (x *GetLabelsToNodesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2483,7 +2483,7 @@ func (x *GetLabelsToNodesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLabelsToNodesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetLabelsToNodesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{38}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetLabelsToNodesResponseProto) GetLabelsToNodes() []*LabelsToNodeIdsProto {
@@ -2501,7 +2501,7 @@ type GetClusterNodeLabelsRequestProto struct {
 
 func (x *GetClusterNodeLabelsRequestProto) Reset() {
 	*x = GetClusterNodeLabelsRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2513,7 +2513,7 @@ func (x *GetClusterNodeLabelsRequestProto) String() string {
 func (*GetClusterNodeLabelsRequestProto) ProtoMessage() {}
 
 func (x *GetClusterNodeLabelsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2526,7 +2526,7 @@ func (x *GetClusterNodeLabelsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterNodeLabelsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodeLabelsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{39}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{39}
 }
 
 type GetClusterNodeLabelsResponseProto struct {
@@ -2539,7 +2539,7 @@ type GetClusterNodeLabelsResponseProto struct {
 
 func (x *GetClusterNodeLabelsResponseProto) Reset() {
 	*x = GetClusterNodeLabelsResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2551,7 +2551,7 @@ func (x *GetClusterNodeLabelsResponseProto) String() string {
 func (*GetClusterNodeLabelsResponseProto) ProtoMessage() {}
 
 func (x *GetClusterNodeLabelsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2564,7 +2564,7 @@ func (x *GetClusterNodeLabelsResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetClusterNodeLabelsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodeLabelsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{40}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *GetClusterNodeLabelsResponseProto) GetDeprecatedNodeLabels() []string {
@@ -2590,7 +2590,7 @@ type GetClusterNodeAttributesRequestProto struct {
 
 func (x *GetClusterNodeAttributesRequestProto) Reset() {
 	*x = GetClusterNodeAttributesRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2602,7 +2602,7 @@ func (x *GetClusterNodeAttributesRequestProto) String() string {
 func (*GetClusterNodeAttributesRequestProto) ProtoMessage() {}
 
 func (x *GetClusterNodeAttributesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2615,7 +2615,7 @@ func (x *GetClusterNodeAttributesRequestProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use GetClusterNodeAttributesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodeAttributesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{41}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{41}
 }
 
 type GetClusterNodeAttributesResponseProto struct {
@@ -2627,7 +2627,7 @@ type GetClusterNodeAttributesResponseProto struct {
 
 func (x *GetClusterNodeAttributesResponseProto) Reset() {
 	*x = GetClusterNodeAttributesResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2639,7 +2639,7 @@ func (x *GetClusterNodeAttributesResponseProto) String() string {
 func (*GetClusterNodeAttributesResponseProto) ProtoMessage() {}
 
 func (x *GetClusterNodeAttributesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,7 +2652,7 @@ func (x *GetClusterNodeAttributesResponseProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use GetClusterNodeAttributesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodeAttributesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{42}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetClusterNodeAttributesResponseProto) GetNodeAttributes() []*NodeAttributeInfoProto {
@@ -2671,7 +2671,7 @@ type GetAttributesToNodesRequestProto struct {
 
 func (x *GetAttributesToNodesRequestProto) Reset() {
 	*x = GetAttributesToNodesRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2683,7 +2683,7 @@ func (x *GetAttributesToNodesRequestProto) String() string {
 func (*GetAttributesToNodesRequestProto) ProtoMessage() {}
 
 func (x *GetAttributesToNodesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2696,7 +2696,7 @@ func (x *GetAttributesToNodesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAttributesToNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetAttributesToNodesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{43}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetAttributesToNodesRequestProto) GetNodeAttributes() []*NodeAttributeKeyProto {
@@ -2715,7 +2715,7 @@ type GetAttributesToNodesResponseProto struct {
 
 func (x *GetAttributesToNodesResponseProto) Reset() {
 	*x = GetAttributesToNodesResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2727,7 +2727,7 @@ func (x *GetAttributesToNodesResponseProto) String() string {
 func (*GetAttributesToNodesResponseProto) ProtoMessage() {}
 
 func (x *GetAttributesToNodesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2740,7 +2740,7 @@ func (x *GetAttributesToNodesResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetAttributesToNodesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetAttributesToNodesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{44}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetAttributesToNodesResponseProto) GetAttributesToNodes() []*AttributeToNodesProto {
@@ -2759,7 +2759,7 @@ type GetNodesToAttributesRequestProto struct {
 
 func (x *GetNodesToAttributesRequestProto) Reset() {
 	*x = GetNodesToAttributesRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2771,7 +2771,7 @@ func (x *GetNodesToAttributesRequestProto) String() string {
 func (*GetNodesToAttributesRequestProto) ProtoMessage() {}
 
 func (x *GetNodesToAttributesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2784,7 +2784,7 @@ func (x *GetNodesToAttributesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodesToAttributesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetNodesToAttributesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{45}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetNodesToAttributesRequestProto) GetHostnames() []string {
@@ -2803,7 +2803,7 @@ type GetNodesToAttributesResponseProto struct {
 
 func (x *GetNodesToAttributesResponseProto) Reset() {
 	*x = GetNodesToAttributesResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2815,7 +2815,7 @@ func (x *GetNodesToAttributesResponseProto) String() string {
 func (*GetNodesToAttributesResponseProto) ProtoMessage() {}
 
 func (x *GetNodesToAttributesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2828,7 +2828,7 @@ func (x *GetNodesToAttributesResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetNodesToAttributesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetNodesToAttributesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{46}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetNodesToAttributesResponseProto) GetNodesToAttributes() []*NodeToAttributesProto {
@@ -2849,7 +2849,7 @@ type UpdateApplicationPriorityRequestProto struct {
 
 func (x *UpdateApplicationPriorityRequestProto) Reset() {
 	*x = UpdateApplicationPriorityRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2861,7 +2861,7 @@ func (x *UpdateApplicationPriorityRequestProto) String() string {
 func (*UpdateApplicationPriorityRequestProto) ProtoMessage() {}
 
 func (x *UpdateApplicationPriorityRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2874,7 +2874,7 @@ func (x *UpdateApplicationPriorityRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use UpdateApplicationPriorityRequestProto.ProtoReflect.Descriptor instead.
 func (*UpdateApplicationPriorityRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{47}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *UpdateApplicationPriorityRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -2900,7 +2900,7 @@ type UpdateApplicationPriorityResponseProto struct {
 
 func (x *UpdateApplicationPriorityResponseProto) Reset() {
 	*x = UpdateApplicationPriorityResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2912,7 +2912,7 @@ func (x *UpdateApplicationPriorityResponseProto) String() string {
 func (*UpdateApplicationPriorityResponseProto) ProtoMessage() {}
 
 func (x *UpdateApplicationPriorityResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2925,7 +2925,7 @@ func (x *UpdateApplicationPriorityResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use UpdateApplicationPriorityResponseProto.ProtoReflect.Descriptor instead.
 func (*UpdateApplicationPriorityResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{48}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *UpdateApplicationPriorityResponseProto) GetApplicationPriority() *PriorityProto {
@@ -2946,7 +2946,7 @@ type SignalContainerRequestProto struct {
 
 func (x *SignalContainerRequestProto) Reset() {
 	*x = SignalContainerRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2958,7 +2958,7 @@ func (x *SignalContainerRequestProto) String() string {
 func (*SignalContainerRequestProto) ProtoMessage() {}
 
 func (x *SignalContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2971,7 +2971,7 @@ func (x *SignalContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*SignalContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{49}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *SignalContainerRequestProto) GetContainerId() *ContainerIdProto {
@@ -2996,7 +2996,7 @@ type SignalContainerResponseProto struct {
 
 func (x *SignalContainerResponseProto) Reset() {
 	*x = SignalContainerResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3008,7 +3008,7 @@ func (x *SignalContainerResponseProto) String() string {
 func (*SignalContainerResponseProto) ProtoMessage() {}
 
 func (x *SignalContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3021,7 +3021,7 @@ func (x *SignalContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*SignalContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{50}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{50}
 }
 
 // updateApplicationTimeouts
@@ -3035,7 +3035,7 @@ type UpdateApplicationTimeoutsRequestProto struct {
 
 func (x *UpdateApplicationTimeoutsRequestProto) Reset() {
 	*x = UpdateApplicationTimeoutsRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3047,7 +3047,7 @@ func (x *UpdateApplicationTimeoutsRequestProto) String() string {
 func (*UpdateApplicationTimeoutsRequestProto) ProtoMessage() {}
 
 func (x *UpdateApplicationTimeoutsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3060,7 +3060,7 @@ func (x *UpdateApplicationTimeoutsRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use UpdateApplicationTimeoutsRequestProto.ProtoReflect.Descriptor instead.
 func (*UpdateApplicationTimeoutsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{51}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *UpdateApplicationTimeoutsRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -3086,7 +3086,7 @@ type UpdateApplicationTimeoutsResponseProto struct {
 
 func (x *UpdateApplicationTimeoutsResponseProto) Reset() {
 	*x = UpdateApplicationTimeoutsResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[52]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3098,7 +3098,7 @@ func (x *UpdateApplicationTimeoutsResponseProto) String() string {
 func (*UpdateApplicationTimeoutsResponseProto) ProtoMessage() {}
 
 func (x *UpdateApplicationTimeoutsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[52]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3111,7 +3111,7 @@ func (x *UpdateApplicationTimeoutsResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use UpdateApplicationTimeoutsResponseProto.ProtoReflect.Descriptor instead.
 func (*UpdateApplicationTimeoutsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{52}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *UpdateApplicationTimeoutsResponseProto) GetApplicationTimeouts() []*ApplicationUpdateTimeoutMapProto {
@@ -3130,7 +3130,7 @@ type GetAllResourceProfilesRequestProto struct {
 
 func (x *GetAllResourceProfilesRequestProto) Reset() {
 	*x = GetAllResourceProfilesRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[53]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3142,7 +3142,7 @@ func (x *GetAllResourceProfilesRequestProto) String() string {
 func (*GetAllResourceProfilesRequestProto) ProtoMessage() {}
 
 func (x *GetAllResourceProfilesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[53]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3155,7 +3155,7 @@ func (x *GetAllResourceProfilesRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetAllResourceProfilesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetAllResourceProfilesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{53}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{53}
 }
 
 type GetAllResourceProfilesResponseProto struct {
@@ -3167,7 +3167,7 @@ type GetAllResourceProfilesResponseProto struct {
 
 func (x *GetAllResourceProfilesResponseProto) Reset() {
 	*x = GetAllResourceProfilesResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[54]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3179,7 +3179,7 @@ func (x *GetAllResourceProfilesResponseProto) String() string {
 func (*GetAllResourceProfilesResponseProto) ProtoMessage() {}
 
 func (x *GetAllResourceProfilesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[54]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3192,7 +3192,7 @@ func (x *GetAllResourceProfilesResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetAllResourceProfilesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetAllResourceProfilesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{54}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *GetAllResourceProfilesResponseProto) GetResourceProfiles() *ResourceProfilesProto {
@@ -3211,7 +3211,7 @@ type GetResourceProfileRequestProto struct {
 
 func (x *GetResourceProfileRequestProto) Reset() {
 	*x = GetResourceProfileRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[55]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3223,7 +3223,7 @@ func (x *GetResourceProfileRequestProto) String() string {
 func (*GetResourceProfileRequestProto) ProtoMessage() {}
 
 func (x *GetResourceProfileRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[55]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3236,7 +3236,7 @@ func (x *GetResourceProfileRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResourceProfileRequestProto.ProtoReflect.Descriptor instead.
 func (*GetResourceProfileRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{55}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetResourceProfileRequestProto) GetProfile() string {
@@ -3255,7 +3255,7 @@ type GetResourceProfileResponseProto struct {
 
 func (x *GetResourceProfileResponseProto) Reset() {
 	*x = GetResourceProfileResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[56]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3267,7 +3267,7 @@ func (x *GetResourceProfileResponseProto) String() string {
 func (*GetResourceProfileResponseProto) ProtoMessage() {}
 
 func (x *GetResourceProfileResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[56]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3280,7 +3280,7 @@ func (x *GetResourceProfileResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResourceProfileResponseProto.ProtoReflect.Descriptor instead.
 func (*GetResourceProfileResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{56}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetResourceProfileResponseProto) GetResources() *ResourceProto {
@@ -3298,7 +3298,7 @@ type GetAllResourceTypeInfoRequestProto struct {
 
 func (x *GetAllResourceTypeInfoRequestProto) Reset() {
 	*x = GetAllResourceTypeInfoRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[57]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3310,7 +3310,7 @@ func (x *GetAllResourceTypeInfoRequestProto) String() string {
 func (*GetAllResourceTypeInfoRequestProto) ProtoMessage() {}
 
 func (x *GetAllResourceTypeInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[57]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3323,7 +3323,7 @@ func (x *GetAllResourceTypeInfoRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetAllResourceTypeInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetAllResourceTypeInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{57}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{57}
 }
 
 type GetAllResourceTypeInfoResponseProto struct {
@@ -3335,7 +3335,7 @@ type GetAllResourceTypeInfoResponseProto struct {
 
 func (x *GetAllResourceTypeInfoResponseProto) Reset() {
 	*x = GetAllResourceTypeInfoResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[58]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3347,7 +3347,7 @@ func (x *GetAllResourceTypeInfoResponseProto) String() string {
 func (*GetAllResourceTypeInfoResponseProto) ProtoMessage() {}
 
 func (x *GetAllResourceTypeInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[58]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3360,7 +3360,7 @@ func (x *GetAllResourceTypeInfoResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetAllResourceTypeInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetAllResourceTypeInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{58}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *GetAllResourceTypeInfoResponseProto) GetResourceTypeInfo() []*ResourceTypeInfoProto {
@@ -3382,7 +3382,7 @@ type StartContainerRequestProto struct {
 
 func (x *StartContainerRequestProto) Reset() {
 	*x = StartContainerRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[59]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3394,7 +3394,7 @@ func (x *StartContainerRequestProto) String() string {
 func (*StartContainerRequestProto) ProtoMessage() {}
 
 func (x *StartContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[59]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3407,7 +3407,7 @@ func (x *StartContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*StartContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{59}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *StartContainerRequestProto) GetContainerLaunchContext() *ContainerLaunchContextProto {
@@ -3433,7 +3433,7 @@ type StartContainerResponseProto struct {
 
 func (x *StartContainerResponseProto) Reset() {
 	*x = StartContainerResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[60]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3445,7 +3445,7 @@ func (x *StartContainerResponseProto) String() string {
 func (*StartContainerResponseProto) ProtoMessage() {}
 
 func (x *StartContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[60]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3458,7 +3458,7 @@ func (x *StartContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*StartContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{60}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *StartContainerResponseProto) GetServicesMetaData() []*StringBytesMapProto {
@@ -3477,7 +3477,7 @@ type StopContainerRequestProto struct {
 
 func (x *StopContainerRequestProto) Reset() {
 	*x = StopContainerRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[61]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3489,7 +3489,7 @@ func (x *StopContainerRequestProto) String() string {
 func (*StopContainerRequestProto) ProtoMessage() {}
 
 func (x *StopContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[61]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3502,7 +3502,7 @@ func (x *StopContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*StopContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{61}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *StopContainerRequestProto) GetContainerId() *ContainerIdProto {
@@ -3520,7 +3520,7 @@ type StopContainerResponseProto struct {
 
 func (x *StopContainerResponseProto) Reset() {
 	*x = StopContainerResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[62]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3532,7 +3532,7 @@ func (x *StopContainerResponseProto) String() string {
 func (*StopContainerResponseProto) ProtoMessage() {}
 
 func (x *StopContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[62]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3545,7 +3545,7 @@ func (x *StopContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*StopContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{62}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{62}
 }
 
 // localize
@@ -3559,7 +3559,7 @@ type ResourceLocalizationRequestProto struct {
 
 func (x *ResourceLocalizationRequestProto) Reset() {
 	*x = ResourceLocalizationRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[63]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3571,7 +3571,7 @@ func (x *ResourceLocalizationRequestProto) String() string {
 func (*ResourceLocalizationRequestProto) ProtoMessage() {}
 
 func (x *ResourceLocalizationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[63]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3584,7 +3584,7 @@ func (x *ResourceLocalizationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceLocalizationRequestProto.ProtoReflect.Descriptor instead.
 func (*ResourceLocalizationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{63}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ResourceLocalizationRequestProto) GetContainerId() *ContainerIdProto {
@@ -3609,7 +3609,7 @@ type ResourceLocalizationResponseProto struct {
 
 func (x *ResourceLocalizationResponseProto) Reset() {
 	*x = ResourceLocalizationResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[64]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3621,7 +3621,7 @@ func (x *ResourceLocalizationResponseProto) String() string {
 func (*ResourceLocalizationResponseProto) ProtoMessage() {}
 
 func (x *ResourceLocalizationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[64]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3634,7 +3634,7 @@ func (x *ResourceLocalizationResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ResourceLocalizationResponseProto.ProtoReflect.Descriptor instead.
 func (*ResourceLocalizationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{64}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{64}
 }
 
 // reInitializeContainer, restartContainer, rollbackLastReInitialization,
@@ -3655,7 +3655,7 @@ const (
 
 func (x *ReInitializeContainerRequestProto) Reset() {
 	*x = ReInitializeContainerRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[65]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3667,7 +3667,7 @@ func (x *ReInitializeContainerRequestProto) String() string {
 func (*ReInitializeContainerRequestProto) ProtoMessage() {}
 
 func (x *ReInitializeContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[65]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3680,7 +3680,7 @@ func (x *ReInitializeContainerRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ReInitializeContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*ReInitializeContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{65}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ReInitializeContainerRequestProto) GetContainerId() *ContainerIdProto {
@@ -3712,7 +3712,7 @@ type ReInitializeContainerResponseProto struct {
 
 func (x *ReInitializeContainerResponseProto) Reset() {
 	*x = ReInitializeContainerResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[66]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3724,7 +3724,7 @@ func (x *ReInitializeContainerResponseProto) String() string {
 func (*ReInitializeContainerResponseProto) ProtoMessage() {}
 
 func (x *ReInitializeContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[66]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3737,7 +3737,7 @@ func (x *ReInitializeContainerResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ReInitializeContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*ReInitializeContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{66}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{66}
 }
 
 type RestartContainerResponseProto struct {
@@ -3748,7 +3748,7 @@ type RestartContainerResponseProto struct {
 
 func (x *RestartContainerResponseProto) Reset() {
 	*x = RestartContainerResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[67]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3760,7 +3760,7 @@ func (x *RestartContainerResponseProto) String() string {
 func (*RestartContainerResponseProto) ProtoMessage() {}
 
 func (x *RestartContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[67]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3773,7 +3773,7 @@ func (x *RestartContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*RestartContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{67}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{67}
 }
 
 type RollbackResponseProto struct {
@@ -3784,7 +3784,7 @@ type RollbackResponseProto struct {
 
 func (x *RollbackResponseProto) Reset() {
 	*x = RollbackResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[68]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3796,7 +3796,7 @@ func (x *RollbackResponseProto) String() string {
 func (*RollbackResponseProto) ProtoMessage() {}
 
 func (x *RollbackResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[68]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3809,7 +3809,7 @@ func (x *RollbackResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackResponseProto.ProtoReflect.Descriptor instead.
 func (*RollbackResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{68}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{68}
 }
 
 type CommitResponseProto struct {
@@ -3820,7 +3820,7 @@ type CommitResponseProto struct {
 
 func (x *CommitResponseProto) Reset() {
 	*x = CommitResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[69]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3832,7 +3832,7 @@ func (x *CommitResponseProto) String() string {
 func (*CommitResponseProto) ProtoMessage() {}
 
 func (x *CommitResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[69]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3845,7 +3845,7 @@ func (x *CommitResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitResponseProto.ProtoReflect.Descriptor instead.
 func (*CommitResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{69}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{69}
 }
 
 // startContainers
@@ -3858,7 +3858,7 @@ type StartContainersRequestProto struct {
 
 func (x *StartContainersRequestProto) Reset() {
 	*x = StartContainersRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[70]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3870,7 +3870,7 @@ func (x *StartContainersRequestProto) String() string {
 func (*StartContainersRequestProto) ProtoMessage() {}
 
 func (x *StartContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[70]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3883,7 +3883,7 @@ func (x *StartContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*StartContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{70}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *StartContainersRequestProto) GetStartContainerRequest() []*StartContainerRequestProto {
@@ -3903,7 +3903,7 @@ type ContainerExceptionMapProto struct {
 
 func (x *ContainerExceptionMapProto) Reset() {
 	*x = ContainerExceptionMapProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[71]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3915,7 +3915,7 @@ func (x *ContainerExceptionMapProto) String() string {
 func (*ContainerExceptionMapProto) ProtoMessage() {}
 
 func (x *ContainerExceptionMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[71]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3928,7 +3928,7 @@ func (x *ContainerExceptionMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerExceptionMapProto.ProtoReflect.Descriptor instead.
 func (*ContainerExceptionMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{71}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ContainerExceptionMapProto) GetContainerId() *ContainerIdProto {
@@ -3956,7 +3956,7 @@ type StartContainersResponseProto struct {
 
 func (x *StartContainersResponseProto) Reset() {
 	*x = StartContainersResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[72]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3968,7 +3968,7 @@ func (x *StartContainersResponseProto) String() string {
 func (*StartContainersResponseProto) ProtoMessage() {}
 
 func (x *StartContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[72]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3981,7 +3981,7 @@ func (x *StartContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*StartContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{72}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *StartContainersResponseProto) GetServicesMetaData() []*StringBytesMapProto {
@@ -4015,7 +4015,7 @@ type StopContainersRequestProto struct {
 
 func (x *StopContainersRequestProto) Reset() {
 	*x = StopContainersRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[73]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4027,7 +4027,7 @@ func (x *StopContainersRequestProto) String() string {
 func (*StopContainersRequestProto) ProtoMessage() {}
 
 func (x *StopContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[73]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4040,7 +4040,7 @@ func (x *StopContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*StopContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{73}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *StopContainersRequestProto) GetContainerId() []*ContainerIdProto {
@@ -4060,7 +4060,7 @@ type StopContainersResponseProto struct {
 
 func (x *StopContainersResponseProto) Reset() {
 	*x = StopContainersResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[74]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4072,7 +4072,7 @@ func (x *StopContainersResponseProto) String() string {
 func (*StopContainersResponseProto) ProtoMessage() {}
 
 func (x *StopContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[74]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4085,7 +4085,7 @@ func (x *StopContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*StopContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{74}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *StopContainersResponseProto) GetSucceededRequests() []*ContainerIdProto {
@@ -4112,7 +4112,7 @@ type GetContainerStatusesRequestProto struct {
 
 func (x *GetContainerStatusesRequestProto) Reset() {
 	*x = GetContainerStatusesRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[75]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4124,7 +4124,7 @@ func (x *GetContainerStatusesRequestProto) String() string {
 func (*GetContainerStatusesRequestProto) ProtoMessage() {}
 
 func (x *GetContainerStatusesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[75]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4137,7 +4137,7 @@ func (x *GetContainerStatusesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerStatusesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{75}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *GetContainerStatusesRequestProto) GetContainerId() []*ContainerIdProto {
@@ -4157,7 +4157,7 @@ type GetContainerStatusesResponseProto struct {
 
 func (x *GetContainerStatusesResponseProto) Reset() {
 	*x = GetContainerStatusesResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[76]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4169,7 +4169,7 @@ func (x *GetContainerStatusesResponseProto) String() string {
 func (*GetContainerStatusesResponseProto) ProtoMessage() {}
 
 func (x *GetContainerStatusesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[76]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4182,7 +4182,7 @@ func (x *GetContainerStatusesResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetContainerStatusesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{76}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *GetContainerStatusesResponseProto) GetStatus() []*ContainerStatusProto {
@@ -4209,7 +4209,7 @@ type IncreaseContainersResourceRequestProto struct {
 
 func (x *IncreaseContainersResourceRequestProto) Reset() {
 	*x = IncreaseContainersResourceRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[77]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4221,7 +4221,7 @@ func (x *IncreaseContainersResourceRequestProto) String() string {
 func (*IncreaseContainersResourceRequestProto) ProtoMessage() {}
 
 func (x *IncreaseContainersResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[77]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4234,7 +4234,7 @@ func (x *IncreaseContainersResourceRequestProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use IncreaseContainersResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*IncreaseContainersResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{77}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *IncreaseContainersResourceRequestProto) GetIncreaseContainers() []*hadooppb.TokenProto {
@@ -4254,7 +4254,7 @@ type IncreaseContainersResourceResponseProto struct {
 
 func (x *IncreaseContainersResourceResponseProto) Reset() {
 	*x = IncreaseContainersResourceResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[78]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4266,7 +4266,7 @@ func (x *IncreaseContainersResourceResponseProto) String() string {
 func (*IncreaseContainersResourceResponseProto) ProtoMessage() {}
 
 func (x *IncreaseContainersResourceResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[78]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4279,7 +4279,7 @@ func (x *IncreaseContainersResourceResponseProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use IncreaseContainersResourceResponseProto.ProtoReflect.Descriptor instead.
 func (*IncreaseContainersResourceResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{78}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *IncreaseContainersResourceResponseProto) GetSucceededRequests() []*ContainerIdProto {
@@ -4306,7 +4306,7 @@ type ContainerUpdateRequestProto struct {
 
 func (x *ContainerUpdateRequestProto) Reset() {
 	*x = ContainerUpdateRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[79]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4318,7 +4318,7 @@ func (x *ContainerUpdateRequestProto) String() string {
 func (*ContainerUpdateRequestProto) ProtoMessage() {}
 
 func (x *ContainerUpdateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[79]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4331,7 +4331,7 @@ func (x *ContainerUpdateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerUpdateRequestProto.ProtoReflect.Descriptor instead.
 func (*ContainerUpdateRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{79}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *ContainerUpdateRequestProto) GetUpdateContainerToken() []*hadooppb.TokenProto {
@@ -4351,7 +4351,7 @@ type ContainerUpdateResponseProto struct {
 
 func (x *ContainerUpdateResponseProto) Reset() {
 	*x = ContainerUpdateResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[80]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4363,7 +4363,7 @@ func (x *ContainerUpdateResponseProto) String() string {
 func (*ContainerUpdateResponseProto) ProtoMessage() {}
 
 func (x *ContainerUpdateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[80]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4376,7 +4376,7 @@ func (x *ContainerUpdateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerUpdateResponseProto.ProtoReflect.Descriptor instead.
 func (*ContainerUpdateResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{80}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *ContainerUpdateResponseProto) GetSucceededRequests() []*ContainerIdProto {
@@ -4403,7 +4403,7 @@ type GetLocalizationStatusesRequestProto struct {
 
 func (x *GetLocalizationStatusesRequestProto) Reset() {
 	*x = GetLocalizationStatusesRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[81]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4415,7 +4415,7 @@ func (x *GetLocalizationStatusesRequestProto) String() string {
 func (*GetLocalizationStatusesRequestProto) ProtoMessage() {}
 
 func (x *GetLocalizationStatusesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[81]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4428,7 +4428,7 @@ func (x *GetLocalizationStatusesRequestProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetLocalizationStatusesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetLocalizationStatusesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{81}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *GetLocalizationStatusesRequestProto) GetContainerId() []*ContainerIdProto {
@@ -4448,7 +4448,7 @@ type GetLocalizationStatusesResponseProto struct {
 
 func (x *GetLocalizationStatusesResponseProto) Reset() {
 	*x = GetLocalizationStatusesResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[82]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4460,7 +4460,7 @@ func (x *GetLocalizationStatusesResponseProto) String() string {
 func (*GetLocalizationStatusesResponseProto) ProtoMessage() {}
 
 func (x *GetLocalizationStatusesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[82]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4473,7 +4473,7 @@ func (x *GetLocalizationStatusesResponseProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use GetLocalizationStatusesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetLocalizationStatusesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{82}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *GetLocalizationStatusesResponseProto) GetCntnLocalizationStatuses() []*ContainerLocalizationStatusesProto {
@@ -4501,7 +4501,7 @@ type LocalizationStatusProto struct {
 
 func (x *LocalizationStatusProto) Reset() {
 	*x = LocalizationStatusProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[83]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4513,7 +4513,7 @@ func (x *LocalizationStatusProto) String() string {
 func (*LocalizationStatusProto) ProtoMessage() {}
 
 func (x *LocalizationStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[83]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4526,7 +4526,7 @@ func (x *LocalizationStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocalizationStatusProto.ProtoReflect.Descriptor instead.
 func (*LocalizationStatusProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{83}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *LocalizationStatusProto) GetResourceKey() string {
@@ -4560,7 +4560,7 @@ type ContainerLocalizationStatusesProto struct {
 
 func (x *ContainerLocalizationStatusesProto) Reset() {
 	*x = ContainerLocalizationStatusesProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[84]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4572,7 +4572,7 @@ func (x *ContainerLocalizationStatusesProto) String() string {
 func (*ContainerLocalizationStatusesProto) ProtoMessage() {}
 
 func (x *ContainerLocalizationStatusesProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[84]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4585,7 +4585,7 @@ func (x *ContainerLocalizationStatusesProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ContainerLocalizationStatusesProto.ProtoReflect.Descriptor instead.
 func (*ContainerLocalizationStatusesProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{84}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *ContainerLocalizationStatusesProto) GetContainerId() *ContainerIdProto {
@@ -4612,7 +4612,7 @@ type GetApplicationAttemptReportRequestProto struct {
 
 func (x *GetApplicationAttemptReportRequestProto) Reset() {
 	*x = GetApplicationAttemptReportRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[85]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4624,7 +4624,7 @@ func (x *GetApplicationAttemptReportRequestProto) String() string {
 func (*GetApplicationAttemptReportRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[85]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4637,7 +4637,7 @@ func (x *GetApplicationAttemptReportRequestProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use GetApplicationAttemptReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{85}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *GetApplicationAttemptReportRequestProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -4656,7 +4656,7 @@ type GetApplicationAttemptReportResponseProto struct {
 
 func (x *GetApplicationAttemptReportResponseProto) Reset() {
 	*x = GetApplicationAttemptReportResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[86]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4668,7 +4668,7 @@ func (x *GetApplicationAttemptReportResponseProto) String() string {
 func (*GetApplicationAttemptReportResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[86]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4681,7 +4681,7 @@ func (x *GetApplicationAttemptReportResponseProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use GetApplicationAttemptReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{86}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *GetApplicationAttemptReportResponseProto) GetApplicationAttemptReport() *ApplicationAttemptReportProto {
@@ -4701,7 +4701,7 @@ type GetApplicationAttemptsRequestProto struct {
 
 func (x *GetApplicationAttemptsRequestProto) Reset() {
 	*x = GetApplicationAttemptsRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[87]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4713,7 +4713,7 @@ func (x *GetApplicationAttemptsRequestProto) String() string {
 func (*GetApplicationAttemptsRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[87]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4726,7 +4726,7 @@ func (x *GetApplicationAttemptsRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetApplicationAttemptsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{87}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *GetApplicationAttemptsRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -4745,7 +4745,7 @@ type GetApplicationAttemptsResponseProto struct {
 
 func (x *GetApplicationAttemptsResponseProto) Reset() {
 	*x = GetApplicationAttemptsResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[88]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4757,7 +4757,7 @@ func (x *GetApplicationAttemptsResponseProto) String() string {
 func (*GetApplicationAttemptsResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[88]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4770,7 +4770,7 @@ func (x *GetApplicationAttemptsResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetApplicationAttemptsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{88}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *GetApplicationAttemptsResponseProto) GetApplicationAttempts() []*ApplicationAttemptReportProto {
@@ -4790,7 +4790,7 @@ type GetContainerReportRequestProto struct {
 
 func (x *GetContainerReportRequestProto) Reset() {
 	*x = GetContainerReportRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[89]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4802,7 +4802,7 @@ func (x *GetContainerReportRequestProto) String() string {
 func (*GetContainerReportRequestProto) ProtoMessage() {}
 
 func (x *GetContainerReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[89]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4815,7 +4815,7 @@ func (x *GetContainerReportRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainerReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{89}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *GetContainerReportRequestProto) GetContainerId() *ContainerIdProto {
@@ -4834,7 +4834,7 @@ type GetContainerReportResponseProto struct {
 
 func (x *GetContainerReportResponseProto) Reset() {
 	*x = GetContainerReportResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[90]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4846,7 +4846,7 @@ func (x *GetContainerReportResponseProto) String() string {
 func (*GetContainerReportResponseProto) ProtoMessage() {}
 
 func (x *GetContainerReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[90]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4859,7 +4859,7 @@ func (x *GetContainerReportResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainerReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{90}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *GetContainerReportResponseProto) GetContainerReport() *ContainerReportProto {
@@ -4879,7 +4879,7 @@ type GetContainersRequestProto struct {
 
 func (x *GetContainersRequestProto) Reset() {
 	*x = GetContainersRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[91]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4891,7 +4891,7 @@ func (x *GetContainersRequestProto) String() string {
 func (*GetContainersRequestProto) ProtoMessage() {}
 
 func (x *GetContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[91]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4904,7 +4904,7 @@ func (x *GetContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{91}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *GetContainersRequestProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -4923,7 +4923,7 @@ type GetContainersResponseProto struct {
 
 func (x *GetContainersResponseProto) Reset() {
 	*x = GetContainersResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[92]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4935,7 +4935,7 @@ func (x *GetContainersResponseProto) String() string {
 func (*GetContainersResponseProto) ProtoMessage() {}
 
 func (x *GetContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[92]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4948,7 +4948,7 @@ func (x *GetContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{92}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *GetContainersResponseProto) GetContainers() []*ContainerReportProto {
@@ -4968,7 +4968,7 @@ type UseSharedCacheResourceRequestProto struct {
 
 func (x *UseSharedCacheResourceRequestProto) Reset() {
 	*x = UseSharedCacheResourceRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[93]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4980,7 +4980,7 @@ func (x *UseSharedCacheResourceRequestProto) String() string {
 func (*UseSharedCacheResourceRequestProto) ProtoMessage() {}
 
 func (x *UseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[93]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4993,7 +4993,7 @@ func (x *UseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UseSharedCacheResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*UseSharedCacheResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{93}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *UseSharedCacheResourceRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -5019,7 +5019,7 @@ type UseSharedCacheResourceResponseProto struct {
 
 func (x *UseSharedCacheResourceResponseProto) Reset() {
 	*x = UseSharedCacheResourceResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[94]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5031,7 +5031,7 @@ func (x *UseSharedCacheResourceResponseProto) String() string {
 func (*UseSharedCacheResourceResponseProto) ProtoMessage() {}
 
 func (x *UseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[94]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5044,7 +5044,7 @@ func (x *UseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use UseSharedCacheResourceResponseProto.ProtoReflect.Descriptor instead.
 func (*UseSharedCacheResourceResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{94}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *UseSharedCacheResourceResponseProto) GetPath() string {
@@ -5064,7 +5064,7 @@ type ReleaseSharedCacheResourceRequestProto struct {
 
 func (x *ReleaseSharedCacheResourceRequestProto) Reset() {
 	*x = ReleaseSharedCacheResourceRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[95]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5076,7 +5076,7 @@ func (x *ReleaseSharedCacheResourceRequestProto) String() string {
 func (*ReleaseSharedCacheResourceRequestProto) ProtoMessage() {}
 
 func (x *ReleaseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[95]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5089,7 +5089,7 @@ func (x *ReleaseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use ReleaseSharedCacheResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*ReleaseSharedCacheResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{95}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *ReleaseSharedCacheResourceRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -5114,7 +5114,7 @@ type ReleaseSharedCacheResourceResponseProto struct {
 
 func (x *ReleaseSharedCacheResourceResponseProto) Reset() {
 	*x = ReleaseSharedCacheResourceResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[96]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5126,7 +5126,7 @@ func (x *ReleaseSharedCacheResourceResponseProto) String() string {
 func (*ReleaseSharedCacheResourceResponseProto) ProtoMessage() {}
 
 func (x *ReleaseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[96]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5139,7 +5139,7 @@ func (x *ReleaseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use ReleaseSharedCacheResourceResponseProto.ProtoReflect.Descriptor instead.
 func (*ReleaseSharedCacheResourceResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{96}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{96}
 }
 
 type RunSharedCacheCleanerTaskRequestProto struct {
@@ -5150,7 +5150,7 @@ type RunSharedCacheCleanerTaskRequestProto struct {
 
 func (x *RunSharedCacheCleanerTaskRequestProto) Reset() {
 	*x = RunSharedCacheCleanerTaskRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[97]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5162,7 +5162,7 @@ func (x *RunSharedCacheCleanerTaskRequestProto) String() string {
 func (*RunSharedCacheCleanerTaskRequestProto) ProtoMessage() {}
 
 func (x *RunSharedCacheCleanerTaskRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[97]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5175,7 +5175,7 @@ func (x *RunSharedCacheCleanerTaskRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use RunSharedCacheCleanerTaskRequestProto.ProtoReflect.Descriptor instead.
 func (*RunSharedCacheCleanerTaskRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{97}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{97}
 }
 
 type RunSharedCacheCleanerTaskResponseProto struct {
@@ -5187,7 +5187,7 @@ type RunSharedCacheCleanerTaskResponseProto struct {
 
 func (x *RunSharedCacheCleanerTaskResponseProto) Reset() {
 	*x = RunSharedCacheCleanerTaskResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[98]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5199,7 +5199,7 @@ func (x *RunSharedCacheCleanerTaskResponseProto) String() string {
 func (*RunSharedCacheCleanerTaskResponseProto) ProtoMessage() {}
 
 func (x *RunSharedCacheCleanerTaskResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[98]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5212,7 +5212,7 @@ func (x *RunSharedCacheCleanerTaskResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use RunSharedCacheCleanerTaskResponseProto.ProtoReflect.Descriptor instead.
 func (*RunSharedCacheCleanerTaskResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{98}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *RunSharedCacheCleanerTaskResponseProto) GetAccepted() bool {
@@ -5230,7 +5230,7 @@ type GetNewReservationRequestProto struct {
 
 func (x *GetNewReservationRequestProto) Reset() {
 	*x = GetNewReservationRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[99]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5242,7 +5242,7 @@ func (x *GetNewReservationRequestProto) String() string {
 func (*GetNewReservationRequestProto) ProtoMessage() {}
 
 func (x *GetNewReservationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[99]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5255,7 +5255,7 @@ func (x *GetNewReservationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewReservationRequestProto.ProtoReflect.Descriptor instead.
 func (*GetNewReservationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{99}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{99}
 }
 
 type GetNewReservationResponseProto struct {
@@ -5267,7 +5267,7 @@ type GetNewReservationResponseProto struct {
 
 func (x *GetNewReservationResponseProto) Reset() {
 	*x = GetNewReservationResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[100]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5279,7 +5279,7 @@ func (x *GetNewReservationResponseProto) String() string {
 func (*GetNewReservationResponseProto) ProtoMessage() {}
 
 func (x *GetNewReservationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[100]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5292,7 +5292,7 @@ func (x *GetNewReservationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewReservationResponseProto.ProtoReflect.Descriptor instead.
 func (*GetNewReservationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{100}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *GetNewReservationResponseProto) GetReservationId() *ReservationIdProto {
@@ -5313,7 +5313,7 @@ type ReservationSubmissionRequestProto struct {
 
 func (x *ReservationSubmissionRequestProto) Reset() {
 	*x = ReservationSubmissionRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[101]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5325,7 +5325,7 @@ func (x *ReservationSubmissionRequestProto) String() string {
 func (*ReservationSubmissionRequestProto) ProtoMessage() {}
 
 func (x *ReservationSubmissionRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[101]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5338,7 +5338,7 @@ func (x *ReservationSubmissionRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ReservationSubmissionRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationSubmissionRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{101}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *ReservationSubmissionRequestProto) GetQueue() string {
@@ -5370,7 +5370,7 @@ type ReservationSubmissionResponseProto struct {
 
 func (x *ReservationSubmissionResponseProto) Reset() {
 	*x = ReservationSubmissionResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[102]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5382,7 +5382,7 @@ func (x *ReservationSubmissionResponseProto) String() string {
 func (*ReservationSubmissionResponseProto) ProtoMessage() {}
 
 func (x *ReservationSubmissionResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[102]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5395,7 +5395,7 @@ func (x *ReservationSubmissionResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ReservationSubmissionResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationSubmissionResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{102}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{102}
 }
 
 type ReservationUpdateRequestProto struct {
@@ -5408,7 +5408,7 @@ type ReservationUpdateRequestProto struct {
 
 func (x *ReservationUpdateRequestProto) Reset() {
 	*x = ReservationUpdateRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[103]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5420,7 +5420,7 @@ func (x *ReservationUpdateRequestProto) String() string {
 func (*ReservationUpdateRequestProto) ProtoMessage() {}
 
 func (x *ReservationUpdateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[103]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5433,7 +5433,7 @@ func (x *ReservationUpdateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationUpdateRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationUpdateRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{103}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *ReservationUpdateRequestProto) GetReservationDefinition() *ReservationDefinitionProto {
@@ -5458,7 +5458,7 @@ type ReservationUpdateResponseProto struct {
 
 func (x *ReservationUpdateResponseProto) Reset() {
 	*x = ReservationUpdateResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[104]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5470,7 +5470,7 @@ func (x *ReservationUpdateResponseProto) String() string {
 func (*ReservationUpdateResponseProto) ProtoMessage() {}
 
 func (x *ReservationUpdateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[104]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5483,7 +5483,7 @@ func (x *ReservationUpdateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationUpdateResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationUpdateResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{104}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{104}
 }
 
 type ReservationDeleteRequestProto struct {
@@ -5495,7 +5495,7 @@ type ReservationDeleteRequestProto struct {
 
 func (x *ReservationDeleteRequestProto) Reset() {
 	*x = ReservationDeleteRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[105]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5507,7 +5507,7 @@ func (x *ReservationDeleteRequestProto) String() string {
 func (*ReservationDeleteRequestProto) ProtoMessage() {}
 
 func (x *ReservationDeleteRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[105]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5520,7 +5520,7 @@ func (x *ReservationDeleteRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationDeleteRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationDeleteRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{105}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *ReservationDeleteRequestProto) GetReservationId() *ReservationIdProto {
@@ -5538,7 +5538,7 @@ type ReservationDeleteResponseProto struct {
 
 func (x *ReservationDeleteResponseProto) Reset() {
 	*x = ReservationDeleteResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[106]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5550,7 +5550,7 @@ func (x *ReservationDeleteResponseProto) String() string {
 func (*ReservationDeleteResponseProto) ProtoMessage() {}
 
 func (x *ReservationDeleteResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[106]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5563,7 +5563,7 @@ func (x *ReservationDeleteResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationDeleteResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationDeleteResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{106}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{106}
 }
 
 // Field 2 is unused in YARN's numbering.
@@ -5580,7 +5580,7 @@ type ReservationListRequestProto struct {
 
 func (x *ReservationListRequestProto) Reset() {
 	*x = ReservationListRequestProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[107]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5592,7 +5592,7 @@ func (x *ReservationListRequestProto) String() string {
 func (*ReservationListRequestProto) ProtoMessage() {}
 
 func (x *ReservationListRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[107]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5605,7 +5605,7 @@ func (x *ReservationListRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationListRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationListRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{107}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{107}
 }
 
 func (x *ReservationListRequestProto) GetQueue() string {
@@ -5652,7 +5652,7 @@ type ReservationListResponseProto struct {
 
 func (x *ReservationListResponseProto) Reset() {
 	*x = ReservationListResponseProto{}
-	mi := &file_yarn_service_protos_proto_msgTypes[108]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5664,7 +5664,7 @@ func (x *ReservationListResponseProto) String() string {
 func (*ReservationListResponseProto) ProtoMessage() {}
 
 func (x *ReservationListResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_service_protos_proto_msgTypes[108]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5677,7 +5677,7 @@ func (x *ReservationListResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationListResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationListResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_service_protos_proto_rawDescGZIP(), []int{108}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *ReservationListResponseProto) GetReservations() []*ReservationAllocationStateProto {
@@ -5687,11 +5687,11 @@ func (x *ReservationListResponseProto) GetReservations() []*ReservationAllocatio
 	return nil
 }
 
-var File_yarn_service_protos_proto protoreflect.FileDescriptor
+var File_yarn_yarn_service_protos_proto protoreflect.FileDescriptor
 
-const file_yarn_service_protos_proto_rawDesc = "" +
+const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\n" +
-	"\x19yarn_service_protos.proto\x12\vhadoop.yarn\x1a\x0eSecurity.proto\x1a\x11yarn_protos.proto\"\xdd\x01\n" +
+	"\x1eyarn/yarn_service_protos.proto\x12\vhadoop.yarn\x1a\x15hadoop/Security.proto\x1a\x16yarn/yarn_protos.proto\"\xdd\x01\n" +
 	"%RegisterApplicationMasterRequestProto\x12\x12\n" +
 	"\x04host\x18\x01 \x01(\tR\x04host\x12\x19\n" +
 	"\brpc_port\x18\x02 \x01(\x05R\arpcPort\x12!\n" +
@@ -5736,17 +5736,17 @@ const file_yarn_service_protos_proto_rawDesc = "" +
 	"\x0fupdate_requests\x18\a \x03(\v2(.hadoop.yarn.UpdateContainerRequestProtoR\x0eupdateRequests\x12T\n" +
 	"\x13scheduling_requests\x18\n" +
 	" \x03(\v2#.hadoop.yarn.SchedulingRequestProtoR\x12schedulingRequests\x12!\n" +
-	"\ftracking_url\x18\v \x01(\tR\vtrackingUrl\"q\n" +
+	"\ftracking_url\x18\v \x01(\tR\vtrackingUrl\"v\n" +
 	"\fNMTokenProto\x120\n" +
-	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12/\n" +
-	"\x05token\x18\x02 \x01(\v2\x19.hadoop.common.TokenProtoR\x05token\"\x9a\x01\n" +
+	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x124\n" +
+	"\x05token\x18\x02 \x01(\v2\x1e.loom.hadoop.common.TokenProtoR\x05token\"\x9a\x01\n" +
 	"\x15UpdatedContainerProto\x12F\n" +
 	"\vupdate_type\x18\x01 \x02(\x0e2%.hadoop.yarn.ContainerUpdateTypeProtoR\n" +
 	"updateType\x129\n" +
 	"\tcontainer\x18\x02 \x02(\v2\x1b.hadoop.yarn.ContainerProtoR\tcontainer\"u\n" +
 	"\x15EnhancedHeadroomProto\x12.\n" +
 	"\x13total_pending_count\x18\x01 \x01(\x05R\x11totalPendingCount\x12,\n" +
-	"\x12total_active_cores\x18\x02 \x01(\x05R\x10totalActiveCores\"\x83\v\n" +
+	"\x12total_active_cores\x18\x02 \x01(\x05R\x10totalActiveCores\"\x88\v\n" +
 	"\x15AllocateResponseProto\x12;\n" +
 	"\va_m_command\x18\x01 \x01(\x0e2\x1b.hadoop.yarn.AMCommandProtoR\taMCommand\x12\x1f\n" +
 	"\vresponse_id\x18\x02 \x01(\x05R\n" +
@@ -5757,8 +5757,8 @@ const file_yarn_service_protos_proto_rawDesc = "" +
 	"\rupdated_nodes\x18\x06 \x03(\v2\x1c.hadoop.yarn.NodeReportProtoR\fupdatedNodes\x12*\n" +
 	"\x11num_cluster_nodes\x18\a \x01(\x05R\x0fnumClusterNodes\x12=\n" +
 	"\apreempt\x18\b \x01(\v2#.hadoop.yarn.PreemptionMessageProtoR\apreempt\x126\n" +
-	"\tnm_tokens\x18\t \x03(\v2\x19.hadoop.yarn.NMTokenProtoR\bnmTokens\x129\n" +
-	"\vam_rm_token\x18\f \x01(\v2\x19.hadoop.common.TokenProtoR\tamRmToken\x12M\n" +
+	"\tnm_tokens\x18\t \x03(\v2\x19.hadoop.yarn.NMTokenProtoR\bnmTokens\x12>\n" +
+	"\vam_rm_token\x18\f \x01(\v2\x1e.loom.hadoop.common.TokenProtoR\tamRmToken\x12M\n" +
 	"\x14application_priority\x18\r \x01(\v2\x1a.hadoop.yarn.PriorityProtoR\x13applicationPriority\x12F\n" +
 	"\x0ecollector_info\x18\x0e \x01(\v2\x1f.hadoop.yarn.CollectorInfoProtoR\rcollectorInfo\x12K\n" +
 	"\rupdate_errors\x18\x0f \x03(\v2&.hadoop.yarn.UpdateContainerErrorProtoR\fupdateErrors\x12Q\n" +
@@ -5884,10 +5884,10 @@ const file_yarn_service_protos_proto_rawDesc = "" +
 	"\tresources\x18\x01 \x02(\v2\x1a.hadoop.yarn.ResourceProtoR\tresources\"$\n" +
 	"\"GetAllResourceTypeInfoRequestProto\"w\n" +
 	"#GetAllResourceTypeInfoResponseProto\x12P\n" +
-	"\x12resource_type_info\x18\x01 \x03(\v2\".hadoop.yarn.ResourceTypeInfoProtoR\x10resourceTypeInfo\"\xc4\x01\n" +
+	"\x12resource_type_info\x18\x01 \x03(\v2\".hadoop.yarn.ResourceTypeInfoProtoR\x10resourceTypeInfo\"\xc9\x01\n" +
 	"\x1aStartContainerRequestProto\x12b\n" +
-	"\x18container_launch_context\x18\x01 \x01(\v2(.hadoop.yarn.ContainerLaunchContextProtoR\x16containerLaunchContext\x12B\n" +
-	"\x0fcontainer_token\x18\x02 \x01(\v2\x19.hadoop.common.TokenProtoR\x0econtainerToken\"m\n" +
+	"\x18container_launch_context\x18\x01 \x01(\v2(.hadoop.yarn.ContainerLaunchContextProtoR\x16containerLaunchContext\x12G\n" +
+	"\x0fcontainer_token\x18\x02 \x01(\v2\x1e.loom.hadoop.common.TokenProtoR\x0econtainerToken\"m\n" +
 	"\x1bStartContainerResponseProto\x12N\n" +
 	"\x12services_meta_data\x18\x01 \x03(\v2 .hadoop.yarn.StringBytesMapProtoR\x10servicesMetaData\"]\n" +
 	"\x19StopContainerRequestProto\x12@\n" +
@@ -5924,14 +5924,14 @@ const file_yarn_service_protos_proto_rawDesc = "" +
 	"\fcontainer_id\x18\x01 \x03(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\"\xb0\x01\n" +
 	"!GetContainerStatusesResponseProto\x129\n" +
 	"\x06status\x18\x01 \x03(\v2!.hadoop.yarn.ContainerStatusProtoR\x06status\x12P\n" +
-	"\x0ffailed_requests\x18\x02 \x03(\v2'.hadoop.yarn.ContainerExceptionMapProtoR\x0efailedRequests\"t\n" +
-	"&IncreaseContainersResourceRequestProto\x12J\n" +
-	"\x13increase_containers\x18\x01 \x03(\v2\x19.hadoop.common.TokenProtoR\x12increaseContainers\"\xc9\x01\n" +
+	"\x0ffailed_requests\x18\x02 \x03(\v2'.hadoop.yarn.ContainerExceptionMapProtoR\x0efailedRequests\"y\n" +
+	"&IncreaseContainersResourceRequestProto\x12O\n" +
+	"\x13increase_containers\x18\x01 \x03(\v2\x1e.loom.hadoop.common.TokenProtoR\x12increaseContainers\"\xc9\x01\n" +
 	"'IncreaseContainersResourceResponseProto\x12L\n" +
 	"\x12succeeded_requests\x18\x01 \x03(\v2\x1d.hadoop.yarn.ContainerIdProtoR\x11succeededRequests\x12P\n" +
-	"\x0ffailed_requests\x18\x02 \x03(\v2'.hadoop.yarn.ContainerExceptionMapProtoR\x0efailedRequests\"n\n" +
-	"\x1bContainerUpdateRequestProto\x12O\n" +
-	"\x16update_container_token\x18\x01 \x03(\v2\x19.hadoop.common.TokenProtoR\x14updateContainerToken\"\xbe\x01\n" +
+	"\x0ffailed_requests\x18\x02 \x03(\v2'.hadoop.yarn.ContainerExceptionMapProtoR\x0efailedRequests\"s\n" +
+	"\x1bContainerUpdateRequestProto\x12T\n" +
+	"\x16update_container_token\x18\x01 \x03(\v2\x1e.loom.hadoop.common.TokenProtoR\x14updateContainerToken\"\xbe\x01\n" +
 	"\x1cContainerUpdateResponseProto\x12L\n" +
 	"\x12succeeded_requests\x18\x01 \x03(\v2\x1d.hadoop.yarn.ContainerIdProtoR\x11succeededRequests\x12P\n" +
 	"\x0ffailed_requests\x18\x02 \x03(\v2'.hadoop.yarn.ContainerExceptionMapProtoR\x0efailedRequests\"g\n" +
@@ -6021,20 +6021,20 @@ const file_yarn_service_protos_proto_rawDesc = "" +
 	"\x1corg.apache.hadoop.yarn.protoB\x11YarnServiceProtosZ!github.com/loomrm/loom/rpc/yarnpb"
 
 var (
-	file_yarn_service_protos_proto_rawDescOnce sync.Once
-	file_yarn_service_protos_proto_rawDescData []byte
+	file_yarn_yarn_service_protos_proto_rawDescOnce sync.Once
+	file_yarn_yarn_service_protos_proto_rawDescData []byte
 )
 
-func file_yarn_service_protos_proto_rawDescGZIP() []byte {
-	file_yarn_service_protos_proto_rawDescOnce.Do(func() {
-		file_yarn_service_protos_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_yarn_service_protos_proto_rawDesc), len(file_yarn_service_protos_proto_rawDesc)))
+func file_yarn_yarn_service_protos_proto_rawDescGZIP() []byte {
+	file_yarn_yarn_service_protos_proto_rawDescOnce.Do(func() {
+		file_yarn_yarn_service_protos_proto_rawDescData = protoimpl.X.CompressGZIP(unsafe.Slice(unsafe.StringData(file_yarn_yarn_service_protos_proto_rawDesc), len(file_yarn_yarn_service_protos_proto_rawDesc)))
 	})
-	return file_yarn_service_protos_proto_rawDescData
+	return file_yarn_yarn_service_protos_proto_rawDescData
 }
 
-var file_yarn_service_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_yarn_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 109)
-var file_yarn_service_protos_proto_goTypes = []any{
+var file_yarn_yarn_service_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_yarn_yarn_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 109)
+var file_yarn_yarn_service_protos_proto_goTypes = []any{
 	(SchedulerResourceTypes)(0),                      // 0: hadoop.yarn.SchedulerResourceTypes
 	(ContainerUpdateTypeProto)(0),                    // 1: hadoop.yarn.ContainerUpdateTypeProto
 	(ApplicationsRequestScopeProto)(0),               // 2: hadoop.yarn.ApplicationsRequestScopeProto
@@ -6161,7 +6161,7 @@ var file_yarn_service_protos_proto_goTypes = []any{
 	(*ResourceBlacklistRequestProto)(nil),            // 123: hadoop.yarn.ResourceBlacklistRequestProto
 	(*SchedulingRequestProto)(nil),                   // 124: hadoop.yarn.SchedulingRequestProto
 	(*NodeIdProto)(nil),                              // 125: hadoop.yarn.NodeIdProto
-	(*hadooppb.TokenProto)(nil),                      // 126: hadoop.common.TokenProto
+	(*hadooppb.TokenProto)(nil),                      // 126: loom.hadoop.common.TokenProto
 	(AMCommandProto)(0),                              // 127: hadoop.yarn.AMCommandProto
 	(*ContainerStatusProto)(nil),                     // 128: hadoop.yarn.ContainerStatusProto
 	(*NodeReportProto)(nil),                          // 129: hadoop.yarn.NodeReportProto
@@ -6197,7 +6197,7 @@ var file_yarn_service_protos_proto_goTypes = []any{
 	(*ReservationDefinitionProto)(nil),               // 159: hadoop.yarn.ReservationDefinitionProto
 	(*ReservationAllocationStateProto)(nil),          // 160: hadoop.yarn.ReservationAllocationStateProto
 }
-var file_yarn_service_protos_proto_depIdxs = []int32{
+var file_yarn_yarn_service_protos_proto_depIdxs = []int32{
 	113, // 0: hadoop.yarn.RegisterApplicationMasterRequestProto.placement_constraints:type_name -> hadoop.yarn.PlacementConstraintMapEntryProto
 	114, // 1: hadoop.yarn.RegisterApplicationMasterResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
 	115, // 2: hadoop.yarn.RegisterApplicationMasterResponseProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
@@ -6218,7 +6218,7 @@ var file_yarn_service_protos_proto_depIdxs = []int32{
 	8,   // 17: hadoop.yarn.AllocateRequestProto.update_requests:type_name -> hadoop.yarn.UpdateContainerRequestProto
 	124, // 18: hadoop.yarn.AllocateRequestProto.scheduling_requests:type_name -> hadoop.yarn.SchedulingRequestProto
 	125, // 19: hadoop.yarn.NMTokenProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	126, // 20: hadoop.yarn.NMTokenProto.token:type_name -> hadoop.common.TokenProto
+	126, // 20: hadoop.yarn.NMTokenProto.token:type_name -> loom.hadoop.common.TokenProto
 	1,   // 21: hadoop.yarn.UpdatedContainerProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
 	116, // 22: hadoop.yarn.UpdatedContainerProto.container:type_name -> hadoop.yarn.ContainerProto
 	127, // 23: hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> hadoop.yarn.AMCommandProto
@@ -6228,7 +6228,7 @@ var file_yarn_service_protos_proto_depIdxs = []int32{
 	129, // 27: hadoop.yarn.AllocateResponseProto.updated_nodes:type_name -> hadoop.yarn.NodeReportProto
 	130, // 28: hadoop.yarn.AllocateResponseProto.preempt:type_name -> hadoop.yarn.PreemptionMessageProto
 	11,  // 29: hadoop.yarn.AllocateResponseProto.nm_tokens:type_name -> hadoop.yarn.NMTokenProto
-	126, // 30: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> hadoop.common.TokenProto
+	126, // 30: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> loom.hadoop.common.TokenProto
 	131, // 31: hadoop.yarn.AllocateResponseProto.application_priority:type_name -> hadoop.yarn.PriorityProto
 	132, // 32: hadoop.yarn.AllocateResponseProto.collector_info:type_name -> hadoop.yarn.CollectorInfoProto
 	9,   // 33: hadoop.yarn.AllocateResponseProto.update_errors:type_name -> hadoop.yarn.UpdateContainerErrorProto
@@ -6274,7 +6274,7 @@ var file_yarn_service_protos_proto_depIdxs = []int32{
 	114, // 73: hadoop.yarn.GetResourceProfileResponseProto.resources:type_name -> hadoop.yarn.ResourceProto
 	118, // 74: hadoop.yarn.GetAllResourceTypeInfoResponseProto.resource_type_info:type_name -> hadoop.yarn.ResourceTypeInfoProto
 	152, // 75: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	126, // 76: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> hadoop.common.TokenProto
+	126, // 76: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> loom.hadoop.common.TokenProto
 	153, // 77: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
 	120, // 78: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
 	120, // 79: hadoop.yarn.ResourceLocalizationRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
@@ -6293,10 +6293,10 @@ var file_yarn_service_protos_proto_depIdxs = []int32{
 	120, // 92: hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
 	128, // 93: hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
 	75,  // 94: hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	126, // 95: hadoop.yarn.IncreaseContainersResourceRequestProto.increase_containers:type_name -> hadoop.common.TokenProto
+	126, // 95: hadoop.yarn.IncreaseContainersResourceRequestProto.increase_containers:type_name -> loom.hadoop.common.TokenProto
 	120, // 96: hadoop.yarn.IncreaseContainersResourceResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
 	75,  // 97: hadoop.yarn.IncreaseContainersResourceResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	126, // 98: hadoop.yarn.ContainerUpdateRequestProto.update_container_token:type_name -> hadoop.common.TokenProto
+	126, // 98: hadoop.yarn.ContainerUpdateRequestProto.update_container_token:type_name -> loom.hadoop.common.TokenProto
 	120, // 99: hadoop.yarn.ContainerUpdateResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
 	75,  // 100: hadoop.yarn.ContainerUpdateResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
 	120, // 101: hadoop.yarn.GetLocalizationStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
@@ -6329,28 +6329,28 @@ var file_yarn_service_protos_proto_depIdxs = []int32{
 	0,   // [0:124] is the sub-list for field type_name
 }
 
-func init() { file_yarn_service_protos_proto_init() }
-func file_yarn_service_protos_proto_init() {
-	if File_yarn_service_protos_proto != nil {
+func init() { file_yarn_yarn_service_protos_proto_init() }
+func file_yarn_yarn_service_protos_proto_init() {
+	if File_yarn_yarn_service_protos_proto != nil {
 		return
 	}
-	file_yarn_protos_proto_init()
+	file_yarn_yarn_protos_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
-			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_service_protos_proto_rawDesc), len(file_yarn_service_protos_proto_rawDesc)),
+			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_service_protos_proto_rawDesc), len(file_yarn_yarn_service_protos_proto_rawDesc)),
 			NumEnums:      4,
 			NumMessages:   109,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
-		GoTypes:           file_yarn_service_protos_proto_goTypes,
-		DependencyIndexes: file_yarn_service_protos_proto_depIdxs,
-		EnumInfos:         file_yarn_service_protos_proto_enumTypes,
-		MessageInfos:      file_yarn_service_protos_proto_msgTypes,
+		GoTypes:           file_yarn_yarn_service_protos_proto_goTypes,
+		DependencyIndexes: file_yarn_yarn_service_protos_proto_depIdxs,
+		EnumInfos:         file_yarn_yarn_service_protos_proto_enumTypes,
+		MessageInfos:      file_yarn_yarn_service_protos_proto_msgTypes,
 	}.Build()
-	File_yarn_service_protos_proto = out.File
-	file_yarn_service_protos_proto_goTypes = nil
-	file_yarn_service_protos_proto_depIdxs = nil
+	File_yarn_yarn_service_protos_proto = out.File
+	file_yarn_yarn_service_protos_proto_goTypes = nil
+	file_yarn_yarn_service_protos_proto_depIdxs = nil
 }
