@@ -170,6 +170,7 @@ func (c ApplicationMasterClient) FinishApplicationMaster(ctx context.Context, re
 type ResourceTrackerServer interface {
 	RegisterNodeManager(context.Context, *pb.RegisterNodeManagerRequestProto) (*pb.RegisterNodeManagerResponseProto, error)
 	NodeHeartbeat(context.Context, *pb.NodeHeartbeatRequestProto) (*pb.NodeHeartbeatResponseProto, error)
+	UnRegisterNodeManager(context.Context, *pb.UnRegisterNodeManagerRequestProto) (*pb.UnRegisterNodeManagerResponseProto, error)
 }
 
 // ResourceTrackerService is ResourceTracker served by s.
@@ -177,6 +178,7 @@ func ResourceTrackerService(s ResourceTrackerServer) Protocol {
 	return Protocol{Name: ResourceTrackerProtocol, Methods: []Method{
 		Unary("registerNodeManager", s.RegisterNodeManager),
 		Unary("nodeHeartbeat", s.NodeHeartbeat),
+		Unary("unRegisterNodeManager", s.UnRegisterNodeManager),
 	}}
 }
 
@@ -189,6 +191,10 @@ func (c ResourceTrackerClient) RegisterNodeManager(ctx context.Context, req *pb.
 
 func (c ResourceTrackerClient) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeatRequestProto) (*pb.NodeHeartbeatResponseProto, error) {
 	return call[pb.NodeHeartbeatResponseProto](ctx, c.C, ResourceTrackerProtocol, "nodeHeartbeat", req)
+}
+
+func (c ResourceTrackerClient) UnRegisterNodeManager(ctx context.Context, req *pb.UnRegisterNodeManagerRequestProto) (*pb.UnRegisterNodeManagerResponseProto, error) {
+	return call[pb.UnRegisterNodeManagerResponseProto](ctx, c.C, ResourceTrackerProtocol, "unRegisterNodeManager", req, Idempotent())
 }
 
 // ContainerManagementServer serves ContainerManagementProtocol on a

@@ -87,6 +87,9 @@ func (r *recorder) RegisterNodeManager(ctx context.Context, q *pb.RegisterNodeMa
 func (r *recorder) NodeHeartbeat(ctx context.Context, q *pb.NodeHeartbeatRequestProto) (*pb.NodeHeartbeatResponseProto, error) {
 	return record[*pb.NodeHeartbeatResponseProto](r, "nodeHeartbeat", ctx, q)
 }
+func (r *recorder) UnRegisterNodeManager(ctx context.Context, q *pb.UnRegisterNodeManagerRequestProto) (*pb.UnRegisterNodeManagerResponseProto, error) {
+	return record[*pb.UnRegisterNodeManagerResponseProto](r, "unRegisterNodeManager", ctx, q)
+}
 func (r *recorder) StartContainers(ctx context.Context, q *pb.StartContainersRequestProto) (*pb.StartContainersResponseProto, error) {
 	return record[*pb.StartContainersResponseProto](r, "startContainers", ctx, q)
 }
@@ -174,6 +177,7 @@ func TestEveryYARNMethodRoundTrips(t *testing.T) {
 			ContainersStatuses: []*pb.ContainerStatusProto{{ContainerId: contID, State: pb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(0)}}}},
 			&pb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(4), NextHeartBeatInterval: proto.Int64(1000),
 				ContainersToCleanup: []*pb.ContainerIdProto{contID}}, nil},
+		{"unRegisterNodeManager", &pb.UnRegisterNodeManagerRequestProto{NodeId: nodeID}, &pb.UnRegisterNodeManagerResponseProto{}, nil},
 		{"startContainers", &pb.StartContainersRequestProto{StartContainerRequest: []*pb.StartContainerRequestProto{{
 			ContainerLaunchContext: &pb.ContainerLaunchContextProto{Command: []string{"sleep", "1"}}}}},
 			&pb.StartContainersResponseProto{SucceededRequests: []*pb.ContainerIdProto{contID}}, nil},
@@ -229,6 +233,9 @@ func TestEveryYARNMethodRoundTrips(t *testing.T) {
 		"nodeHeartbeat": func(ctx context.Context, q proto.Message) (proto.Message, error) {
 			return rt.NodeHeartbeat(ctx, q.(*pb.NodeHeartbeatRequestProto))
 		},
+		"unRegisterNodeManager": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return rt.UnRegisterNodeManager(ctx, q.(*pb.UnRegisterNodeManagerRequestProto))
+		},
 		"startContainers": func(ctx context.Context, q proto.Message) (proto.Message, error) {
 			return cm.StartContainers(ctx, q.(*pb.StartContainersRequestProto))
 		},
@@ -239,8 +246,8 @@ func TestEveryYARNMethodRoundTrips(t *testing.T) {
 			return cm.GetContainerStatuses(ctx, q.(*pb.GetContainerStatusesRequestProto))
 		},
 	}
-	if len(tests) != 18 || len(calls) != 18 {
-		t.Fatalf("%d tests and %d calls, want the 18 methods", len(tests), len(calls))
+	if len(tests) != 19 || len(calls) != 19 {
+		t.Fatalf("%d tests and %d calls, want the 19 methods", len(tests), len(calls))
 	}
 	for _, tc := range tests {
 		rec.resp[tc.method] = tc.resp

@@ -85,6 +85,15 @@ func (r *RM) launchAM(cr *contRec, req *pb.StartContainersRequestProto) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	resp, err := cm.StartContainers(ctx, req)
+	// An NM that has not finished registering refuses containers; YARN's
+	// AM launcher tries again, and so does Loom's.
+	for try := 0; rpc.IsClass(err, rpc.ClassNMNotYetReady) && try < 20; try++ {
+		select {
+		case <-time.After(250 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		resp, err = cm.StartContainers(ctx, req)
+	}
 	if err == nil && len(resp.GetFailedRequests()) > 0 {
 		f := resp.GetFailedRequests()[0].GetException()
 		err = fmt.Errorf("%s: %s", f.GetClassName(), f.GetMessage())

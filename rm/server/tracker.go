@@ -50,10 +50,28 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 		n = &nodeRec{id: rm.NodeID(len(r.nodeByID)), yid: proto.Clone(id).(*pb.NodeIdProto), key: key, conts: map[rm.ContainerID]*contRec{}}
 		r.nodes[key] = n
 		r.nodeByID = append(r.nodeByID, n)
-	} else if n.state == pb.NodeStateProto_NS_RUNNING {
-		// A restarted NM: what ran there is gone.
+	} else {
+		// A node registering again (it restarted, or was told to
+		// resync): the containers it reports running and the RM still
+		// runs are kept; the rest it runs are cleaned up, and the RM's
+		// records of any it no longer runs end.
+		reported := map[rm.ContainerID]bool{}
+		for _, cs := range req.GetContainerStatuses() {
+			id := rm.ContainerID(cs.GetContainerId().GetId())
+			if cr, ok := n.conts[id]; ok && cs.GetContainerState() == pb.ContainerStateProto_C_RUNNING {
+				reported[id] = true
+				continue
+			} else if ok && cr.state != pb.ContainerStateProto_C_COMPLETE {
+				continue // ended below, from the RM's side
+			}
+			if cs.GetContainerState() != pb.ContainerStateProto_C_COMPLETE {
+				n.cleanup = append(n.cleanup, cs.GetContainerId())
+			}
+		}
 		for cid := range n.conts {
-			r.containerEnded(cid, ExitAborted, "Container lost when its NodeManager restarted", true)
+			if !reported[cid] {
+				r.containerEnded(cid, ExitAborted, "Container lost when its NodeManager registered again without it", true)
+			}
 		}
 	}
 	n.httpPort, n.capacity = req.GetHttpPort(), capacity
@@ -64,6 +82,24 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 	r.log.Info().Str("node", key).Str("capacity", capacity.String()).Msg("node registered")
 	resp.NodeAction = pb.NodeActionProto_NORMAL.Enum()
 	return resp, nil
+}
+
+// UnRegisterNodeManager: a NodeManager shutting down cleanly. Its
+// containers end now instead of at the liveness expiry.
+func (s trackerService) UnRegisterNodeManager(ctx context.Context, req *pb.UnRegisterNodeManagerRequestProto) (*pb.UnRegisterNodeManagerResponseProto, error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n, ok := r.nodes[nodeKey(req.GetNodeId())]
+	if !ok {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "node %s is not registered", nodeKey(req.GetNodeId()))
+	}
+	if n.state == pb.NodeStateProto_NS_RUNNING {
+		r.log.Info().Str("node", n.key).Msg("node shut down")
+		r.nodeLost(n)
+		n.state = pb.NodeStateProto_NS_SHUTDOWN
+	}
+	return &pb.UnRegisterNodeManagerResponseProto{}, nil
 }
 
 func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeatRequestProto) (*pb.NodeHeartbeatResponseProto, error) {
