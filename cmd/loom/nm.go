@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+
+	"github.com/loomrm/loom/internal/hadoopconf"
+	"github.com/loomrm/loom/nm"
+)
+
+func nmCommand() *cobra.Command {
+	var (
+		cf                                  confFlags
+		rmAddr, address, localDirs, logDirs string
+		memoryMB, vcores                    int
+	)
+	cmd := &cobra.Command{
+		Use:   "nm",
+		Short: "Run a NodeManager",
+		Long: `Run a NodeManager: it serves ContainerManagementProtocol, registers with the
+ResourceManager's resource tracker and heartbeats to it, and runs each
+container as a process group of its own, with its resources localised
+(file:// and hdfs://), YARN's environment, its
+stdout and stderr in its log dir, and its physical memory enforced.
+
+It reads core-site.xml and yarn-site.xml from the config dir:
+
+  yarn.nodemanager.address                        where to listen (${yarn.nodemanager.hostname}:0)
+  yarn.resourcemanager.resource-tracker.address   the RM (${yarn.resourcemanager.hostname}:8031)
+  yarn.nodemanager.resource.memory-mb             memory offered, MB (-1: 80% of the machine)
+  yarn.nodemanager.resource.cpu-vcores            vcores offered (-1: every CPU)
+  loom.nodemanager.resource.disk-mbps             disk bandwidth offered, MB/s (0: none)
+  loom.nodemanager.resource.network-mbps          network bandwidth offered, MB/s (0: none)
+  yarn.nodemanager.local-dirs, log-dirs           comma-separated dirs
+  yarn.nodemanager.pmem-check-enabled             kill containers over their memory (true)
+  yarn.nodemanager.container-monitor.interval-ms  how often memory is checked (3000)
+  yarn.nodemanager.sleep-delay-before-sigkill.ms  SIGTERM to SIGKILL (250)
+
+Flags override the files. A bad value is refused at start, naming the key.
+SIGINT or SIGTERM kills the containers and stops the NodeManager.`,
+		Example: "  loom nm --conf-dir /etc/hadoop/conf\n" +
+			"  loom nm --rm 127.0.0.1:8031 --address 127.0.0.1:0 --memory-mb 8192 --vcores 4 --local-dirs /tmp/nm1/local --log-dirs /tmp/nm1/logs",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cf.load(nm.Defaults, nm.ConfFiles)
+			if err != nil {
+				return err
+			}
+			f := cmd.Flags()
+			for flag, key := range map[string]string{
+				"rm": "yarn.resourcemanager.resource-tracker.address", "address": "yarn.nodemanager.address",
+				"memory-mb": "yarn.nodemanager.resource.memory-mb", "vcores": "yarn.nodemanager.resource.cpu-vcores",
+				"local-dirs": "yarn.nodemanager.local-dirs", "log-dirs": "yarn.nodemanager.log-dirs",
+			} {
+				if f.Changed(flag) {
+					c.Set(key, f.Lookup(flag).Value.String())
+				}
+			}
+			cfg, err := nm.LoadConfig(c)
+			if err != nil {
+				return err
+			}
+			cfg.ConfDir = hadoopconf.Dir(cf.dir)
+
+			log := zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly}).With().Timestamp().Logger()
+			n, err := nm.New(cfg, log)
+			if err != nil {
+				return err
+			}
+			sig, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			if err := n.Start(sig); err != nil {
+				return err
+			}
+			select {
+			case <-n.Done():
+				return n.Err()
+			case <-sig.Done():
+			}
+			stop()
+			fmt.Fprintln(os.Stderr, "loom nm: stopping: killing containers")
+			ctx, cancel := context.WithTimeout(context.Background(), cfg.KillDelay+30*time.Second)
+			defer cancel()
+			return n.Shutdown(ctx)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&rmAddr, "rm", "", "the RM's resource tracker, host:port (yarn.resourcemanager.resource-tracker.address)")
+	fl.StringVar(&address, "address", "", "where to serve ContainerManagementProtocol, host:port; port 0 picks one (yarn.nodemanager.address)")
+	fl.IntVar(&memoryMB, "memory-mb", -1, "memory offered in MB, -1 to detect (yarn.nodemanager.resource.memory-mb)")
+	fl.IntVar(&vcores, "vcores", -1, "vcores offered, -1 for every CPU (yarn.nodemanager.resource.cpu-vcores)")
+	fl.StringVar(&localDirs, "local-dirs", "", "comma-separated dirs for caches and working dirs (yarn.nodemanager.local-dirs)")
+	fl.StringVar(&logDirs, "log-dirs", "", "comma-separated dirs for container logs (yarn.nodemanager.log-dirs)")
+	cf.add(cmd)
+	return cmd
+}

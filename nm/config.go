@@ -1,0 +1,280 @@
+package nm
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/internal/hadoopconf"
+)
+
+// Defaults are YARN's, for the keys the NodeManager reads, and Loom's own
+// (loom.*).
+var Defaults = map[string]string{
+	"hadoop.tmp.dir": "/tmp/hadoop-${user.name}",
+	"fs.defaultFS":   "file:///",
+	// yarn.log.dir is a system property YARN's scripts set from
+	// $YARN_LOG_DIR or $HADOOP_LOG_DIR; Loom reads the same variables.
+	"yarn.log.dir": defaultLogDir(),
+
+	"yarn.nodemanager.hostname":                           "0.0.0.0",
+	"yarn.nodemanager.address":                            "${yarn.nodemanager.hostname}:0",
+	"yarn.nodemanager.webapp.address":                     "${yarn.nodemanager.hostname}:8042",
+	"yarn.resourcemanager.hostname":                       "0.0.0.0",
+	"yarn.resourcemanager.resource-tracker.address":       "${yarn.resourcemanager.hostname}:8031",
+	"yarn.resourcemanager.connect.retry-interval.ms":      "30000",
+	"yarn.nodemanager.resource.memory-mb":                 "-1",
+	"yarn.nodemanager.resource.cpu-vcores":                "-1",
+	"yarn.nodemanager.resource.system-reserved-memory-mb": "-1",
+	"loom.nodemanager.resource.disk-mbps":                 "0",
+	"loom.nodemanager.resource.network-mbps":              "0",
+	"yarn.nodemanager.local-dirs":                         "${hadoop.tmp.dir}/nm-local-dir",
+	"yarn.nodemanager.log-dirs":                           "${yarn.log.dir}/userlogs",
+	"yarn.nodemanager.pmem-check-enabled":                 "true",
+	"yarn.nodemanager.container-monitor.interval-ms":      "3000",
+	"yarn.nodemanager.sleep-delay-before-sigkill.ms":      "250",
+	"yarn.nodemanager.user-home-dir":                      "/home/",
+}
+
+// ConfFiles are the files read from the config dir, in order.
+var ConfFiles = []string{"core-site.xml", "yarn-site.xml"}
+
+func defaultLogDir() string {
+	for _, env := range []string{"YARN_LOG_DIR", "HADOOP_LOG_DIR"} {
+		if d := os.Getenv(env); d != "" {
+			return d
+		}
+	}
+	return "${hadoop.tmp.dir}/logs"
+}
+
+// Config is the NodeManager's configuration, checked.
+type Config struct {
+	// Address is where ContainerManagementProtocol listens
+	// (yarn.nodemanager.address; port 0 picks a free one, which is the
+	// port registered with the RM).
+	Address string
+	// Hostname is the host the NM registers under when Address binds the
+	// wildcard address (yarn.nodemanager.hostname; 0.0.0.0 means this
+	// machine's hostname).
+	Hostname string
+	// HTTPPort is the port of yarn.nodemanager.webapp.address, reported to
+	// the RM and to containers (NM_HTTP_PORT).
+	HTTPPort int
+	// TrackerAddress is the RM's ResourceTracker
+	// (yarn.resourcemanager.resource-tracker.address).
+	TrackerAddress string
+	// RetryInterval caps the back-off between attempts to reach the RM
+	// (yarn.resourcemanager.connect.retry-interval.ms).
+	RetryInterval time.Duration
+
+	// Resource is what the node offers: memory-mb, vcores, and Loom's
+	// disk and network bandwidth (0: not offered).
+	Resource fairness.Vector
+	// Physical is the machine as detected (memory in MB, logical CPUs).
+	Physical fairness.Vector
+
+	// LocalDirs hold the per-application caches and container working
+	// dirs; LogDirs the container logs. Absolute paths.
+	LocalDirs []string
+	LogDirs   []string
+	// UserHomeDir is the HOME given to containers
+	// (yarn.nodemanager.user-home-dir).
+	UserHomeDir string
+
+	// PmemCheck kills containers over their memory
+	// (yarn.nodemanager.pmem-check-enabled), checked every
+	// MonitorInterval (yarn.nodemanager.container-monitor.interval-ms).
+	PmemCheck       bool
+	MonitorInterval time.Duration
+	// KillDelay is the wait between SIGTERM and SIGKILL
+	// (yarn.nodemanager.sleep-delay-before-sigkill.ms).
+	KillDelay time.Duration
+
+	// DefaultFS resolves local resources whose URL has no scheme or host
+	// (fs.defaultFS).
+	DefaultFS string
+	// ConfDir, when set, is given to containers as HADOOP_CONF_DIR.
+	ConfDir string
+}
+
+// LoadConfig reads and checks the NodeManager's keys. Every error names
+// the key and where its value came from.
+func LoadConfig(c *hadoopconf.Conf) (*Config, error) {
+	cfg := &Config{}
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+
+	var err error
+	cfg.Address, err = c.Addr("yarn.nodemanager.address")
+	add(err)
+	cfg.Hostname, err = c.String("yarn.nodemanager.hostname")
+	add(err)
+	cfg.Hostname = strings.TrimSpace(cfg.Hostname)
+	if web, err := c.Addr("yarn.nodemanager.webapp.address"); err != nil {
+		add(err)
+	} else {
+		_, p, _ := net.SplitHostPort(web)
+		cfg.HTTPPort, _ = strconv.Atoi(p)
+	}
+	cfg.TrackerAddress, err = c.Addr("yarn.resourcemanager.resource-tracker.address")
+	add(err)
+	if err == nil && strings.HasSuffix(cfg.TrackerAddress, ":0") {
+		add(c.Errorf("yarn.resourcemanager.resource-tracker.address", "%q: the RM's port cannot be 0", cfg.TrackerAddress))
+	}
+	cfg.RetryInterval, err = c.PositiveMillis("yarn.resourcemanager.connect.retry-interval.ms")
+	add(err)
+
+	physMB, physErr := physicalMemoryMB()
+	cfg.Physical[fairness.Memory] = float64(physMB)
+	cfg.Physical[fairness.VCores] = float64(runtime.NumCPU())
+
+	mem, err := c.Int("yarn.nodemanager.resource.memory-mb")
+	add(err)
+	if err == nil {
+		switch {
+		case mem == -1:
+			if physErr != nil {
+				add(c.Errorf("yarn.nodemanager.resource.memory-mb", "-1 asks to detect the memory, but %v; set it", physErr))
+				break
+			}
+			reserved, err := c.Int("yarn.nodemanager.resource.system-reserved-memory-mb")
+			add(err)
+			mem = detectContainerMemoryMB(physMB, reserved)
+			if mem <= 0 {
+				add(c.Errorf("yarn.nodemanager.resource.memory-mb", "-1 asks to detect the memory, but %d MB of physical memory less %d MB reserved (yarn.nodemanager.resource.system-reserved-memory-mb) leaves none; set it",
+					physMB, reserved))
+			}
+		case mem <= 0:
+			add(c.Errorf("yarn.nodemanager.resource.memory-mb", "%d MB must be positive, or -1 to detect it", mem))
+		}
+	}
+	cfg.Resource[fairness.Memory] = float64(mem)
+
+	cores, err := c.Int("yarn.nodemanager.resource.cpu-vcores")
+	add(err)
+	if err == nil {
+		switch {
+		case cores == -1:
+			cores = int64(runtime.NumCPU())
+		case cores <= 0:
+			add(c.Errorf("yarn.nodemanager.resource.cpu-vcores", "%d must be positive, or -1 to use every CPU", cores))
+		}
+	}
+	cfg.Resource[fairness.VCores] = float64(cores)
+
+	for _, k := range []struct {
+		key  string
+		kind fairness.Kind
+	}{{"loom.nodemanager.resource.disk-mbps", fairness.Disk}, {"loom.nodemanager.resource.network-mbps", fairness.Network}} {
+		v, err := c.Int(k.key)
+		add(err)
+		if err == nil && v < 0 {
+			add(c.Errorf(k.key, "%d MB/s must not be negative (0: not offered)", v))
+		}
+		cfg.Resource[k.kind] = float64(v)
+	}
+
+	cfg.LocalDirs, err = dirList(c, "yarn.nodemanager.local-dirs")
+	add(err)
+	cfg.LogDirs, err = dirList(c, "yarn.nodemanager.log-dirs")
+	add(err)
+	cfg.UserHomeDir, err = c.String("yarn.nodemanager.user-home-dir")
+	add(err)
+
+	cfg.PmemCheck, err = c.Bool("yarn.nodemanager.pmem-check-enabled")
+	add(err)
+	cfg.MonitorInterval, err = c.PositiveMillis("yarn.nodemanager.container-monitor.interval-ms")
+	add(err)
+	cfg.KillDelay, err = c.Millis("yarn.nodemanager.sleep-delay-before-sigkill.ms")
+	add(err)
+	if err == nil && cfg.KillDelay < 0 {
+		add(c.Errorf("yarn.nodemanager.sleep-delay-before-sigkill.ms", "%d ms must not be negative", cfg.KillDelay.Milliseconds()))
+	}
+	cfg.DefaultFS, err = c.String("fs.defaultFS")
+	add(err)
+
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// dirList reads a comma-separated list of directories, as Hadoop writes
+// them (plain paths or file:// URIs), made absolute.
+func dirList(c *hadoopconf.Conf, key string) ([]string, error) {
+	s, err := c.String(key)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for d := range strings.SplitSeq(s, ",") {
+		d = strings.TrimSpace(d)
+		if d == "" {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(d, "file://"); ok {
+			d = rest
+		}
+		if strings.Contains(d, "://") {
+			return nil, c.Errorf(key, "%q: only local directories are supported", d)
+		}
+		if strings.Contains(d, "${") {
+			return nil, c.Errorf(key, "%q has an unresolved ${...} reference", d)
+		}
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return nil, c.Errorf(key, "%q: %v", d, err)
+		}
+		dirs = append(dirs, abs)
+	}
+	if len(dirs) == 0 {
+		return nil, c.Errorf(key, "no directory given")
+	}
+	return dirs, nil
+}
+
+// detectContainerMemoryMB is what YARN's detect-hardware-capabilities
+// gives containers: the physical memory less what is reserved for the
+// system, or 80% of it when no reservation is set. (YARN also subtracts
+// twice the NM's JVM heap; a Go NM has none to speak of.)
+func detectContainerMemoryMB(physMB, reservedMB int64) int64 {
+	if reservedMB != -1 {
+		return physMB - reservedMB
+	}
+	return int64(0.8 * float64(physMB))
+}
+
+// physicalMemoryMB reads MemTotal from /proc/meminfo.
+func physicalMemoryMB() (int64, error) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, fmt.Errorf("cannot read the machine's memory: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			break
+		}
+		kb, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil || kb <= 0 {
+			break
+		}
+		return kb / 1024, nil
+	}
+	return 0, errors.New("cannot read the machine's memory: /proc/meminfo has no MemTotal")
+}

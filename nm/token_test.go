@@ -1,0 +1,52 @@
+package nm
+
+import (
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+func TestContainerTokenRoundTrip(t *testing.T) {
+	id := &pb.ContainerTokenIdentifierProto{ContainerId: containerID(3, 17), NmHostAddr: proto.String("node1:45454"),
+		AppSubmitter: proto.String("bob"), Resource: &pb.ResourceProto{Memory: proto.Int64(2048), VirtualCores: proto.Int32(2)},
+		ExpiryTimeStamp: proto.Int64(1800000000000), RmIdentifier: proto.Int64(7),
+		ContainerType: pb.ContainerTypeProto_APPLICATION_MASTER.Enum(), AllocationTags: []string{"spark"}}
+	tok, err := NewContainerToken(id, "node1:45454")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.GetKind() != "ContainerToken" || tok.GetService() != "node1:45454" {
+		t.Errorf("token %v", tok)
+	}
+	got, err := DecodeContainerToken(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(got, id) {
+		t.Errorf("decoded %v, want %v", got, id)
+	}
+	// YARN's field numbers: containerId 1, nmHostAddr 2, appSubmitter 3,
+	// resource 4, expiryTimeStamp 5.
+	b, _ := proto.Marshal(&pb.ContainerTokenIdentifierProto{NmHostAddr: proto.String("h:1"), ExpiryTimeStamp: proto.Int64(1)})
+	if want := []byte{0x12, 3, 'h', ':', '1', 0x28, 1}; string(b) != string(want) {
+		t.Errorf("wire bytes % x, want % x", b, want)
+	}
+}
+
+func TestIDStrings(t *testing.T) {
+	cid := containerID(3, 17)
+	if got, want := ContainerIDString(cid), "container_1700000000000_0003_01_000017"; got != want {
+		t.Errorf("%s, want %s", got, want)
+	}
+	cid.Id = proto.Int64(2<<40 | 5)
+	if got, want := ContainerIDString(cid), "container_e2_1700000000000_0003_01_000005"; got != want {
+		t.Errorf("%s, want %s", got, want)
+	}
+	// The legacy app_id alone still names the application.
+	legacy := &pb.ContainerIdProto{AppId: cid.AppId, Id: proto.Int64(1)}
+	if got := ApplicationIDString(appIDOf(legacy)); got != "application_1700000000000_0003" {
+		t.Errorf("%s", got)
+	}
+}
