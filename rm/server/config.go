@@ -27,6 +27,7 @@ var Defaults = map[string]string{
 	"yarn.nm.liveness-monitor.expiry-interval-ms":             "600000",
 	"yarn.am.liveness-monitor.expiry-interval-ms":             "600000",
 	"yarn.resourcemanager.am.max-attempts":                    "2",
+	"yarn.resourcemanager.max-completed-applications":         "1000",
 	"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "1000",
 	"yarn.scheduler.minimum-allocation-mb":                    "1024",
 	"yarn.scheduler.maximum-allocation-mb":                    "8192",
@@ -54,8 +55,10 @@ type Config struct {
 	AMExpiry          time.Duration
 	HeartbeatInterval time.Duration
 	MaxAttempts       int
-	MinAlloc          fairness.Vector
-	MaxAlloc          fairness.Vector
+	// MaxCompleted is how many finished apps the RM remembers.
+	MaxCompleted int
+	MinAlloc     fairness.Vector
+	MaxAlloc     fairness.Vector
 
 	Policy        string
 	PAltruism     float64
@@ -95,6 +98,7 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	cfg.AMExpiry = positive("yarn.am.liveness-monitor.expiry-interval-ms")
 	cfg.HeartbeatInterval = positive("loom.heartbeat.interval-ms")
 	cfg.MaxAttempts = int(integer("yarn.resourcemanager.am.max-attempts", 1))
+	cfg.MaxCompleted = int(integer("yarn.resourcemanager.max-completed-applications", 0))
 	cfg.MinAlloc = fairness.New(float64(integer("yarn.scheduler.minimum-allocation-mb", 0)),
 		float64(integer("yarn.scheduler.minimum-allocation-vcores", 0)))
 	cfg.MaxAlloc = fairness.New(float64(integer("yarn.scheduler.maximum-allocation-mb", 1)),

@@ -463,7 +463,40 @@ func (r *RM) finishApp(a *appRec, state pb.YarnApplicationStateProto, final pb.F
 	if err := r.step(rm.AppRemoved{App: a.id}); err != nil {
 		r.log.Error().Err(err).Str("app", AppIDString(a.yid)).Msg("core refused app removal")
 	}
+	r.forgetCompleted()
 	r.log.Info().Str("app", AppIDString(a.yid)).Str("state", state.String()).Str("final", final.String()).Msg("application done")
+}
+
+// forgetCompleted drops the oldest finished apps beyond
+// yarn.resourcemanager.max-completed-applications, with their container
+// records, so a long-running RM does not grow without bound.
+func (r *RM) forgetCompleted() {
+	done := 0
+	for _, a := range r.appOrder {
+		if a.done() {
+			done++
+		}
+	}
+	if done <= r.cfg.MaxCompleted {
+		return
+	}
+	keep := r.appOrder[:0]
+	for _, a := range r.appOrder {
+		if a.done() && done > r.cfg.MaxCompleted {
+			done--
+			delete(r.apps, a.id)
+			for id, cr := range r.conts {
+				if cr.app == a {
+					delete(r.conts, id)
+					delete(cr.node.conts, id)
+				}
+			}
+			continue
+		}
+		keep = append(keep, a)
+	}
+	clear(r.appOrder[len(keep):])
+	r.appOrder = keep
 }
 
 // advertised turns a listen address into one others can dial.

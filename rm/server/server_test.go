@@ -466,3 +466,34 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		t.Errorf("defaults: %+v, %v", cfg, err)
 	}
 }
+
+func TestOldFinishedAppsAreForgotten(t *testing.T) {
+	r := startRM(t, "yarn.resourcemanager.max-completed-applications=2")
+	startNM(t, r.Addr("tracker"), 8192, 8)
+	ac := clientOf(t, r, "erin")
+	ctx := context.Background()
+	var ids []*pb.ApplicationIdProto
+	for range 4 {
+		id := submit(t, ac, "default", 1024)
+		if _, err := ac.ForceKillApplication(ctx, &pb.KillApplicationRequestProto{ApplicationId: id}); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	apps, err := ac.GetApplications(ctx, &pb.GetApplicationsRequestProto{})
+	if err != nil || len(apps.GetApplications()) != 2 {
+		t.Fatalf("%d apps remembered, want the 2 newest (%v)", len(apps.GetApplications()), err)
+	}
+	if _, err := ac.GetApplicationReport(ctx, &pb.GetApplicationReportRequestProto{ApplicationId: ids[0]}); !rpc.IsClass(err, rpc.ClassApplicationNotFound) {
+		t.Errorf("the oldest app: %v, want ApplicationNotFoundException", err)
+	}
+	if rep := report(t, ac, ids[3]); rep.GetYarnApplicationState() != pb.YarnApplicationStateProto_KILLED {
+		t.Errorf("the newest app: %v", rep.GetYarnApplicationState())
+	}
+	r.mu.Lock()
+	n := len(r.conts)
+	r.mu.Unlock()
+	if n > 2 {
+		t.Errorf("%d container records kept for 2 remembered apps", n)
+	}
+}
