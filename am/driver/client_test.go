@@ -1,0 +1,177 @@
+package driver
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loomrm/loom/altruism"
+	"github.com/loomrm/loom/am"
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/internal/hadoopconf"
+	"github.com/loomrm/loom/rm/server"
+	"github.com/loomrm/loom/rpc"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// node is a minimal NodeManager over real RPC: it registers, heartbeats
+// when told, and records the containers it is asked to start.
+type node struct {
+	rt     rpc.ResourceTrackerClient
+	id     *pb.NodeIdProto
+	mu     sync.Mutex
+	starts []*pb.StartContainerRequestProto
+	respID int32
+}
+
+func (n *node) StartContainers(ctx context.Context, req *pb.StartContainersRequestProto) (*pb.StartContainersResponseProto, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.starts = append(n.starts, req.GetStartContainerRequest()...)
+	return &pb.StartContainersResponseProto{}, nil
+}
+func (n *node) StopContainers(ctx context.Context, req *pb.StopContainersRequestProto) (*pb.StopContainersResponseProto, error) {
+	return &pb.StopContainersResponseProto{}, nil
+}
+func (n *node) GetContainerStatuses(ctx context.Context, req *pb.GetContainerStatusesRequestProto) (*pb.GetContainerStatusesResponseProto, error) {
+	return &pb.GetContainerStatusesResponseProto{}, nil
+}
+
+func (n *node) beat(t *testing.T) {
+	resp, err := n.rt.NodeHeartbeat(context.Background(), &pb.NodeHeartbeatRequestProto{
+		NodeStatus: &pb.NodeStatusProto{NodeId: n.id, ResponseId: proto.Int32(n.respID)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.respID = resp.GetResponseId()
+}
+
+func env(s *pb.StartContainerRequestProto) map[string]string {
+	m := map[string]string{}
+	for _, kv := range s.GetContainerLaunchContext().GetEnvironment() {
+		m[kv.GetKey()] = kv.GetValue()
+	}
+	return m
+}
+
+func TestClientAgainstARealRM(t *testing.T) {
+	c := hadoopconf.New(server.Defaults)
+	for k, v := range map[string]string{"yarn.resourcemanager.address": "127.0.0.1:0",
+		"yarn.resourcemanager.scheduler.address": "127.0.0.1:0", "yarn.resourcemanager.resource-tracker.address": "127.0.0.1:0"} {
+		c.Set(k, v)
+	}
+	cfg, err := server.LoadConfig(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := server.New(cfg, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer r.Stop(context.Background())
+	ctx := context.Background()
+
+	n := &node{}
+	srv := rpc.NewServer(rpc.ServerOptions{})
+	srv.Register(rpc.ContainerManagementService(n))
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go srv.Serve(ln)
+	defer srv.Close()
+	n.id = &pb.NodeIdProto{Host: proto.String("127.0.0.1"), Port: proto.Int32(int32(ln.Addr().(*net.TCPAddr).Port))}
+	tcl := rpc.NewClient(r.Addr("tracker"), rpc.ClientOptions{User: "nm"})
+	defer tcl.Close()
+	n.rt = rpc.ResourceTrackerClient{C: tcl}
+	if _, err := n.rt.RegisterNodeManager(ctx, &pb.RegisterNodeManagerRequestProto{NodeId: n.id,
+		Resource: rpc.ResourceFromVector(fairness.New(16384, 16))}); err != nil {
+		t.Fatal(err)
+	}
+
+	ccl := rpc.NewClient(r.Addr("client"), rpc.ClientOptions{User: "frank"})
+	defer ccl.Close()
+	ac := rpc.ApplicationClient{C: ccl}
+	na, _ := ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
+	if _, err := ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
+		ApplicationId: na.GetApplicationId(), Resource: rpc.ResourceFromVector(fairness.New(1024, 1)),
+		AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{"loom", "am"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	n.beat(t)
+	var amEnv map[string]string
+	deadline := time.Now().Add(5 * time.Second)
+	for amEnv == nil {
+		n.mu.Lock()
+		if len(n.starts) > 0 {
+			amEnv = env(n.starts[0])
+		}
+		n.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("the AM was never launched")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Setenv(EnvSchedulerAddress, amEnv[EnvSchedulerAddress])
+	t.Setenv(EnvAttempt, amEnv[EnvAttempt])
+	addr, attempt, err := FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := Dial(addr, attempt)
+	defer cl.Close()
+	if err := cl.Register(ctx, "127.0.0.1", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	if cl.MaxCapability != fairness.New(8192, 4) {
+		t.Errorf("max capability %v", cl.MaxCapability)
+	}
+	req := am.Request{Asks: []am.Ask{{Priority: 1, Demand: fairness.New(2048, 1), Kind: altruism.Default, Count: 2},
+		{Priority: 2, Demand: fairness.New(1024, 1), Kind: altruism.Altruistic, Count: 1}}, RemainingWork: 50, CriticalTime: time.Minute}
+	resp, err := cl.Allocate(ctx, req, nil, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.PAltruism != 1 || resp.Share.IsZero() || resp.Nodes != 1 {
+		t.Errorf("first reply: share %v, P %v, nodes %d", resp.Share, resp.PAltruism, resp.Nodes)
+	}
+	n.beat(t)
+	resp, err = cl.Allocate(ctx, req, nil, 0.2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Granted) != 3 || len(resp.Tokens) != 3 {
+		t.Fatalf("granted %d containers, want 3", len(resp.Granted))
+	}
+	for _, g := range resp.Granted {
+		if g.Node != n.id.GetHost()+":"+itoa(n.id.GetPort()) || resp.Tokens[g.ID].GetContainerToken() == nil {
+			t.Errorf("grant %+v without its node or token", g)
+		}
+	}
+	resp, err = cl.Allocate(ctx, am.Request{}, []int64{resp.Granted[0].ID}, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Completed) != 1 || resp.Completed[0].GetExitStatus() != server.ExitAborted {
+		t.Errorf("completed after a release: %v", resp.Completed)
+	}
+	if err := cl.Finish(ctx, true, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := ac.GetApplicationReport(ctx, &pb.GetApplicationReportRequestProto{ApplicationId: na.GetApplicationId()})
+	if rep.GetApplicationReport().GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
+		t.Errorf("final status %v", rep.GetApplicationReport().GetFinalApplicationStatus())
+	}
+	t.Setenv(EnvAttempt, "")
+	if _, _, err := FromEnv(); err == nil {
+		t.Error("FromEnv without the RM's environment succeeded")
+	}
+}
+
+func itoa(p int32) string { return strconv.Itoa(int(p)) }
