@@ -50,4 +50,4 @@ clean:
 proto:
 	PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc -I proto \
 		--go_out=. --go_opt=module=github.com/loomrm/loom \
-		proto/hadoop/*.proto proto/yarn/*.proto
+		proto/hadoop/*.proto proto/yarn/*.proto proto/loom/*.proto

@@ -35,6 +35,7 @@ type application struct {
 	conts    map[string]*container
 	cache    map[string]*cacheEntry
 	cleaning bool
+	exec     *appExecutor // its executor on this node, if it has had one (mu)
 }
 
 // container is one container, from its start request to its removal.
@@ -58,6 +59,7 @@ type container struct {
 	ctx    context.Context // ends localisation when the container is killed
 	cancel context.CancelFunc
 	exited chan struct{} // closed when the process has been reaped
+	exec   *appExecutor  // a lease's executor; nil for a process container
 
 	// mu: NodeManager.mu
 	state      containerState
@@ -209,6 +211,10 @@ func (n *NodeManager) finishLocked(c *container, status int32) {
 // else SIGTERM to its process group and SIGKILL after the configured
 // delay. status is the exit status it will report. Callers hold mu.
 func (n *NodeManager) killLocked(c *container, status int32, diag string) {
+	if c.exec != nil {
+		n.killLeaseLocked(c, status, diag)
+		return
+	}
 	if c.state == stateDone || c.killing {
 		return
 	}

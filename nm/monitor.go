@@ -139,12 +139,13 @@ func (n *NodeManager) checkMemory() {
 	var ws []watched
 	n.mu.Lock()
 	for _, c := range n.containers {
-		if c.state == stateRunning && !c.killing {
+		if c.state == stateRunning && !c.killing && c.exec == nil {
 			ws = append(ws, watched{c, c.pid, c.memLimit})
 		}
 	}
+	xs := n.watchedExecutorsLocked()
 	n.mu.Unlock()
-	if len(ws) == 0 {
+	if len(ws) == 0 && len(xs) == 0 {
 		return
 	}
 	procs, err := readProcs()
@@ -173,6 +174,68 @@ func (n *NodeManager) checkMemory() {
 		}
 		n.mu.Unlock()
 	}
+	page = int64(os.Getpagesize())
+	for _, w := range xs {
+		n.checkExecutorMemory(w, procs, page)
+	}
+}
+
+// watchedExecutor is an executor and the sum of its live leases' memory.
+type watchedExecutor struct {
+	x      *appExecutor
+	pid    int
+	limit  int64
+	leases []string
+}
+
+// watchedExecutorsLocked are the executors whose memory is checked: every
+// running one holding a live lease. Callers hold mu.
+func (n *NodeManager) watchedExecutorsLocked() []watchedExecutor {
+	var xs []watchedExecutor
+	for _, a := range n.apps {
+		x := a.exec
+		if x == nil || x.pid == 0 || x.stopping || x.dead {
+			continue
+		}
+		w := watchedExecutor{x: x, pid: x.pid}
+		for _, c := range x.leases {
+			if c.state == stateRunning && !c.killing {
+				w.limit += c.memLimit
+				w.leases = append(w.leases, c.idStr)
+			}
+		}
+		if len(w.leases) > 0 {
+			slices.Sort(w.leases)
+			xs = append(xs, w)
+		}
+	}
+	return xs
+}
+
+// checkExecutorMemory kills an executor whose process tree is over the
+// sum of its live leases' memory; every lease completes with -104 and
+// YARN's diagnostic, naming the executor.
+func (n *NodeManager) checkExecutorMemory(w watchedExecutor, procs map[int]*proc, page int64) {
+	tree := processTree(procs, w.pid)
+	var rss int64
+	for _, p := range tree {
+		rss += p.rss * page
+	}
+	if w.limit <= 0 || rss <= w.limit {
+		return
+	}
+	diag := fmt.Sprintf("Container [pid=%d,containerID=%s] is running beyond physical memory limits. "+
+		"Current usage: %s of %s physical memory used. Killing container.\n"+
+		"The app's executor (pid %d) is over the sum of its leases %s; it and every lease are killed.\nDump of the process-tree for the executor :\n%s",
+		w.pid, w.leases[0], byteString(rss), byteString(w.limit), w.pid, strings.Join(w.leases, ", "), treeDump(tree))
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if w.x.stopping || w.x.dead {
+		return
+	}
+	n.log.Warn().Str("app", w.x.app.idStr).Int("pid", w.pid).Int64("rss_bytes", rss).Int64("limit_bytes", w.limit).
+		Msg("executor is over its leases' physical memory")
+	n.stopExecutorLocked(w.x, ExitKilledExceededPmem, diag)
 }
 
 // treeDump is YARN's process-tree dump for a memory kill.

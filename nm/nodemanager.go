@@ -72,7 +72,11 @@ type NodeManager struct {
 	containers      map[string]*container
 	apps            map[string]*application
 	recentlyStopped map[string]time.Time
-	seq             int64 // numbers filecache dirs
+	seq             int64 // numbers filecache dirs and executor address files
+
+	// executorBin is the loom binary, run as `executorBin executor` for an
+	// app's executor.
+	executorBin string
 
 	stopOnce sync.Once
 	done     chan struct{}
@@ -90,8 +94,12 @@ func New(cfg *Config, log zerolog.Logger) (*NodeManager, error) {
 	if cfg.MonitorInterval <= 0 {
 		return nil, errors.New("nm: the config's container monitor interval must be positive")
 	}
+	bin, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("nm: cannot find the loom binary to run executors: %w", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &NodeManager{cfg: cfg, log: log.With().Str("component", "nm").Logger(),
+	return &NodeManager{cfg: cfg, executorBin: bin, log: log.With().Str("component", "nm").Logger(),
 		ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1), registered: make(chan struct{}),
 		containers: map[string]*container{}, apps: map[string]*application{}, recentlyStopped: map[string]time.Time{},
 		done: make(chan struct{})}, nil
@@ -236,6 +244,11 @@ func (n *NodeManager) stop(ctx context.Context, reason error) error {
 	registered := n.isRegistered
 	started := n.started
 	live := 0
+	for _, a := range n.apps {
+		if a.exec != nil {
+			n.stopExecutorLocked(a.exec, ExitKilledAfterAppCompletion, diagAppFinishedOnNMEnd)
+		}
+	}
 	for _, c := range n.containers {
 		if c.state != stateDone {
 			n.killLocked(c, ExitKilledAfterAppCompletion, diagAppFinishedOnNMEnd)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -65,15 +66,17 @@ func (s cmService) StartContainers(ctx context.Context, req *pb.StartContainersR
 	}
 
 	n.mu.Lock()
-	defer n.mu.Unlock()
 	if n.stopping {
+		n.mu.Unlock()
 		return nil, rpc.Errorf(rpc.ClassYarnException, "the NodeManager at %s is shutting down", n.nodeKey)
 	}
 	if !n.isRegistered {
+		n.mu.Unlock()
 		return nil, rpc.Errorf(rpc.ClassNMNotYetReady, "Rejecting new containers as NodeManager has not yet connected with ResourceManager")
 	}
 	resp := &pb.StartContainersResponseProto{}
 	now := time.Now()
+	var execs []*appExecutor
 	for i, r := range reqs {
 		id := ids[i]
 		cid := id.GetContainerId()
@@ -81,8 +84,18 @@ func (s cmService) StartContainers(ctx context.Context, req *pb.StartContainersR
 			resp.FailedRequests = append(resp.FailedRequests, failure(cid, e))
 			continue
 		}
-		n.startLocked(id, r.GetContainerLaunchContext(), now)
+		if c := n.startLocked(id, r.GetContainerLaunchContext(), now); c.exec != nil && !slices.Contains(execs, c.exec) {
+			execs = append(execs, c.exec)
+		}
 		resp.SucceededRequests = append(resp.SucceededRequests, cid)
+	}
+	n.mu.Unlock()
+	// A lease's AM needs its executor's address: wait (bounded) for it.
+	for _, x := range execs {
+		if addr := waitExecutorAddr(x); addr != "" {
+			resp.ServicesMetaData = append(resp.ServicesMetaData, &pb.StringBytesMapProto{
+				Key: proto.String(ExecutorMetaKey), Value: []byte(addr)})
+		}
 	}
 	return resp, nil
 }
@@ -138,8 +151,10 @@ func validLinkName(k string) bool {
 	return true
 }
 
-// startLocked records a container and starts its runner. Callers hold mu.
-func (n *NodeManager) startLocked(id *pb.ContainerTokenIdentifierProto, clc *pb.ContainerLaunchContextProto, now time.Time) {
+// startLocked records a container and starts its runner: a process, or
+// for a lease a grant to its app's executor (started here if the app has
+// none). Callers hold mu.
+func (n *NodeManager) startLocked(id *pb.ContainerTokenIdentifierProto, clc *pb.ContainerLaunchContextProto, now time.Time) *container {
 	cid := id.GetContainerId()
 	idStr := ContainerIDString(cid)
 	appID := appIDOf(cid)
@@ -172,8 +187,14 @@ func (n *NodeManager) startLocked(id *pb.ContainerTokenIdentifierProto, clc *pb.
 	n.containers[idStr] = c
 	app.conts[idStr] = c
 	n.work.Add(1)
-	go n.run(c)
-	n.log.Info().Str("container", idStr).Str("user", user).Int64("memory_mb", memLimit>>20).Msg("container started")
+	if isLease(clc) {
+		c.exec = n.executorForLocked(app, c)
+		go n.runLease(c)
+	} else {
+		go n.run(c)
+	}
+	n.log.Info().Str("container", idStr).Str("user", user).Int64("memory_mb", memLimit>>20).Bool("lease", c.exec != nil).Msg("container started")
+	return c
 }
 
 // StopContainers kills each container named (exit status -105,

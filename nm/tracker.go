@@ -312,6 +312,9 @@ func (n *NodeManager) cleanupAppLocked(appStr string) {
 		return
 	}
 	a.cleaning = true
+	if a.exec != nil {
+		n.stopExecutorLocked(a.exec, ExitKilledAfterAppCompletion, diagAppFinishedByRM)
+	}
 	for _, c := range a.conts {
 		n.killLocked(c, ExitKilledAfterAppCompletion, diagAppFinishedByRM)
 	}
@@ -338,7 +341,7 @@ func (n *NodeManager) cleanupAppLocked(appStr string) {
 func (n *NodeManager) waitContainersDone(a *application) {
 	for {
 		n.mu.Lock()
-		pending := false
+		pending := a.exec != nil && !a.exec.dead
 		for _, c := range a.conts {
 			if c.state != stateDone {
 				pending = true
