@@ -310,7 +310,7 @@ func TestExecutorOverItsLeasesMemoryIsKilled(t *testing.T) {
 	if cs.GetExitStatus() != ExitKilledExceededPmem {
 		t.Fatalf("exit status %d, want %d: %s", cs.GetExitStatus(), ExitKilledExceededPmem, cs.GetDiagnostics())
 	}
-	for _, want := range []string{"is running beyond physical memory limits", "of 128 MB physical memory used", "python3",
+	for _, want := range []string{"is running beyond physical memory limits", "of 192 MB physical memory used", "python3", // 128 MB of leases + 64 MB for the executor
 		"The app's executor (pid "} {
 		if !strings.Contains(cs.GetDiagnostics(), want) {
 			t.Errorf("diagnostics lack %q:\n%s", want, cs.GetDiagnostics())

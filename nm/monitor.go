@@ -180,6 +180,10 @@ func (n *NodeManager) checkMemory() {
 	}
 }
 
+// ExecutorOverheadBytes is the memory an executor may use beyond its
+// leases' sum: its own process, measured at 10-20 MB, with room to spare.
+const ExecutorOverheadBytes = 64 << 20
+
 // watchedExecutor is an executor and the sum of its live leases' memory.
 type watchedExecutor struct {
 	x      *appExecutor
@@ -205,6 +209,10 @@ func (n *NodeManager) watchedExecutorsLocked() []watchedExecutor {
 			}
 		}
 		if len(w.leases) > 0 {
+			// The executor process itself (a Go runtime, its RPC server)
+			// is the NodeManager's cost of running tasks this way, not the
+			// app's: it is not charged to the leases.
+			w.limit += ExecutorOverheadBytes
 			slices.Sort(w.leases)
 			xs = append(xs, w)
 		}
