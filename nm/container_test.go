@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -85,7 +86,7 @@ func TestContainerRunsWithYARNsEnvironmentAndLocalisedResources(t *testing.T) {
 	}
 
 	idStr := ContainerIDString(cid)
-	appStr := ApplicationIDString(appIDOf(cid))
+	appStr := ApplicationIDString(rpc.AppIDOf(cid))
 	appDir := filepath.Join(n.cfg.LocalDirs[0], "usercache", "alice", "appcache", appStr)
 	workDir := filepath.Join(appDir, idStr)
 	if got := strings.TrimSpace(readFile(t, filepath.Join(dir, "pwd.txt"))); got != workDir {
@@ -243,7 +244,7 @@ func TestRMCleanupKillsContainersAndApplications(t *testing.T) {
 	c1, c2 := containerID(10, 1), containerID(11, 1)
 	start(t, cm, token(t, n, c1, 128), launch("exec sleep 30", nil, nil))
 	start(t, cm, token(t, n, c2, 128), launch("exec sleep 30", nil, nil))
-	appDir := filepath.Join(n.cfg.LocalDirs[0], "usercache", "alice", "appcache", ApplicationIDString(appIDOf(c2)))
+	appDir := filepath.Join(n.cfg.LocalDirs[0], "usercache", "alice", "appcache", ApplicationIDString(rpc.AppIDOf(c2)))
 	stub.waitFor(t, "both running", 5*time.Second, func() bool {
 		running := 0
 		for _, cs := range stub.last().GetContainersStatuses() {
@@ -258,7 +259,7 @@ func TestRMCleanupKillsContainersAndApplications(t *testing.T) {
 	}
 	stub.mu.Lock()
 	stub.cleanup = []*pb.ContainerIdProto{c1}
-	stub.appsCleanup = []*pb.ApplicationIdProto{appIDOf(c2)}
+	stub.appsCleanup = []*pb.ApplicationIdProto{rpc.AppIDOf(c2)}
 	stub.mu.Unlock()
 
 	if cs := stub.completed(t, c1, 10*time.Second); cs.GetExitStatus() != ExitKilledByResourceManager ||

@@ -250,7 +250,7 @@ func TestStopRevokesALeaseAndAppCleanupKillsTheExecutor(t *testing.T) {
 
 	// applications_to_cleanup kills the executor; its leases complete.
 	stub.mu.Lock()
-	stub.appsCleanup = []*pb.ApplicationIdProto{appIDOf(c2)}
+	stub.appsCleanup = []*pb.ApplicationIdProto{rpc.AppIDOf(c2)}
 	stub.mu.Unlock()
 	if cs := stub.completed(t, c2, 10*time.Second); cs.GetExitStatus() != ExitKilledAfterAppCompletion ||
 		!strings.Contains(cs.GetDiagnostics(), "application-finish") {

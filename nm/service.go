@@ -116,7 +116,7 @@ func (n *NodeManager) checkStartLocked(id *pb.ContainerTokenIdentifierProto, clc
 		return serialized(classInvalidContainer, "\nContainer %s rejected as it is allocated by a previous RM", idStr)
 	case !validUser(id.GetAppSubmitter()):
 		return serialized(rpc.ClassYarnException, "Container %s: user %q cannot name a directory", idStr, id.GetAppSubmitter())
-	case n.apps[ApplicationIDString(appIDOf(id.GetContainerId()))] != nil && n.apps[ApplicationIDString(appIDOf(id.GetContainerId()))].cleaning:
+	case n.apps[ApplicationIDString(rpc.AppIDOf(id.GetContainerId()))] != nil && n.apps[ApplicationIDString(rpc.AppIDOf(id.GetContainerId()))].cleaning:
 		return serialized(rpc.ClassYarnException, "Container %s refused: its application has finished on this node", idStr)
 	case clc == nil:
 		return serialized(rpc.ClassYarnException, "Container %s: the start request has no container launch context", idStr)
@@ -157,7 +157,7 @@ func validLinkName(k string) bool {
 func (n *NodeManager) startLocked(id *pb.ContainerTokenIdentifierProto, clc *pb.ContainerLaunchContextProto, now time.Time) *container {
 	cid := id.GetContainerId()
 	idStr := ContainerIDString(cid)
-	appID := appIDOf(cid)
+	appID := rpc.AppIDOf(cid)
 	appStr := ApplicationIDString(appID)
 	user := id.GetAppSubmitter()
 	app := n.apps[appStr]
@@ -241,7 +241,7 @@ func (s cmService) GetContainerStatuses(ctx context.Context, req *pb.GetContaine
 // lookupLocked finds a container, or YARN's exception for one it does
 // not have. Callers hold mu.
 func (n *NodeManager) lookupLocked(cid *pb.ContainerIdProto) (*container, *pb.SerializedExceptionProto) {
-	if cid == nil || appIDOf(cid) == nil {
+	if cid == nil || rpc.AppIDOf(cid) == nil {
 		return nil, serialized(rpc.ClassYarnException, "no container id given")
 	}
 	idStr := ContainerIDString(cid)

@@ -303,7 +303,7 @@ func fileResource(path string, typ pb.LocalResourceTypeProto) *pb.LocalResourceP
 
 // logDir is a container's log dir on a test NM (one log dir).
 func logDir(n *NodeManager, cid *pb.ContainerIdProto) string {
-	return filepath.Join(n.cfg.LogDirs[0], ApplicationIDString(appIDOf(cid)), ContainerIDString(cid))
+	return filepath.Join(n.cfg.LogDirs[0], ApplicationIDString(rpc.AppIDOf(cid)), ContainerIDString(cid))
 }
 
 func readFile(t *testing.T, path string) string {

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/rpc"
 	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
@@ -43,7 +44,7 @@ func DecodeContainerToken(tok *hadooppb.TokenProto) (*pb.ContainerTokenIdentifie
 		return nil, fmt.Errorf("Invalid ContainerToken: its identifier is not a ContainerTokenIdentifierProto: %v", err)
 	}
 	cid := id.GetContainerId()
-	if cid == nil || appIDOf(cid) == nil || cid.GetAppAttemptId() == nil {
+	if cid == nil || rpc.AppIDOf(cid) == nil || cid.GetAppAttemptId() == nil {
 		return nil, errors.New("Invalid ContainerToken: its identifier names no container (containerId with its application attempt)")
 	}
 	if id.GetAppSubmitter() == "" {
@@ -68,34 +69,8 @@ func (n *NodeManager) verifyContainerTokenPassword(tok *hadooppb.TokenProto, id 
 	return nil
 }
 
-// appIDOf is a container's application: from its attempt, else the
-// legacy app_id field.
-func appIDOf(cid *pb.ContainerIdProto) *pb.ApplicationIdProto {
-	if a := cid.GetAppAttemptId().GetApplicationId(); a != nil {
-		return a
-	}
-	return cid.GetAppId()
-}
-
-// containerIDMask keeps a container id's sequence number; the bits above
-// carry the RM's epoch.
-const containerIDMask = 1<<40 - 1
-
-// ContainerIDString is YARN's ContainerId.toString():
-// container_[e<epoch>_]<cluster ts>_<app, 4 digits>_<attempt, 2 digits>_<id, 6 digits>.
-func ContainerIDString(cid *pb.ContainerIdProto) string {
-	a := appIDOf(cid)
-	epoch := cid.GetId() >> 40
-	e := ""
-	if epoch > 0 {
-		e = fmt.Sprintf("e%d_", epoch)
-	}
-	return fmt.Sprintf("container_%s%d_%04d_%02d_%06d", e, a.GetClusterTimestamp(), a.GetId(),
-		cid.GetAppAttemptId().GetAttemptId(), cid.GetId()&containerIDMask)
-}
-
-// ApplicationIDString is YARN's ApplicationId.toString():
-// application_<cluster ts>_<id, 4 digits>.
-func ApplicationIDString(a *pb.ApplicationIdProto) string {
-	return fmt.Sprintf("application_%d_%04d", a.GetClusterTimestamp(), a.GetId())
-}
+// ContainerIDString and ApplicationIDString are YARN's string forms.
+var (
+	ContainerIDString   = rpc.ContainerIDString
+	ApplicationIDString = rpc.AppIDString
+)

@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -46,7 +47,7 @@ func TestIDStrings(t *testing.T) {
 	}
 	// The legacy app_id alone still names the application.
 	legacy := &pb.ContainerIdProto{AppId: cid.AppId, Id: proto.Int64(1)}
-	if got := ApplicationIDString(appIDOf(legacy)); got != "application_1700000000000_0003" {
+	if got := ApplicationIDString(rpc.AppIDOf(legacy)); got != "application_1700000000000_0003" {
 		t.Errorf("%s", got)
 	}
 }

@@ -48,7 +48,7 @@ func (r *RM) appByID(id *pb.ApplicationIdProto) (*appRec, error) {
 	if a, ok := r.apps[rm.AppID(id.GetId())]; ok && id.GetClusterTimestamp() == r.clusterTS {
 		return a, nil
 	}
-	return nil, rpc.Errorf(rpc.ClassApplicationNotFound, "Application with id '%s' doesn't exist in RM. Please check that the job submission was successful.", AppIDString(id))
+	return nil, rpc.Errorf(rpc.ClassApplicationNotFound, "Application with id '%s' doesn't exist in RM. Please check that the job submission was successful.", rpc.AppIDString(id))
 }
 
 // checkResource normalises a request to the minimum allocation and
@@ -90,7 +90,7 @@ func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitAppl
 	}
 	if id.GetClusterTimestamp() != r.clusterTS || !r.reserved[id.GetId()] {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "Application id %s was not issued by this ResourceManager (cluster timestamp %d); call getNewApplication first",
-			AppIDString(id), r.clusterTS)
+			rpc.AppIDString(id), r.clusterTS)
 	}
 	queue := sc.GetQueue()
 	if queue == "" {
@@ -104,16 +104,16 @@ func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitAppl
 		}
 		slices.Sort(known)
 		return nil, rpc.Errorf(rpc.ClassYarnException, "Application %s submitted by user %s to unknown queue: %s (queues: %s; add it to loom.queues)",
-			AppIDString(id), caller(ctx), queue, strings.Join(known, ", "))
+			rpc.AppIDString(id), caller(ctx), queue, strings.Join(known, ", "))
 	}
 	if sc.GetAmContainerSpec() == nil {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "Application %s has no AM container spec (am_container_spec)", AppIDString(id))
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Application %s has no AM container spec (am_container_spec)", rpc.AppIDString(id))
 	}
 	amRes, err := rpc.VectorFromResource(sc.GetResource())
 	if err != nil {
-		return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "AM resource of %s: %v", AppIDString(id), err)
+		return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "AM resource of %s: %v", rpc.AppIDString(id), err)
 	}
-	if amRes, err = r.checkResource("the AM container of "+AppIDString(id), amRes); err != nil {
+	if amRes, err = r.checkResource("the AM container of "+rpc.AppIDString(id), amRes); err != nil {
 		return nil, err
 	}
 	if sc.Priority != nil {
@@ -129,7 +129,7 @@ func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitAppl
 	r.apps[a.id] = a
 	r.appOrder = append(r.appOrder, a)
 	r.newAttempt(a)
-	r.log.Info().Str("app", AppIDString(id)).Str("user", a.user).Str("queue", queue).Str("name", sc.GetApplicationName()).Msg("submitted")
+	r.log.Info().Str("app", rpc.AppIDString(id)).Str("user", a.user).Str("queue", queue).Str("name", sc.GetApplicationName()).Msg("submitted")
 	return &pb.SubmitApplicationResponseProto{}, nil
 }
 
@@ -237,7 +237,7 @@ func (s clientService) ForceKillApplication(ctx context.Context, req *pb.KillApp
 		return nil, err
 	}
 	if !a.done() {
-		diag := fmt.Sprintf("Application %s was killed by user %s", AppIDString(a.yid), caller(ctx))
+		diag := fmt.Sprintf("Application %s was killed by user %s", rpc.AppIDString(a.yid), caller(ctx))
 		if d := req.GetDiagnostics(); d != "" {
 			diag += ": " + d
 		}
@@ -322,7 +322,7 @@ func (s clientService) GetContainers(ctx context.Context, req *pb.GetContainersR
 		return nil, err
 	}
 	if want.GetAttemptId() < 1 || int(want.GetAttemptId()) > len(a.attempts) {
-		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", AttemptIDString(want))
+		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", rpc.AttemptIDString(want))
 	}
 	at := a.attempts[want.GetAttemptId()-1]
 	resp := &pb.GetContainersResponseProto{}

@@ -48,10 +48,10 @@ func (r *RM) launchRequest(cr *contRec) *pb.StartContainersRequestProto {
 	a := cr.app
 	clc := proto.Clone(a.ctx.GetAmContainerSpec()).(*pb.ContainerLaunchContextProto)
 	env := map[string]string{
-		EnvContainerID:      ContainerIDString(cr.yid),
+		EnvContainerID:      rpc.ContainerIDString(cr.yid),
 		EnvAppSubmitTime:    strconv.FormatInt(a.submitted.UnixMilli(), 10),
 		EnvMaxAppAttempts:   strconv.Itoa(r.cfg.MaxAttempts),
-		EnvHadoopUser:       AttemptIDString(cr.attempt.yid),
+		EnvHadoopUser:       rpc.AttemptIDString(cr.attempt.yid),
 		EnvSchedulerAddress: advertised(r.Addr("scheduler")),
 		EnvAppSubmitter:     a.user,
 	}
@@ -101,12 +101,12 @@ func (r *RM) launchAM(cr *contRec, req *pb.StartContainersRequestProto) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
-		r.log.Warn().Err(err).Str("container", ContainerIDString(cr.yid)).Str("node", n.key).Msg("AM launch failed")
+		r.log.Warn().Err(err).Str("container", rpc.ContainerIDString(cr.yid)).Str("node", n.key).Msg("AM launch failed")
 		r.containerEnded(cr.c.ID, ExitAborted, fmt.Sprintf("Could not launch the AM on %s: %v", n.key, err), true)
 		return
 	}
 	if cr.attempt.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED {
 		cr.attempt.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED
 	}
-	r.log.Info().Str("container", ContainerIDString(cr.yid)).Str("node", n.key).Msg("AM launched")
+	r.log.Info().Str("container", rpc.ContainerIDString(cr.yid)).Str("node", n.key).Msg("AM launched")
 }

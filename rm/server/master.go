@@ -24,7 +24,7 @@ var _ rpc.ApplicationMasterServer = masterService{}
 // it, as the token's user would.
 func (r *RM) attemptOf(ctx context.Context) (*appRec, *attemptRec, error) {
 	user := caller(ctx)
-	id, err := ParseAttemptID(user)
+	id, err := rpc.ParseAttemptID(user)
 	if err != nil {
 		return nil, nil, rpc.Errorf(rpc.ClassAccessControl,
 			"the caller %q is not an application attempt: an AM must run with HADOOP_USER_NAME set to its attempt id, as the RM sets it at launch (%v)", user, err)
@@ -36,11 +36,11 @@ func (r *RM) attemptOf(ctx context.Context) (*appRec, *attemptRec, error) {
 	at := a.current()
 	if at == nil || at.n != id.GetAttemptId() {
 		return nil, nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound,
-			"%s is not the current attempt of %s", user, AppIDString(a.yid))
+			"%s is not the current attempt of %s", user, rpc.AppIDString(a.yid))
 	}
 	if a.done() {
 		return nil, nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound,
-			"%s has finished (%s): its AM may not call the scheduler", AppIDString(a.yid), a.state)
+			"%s has finished (%s): its AM may not call the scheduler", rpc.AppIDString(a.yid), a.state)
 	}
 	return a, at, nil
 }
@@ -58,7 +58,7 @@ func (s masterService) RegisterApplicationMaster(ctx context.Context, req *pb.Re
 	at.host, at.rpcPort, at.trackingURL = req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl()
 	at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING
 	a.state = pb.YarnApplicationStateProto_RUNNING
-	r.log.Info().Str("attempt", AttemptIDString(at.yid)).Str("host", at.host).Msg("AM registered")
+	r.log.Info().Str("attempt", rpc.AttemptIDString(at.yid)).Str("host", at.host).Msg("AM registered")
 	return &pb.RegisterApplicationMasterResponseProto{MaximumCapability: rpc.ResourceFromVector(r.cfg.MaxAlloc),
 		Queue:                          proto.String(a.queue),
 		SchedulerResourceTypes:         []pb.SchedulerResourceTypes{pb.SchedulerResourceTypes_MEMORY, pb.SchedulerResourceTypes_CPU},
@@ -75,7 +75,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 	}
 	if !at.registered {
 		return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered,
-			"AM is not registered for known application attempt: %s or RM had restarted after AM registered. AM should re-register.", AttemptIDString(at.yid))
+			"AM is not registered for known application attempt: %s or RM had restarted after AM registered. AM should re-register.", rpc.AttemptIDString(at.yid))
 	}
 	at.lastSeen = time.Now()
 	// YARN's response ids: the same id again means the last reply was
@@ -88,7 +88,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		default:
 			return nil, rpc.Errorf(rpc.ClassInvalidApplicationMasterRequest,
 				"Invalid responseId in AllocateRequest from application attempt: %s, expect responseId to be %d, but get %d",
-				AttemptIDString(at.yid), last.GetResponseId(), req.GetResponseId())
+				rpc.AttemptIDString(at.yid), last.GetResponseId(), req.GetResponseId())
 		}
 	}
 	// Check every ask before changing anything: a bad one fails the call.
@@ -105,7 +105,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		if err != nil {
 			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "%v", err)
 		}
-		if d, err = r.checkResource("an ask of "+AttemptIDString(at.yid), d); err != nil {
+		if d, err = r.checkResource("an ask of "+rpc.AttemptIDString(at.yid), d); err != nil {
 			return nil, err
 		}
 		n := rr.GetNumContainers()
@@ -175,7 +175,7 @@ func (s masterService) FinishApplicationMaster(ctx context.Context, req *pb.Fini
 	}
 	if !at.registered {
 		return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered,
-			"Application Master is trying to unregister before registering for: %s", AttemptIDString(at.yid))
+			"Application Master is trying to unregister before registering for: %s", rpc.AttemptIDString(at.yid))
 	}
 	final := req.GetFinalApplicationStatus()
 	state := pb.YarnApplicationStateProto_FINISHED

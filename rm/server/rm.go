@@ -262,7 +262,7 @@ func (r *RM) monitor() {
 			at := a.current()
 			if at != nil && at.registered && !a.done() && now.Sub(at.lastSeen) > r.cfg.AMExpiry {
 				r.attemptFailed(a, fmt.Sprintf("ApplicationMaster for attempt %s timed out after %v without an allocate call",
-					AttemptIDString(at.yid), r.cfg.AMExpiry))
+					rpc.AttemptIDString(at.yid), r.cfg.AMExpiry))
 			}
 		}
 		r.mu.Unlock()
@@ -371,7 +371,7 @@ func (r *RM) amContainerEnded(a *appRec, cr *contRec) {
 	if at.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED {
 		return
 	}
-	diag := fmt.Sprintf("AM container %s exited with exitCode: %d", ContainerIDString(cr.yid), cr.exit)
+	diag := fmt.Sprintf("AM container %s exited with exitCode: %d", rpc.ContainerIDString(cr.yid), cr.exit)
 	if cr.diag != "" {
 		diag += ". " + cr.diag
 	}
@@ -384,12 +384,12 @@ func (r *RM) attemptFailed(a *appRec, diag string) {
 	at := a.current()
 	at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED
 	at.diagnostics = diag
-	r.log.Warn().Str("attempt", AttemptIDString(at.yid)).Str("why", diag).Msg("attempt failed")
+	r.log.Warn().Str("attempt", rpc.AttemptIDString(at.yid)).Str("why", diag).Msg("attempt failed")
 	r.killAttemptContainers(a, at, ExitAborted, "Container of a failed attempt")
 	if len(a.attempts) >= r.cfg.MaxAttempts {
 		r.finishApp(a, pb.YarnApplicationStateProto_FAILED, pb.FinalApplicationStatusProto_APP_FAILED,
 			fmt.Sprintf("Application %s failed %d times (the maximum, yarn.resourcemanager.am.max-attempts) due to %s",
-				AppIDString(a.yid), len(a.attempts), diag))
+				rpc.AppIDString(a.yid), len(a.attempts), diag))
 		return
 	}
 	r.newAttempt(a)
@@ -428,7 +428,7 @@ func (r *RM) pushAsks(a *appRec) {
 	}
 	sortAsks(asks)
 	if err := r.step(rm.AppRequest{App: a.id, Asks: asks, Demand: demand, RemainingWork: a.work, CriticalTime: a.critical}); err != nil {
-		r.log.Error().Err(err).Str("app", AppIDString(a.yid)).Msg("core refused asks")
+		r.log.Error().Err(err).Str("app", rpc.AppIDString(a.yid)).Msg("core refused asks")
 	}
 }
 
@@ -461,10 +461,10 @@ func (r *RM) finishApp(a *appRec, state pb.YarnApplicationStateProto, final pb.F
 		n.appsClean = append(n.appsClean, a.yid)
 	}
 	if err := r.step(rm.AppRemoved{App: a.id}); err != nil {
-		r.log.Error().Err(err).Str("app", AppIDString(a.yid)).Msg("core refused app removal")
+		r.log.Error().Err(err).Str("app", rpc.AppIDString(a.yid)).Msg("core refused app removal")
 	}
 	r.forgetCompleted()
-	r.log.Info().Str("app", AppIDString(a.yid)).Str("state", state.String()).Str("final", final.String()).Msg("application done")
+	r.log.Info().Str("app", rpc.AppIDString(a.yid)).Str("state", state.String()).Str("final", final.String()).Msg("application done")
 }
 
 // forgetCompleted drops the oldest finished apps beyond

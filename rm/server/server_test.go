@@ -224,7 +224,7 @@ func TestShellAMFinishesSucceeded(t *testing.T) {
 	if got := env(start, EnvHadoopUser); !strings.HasPrefix(got, "appattempt_") || !strings.HasSuffix(got, "_000001") {
 		t.Errorf("HADOOP_USER_NAME = %q, want the attempt id", got)
 	}
-	if got := env(start, EnvContainerID); got != ContainerIDString(tok.GetContainerId()) {
+	if got := env(start, EnvContainerID); got != rpc.ContainerIDString(tok.GetContainerId()) {
 		t.Errorf("CONTAINER_ID = %q", got)
 	}
 	nm.beat()

@@ -1,4 +1,4 @@
-package server
+package rpc
 
 import (
 	"strings"
@@ -17,6 +17,10 @@ func TestIDStrings(t *testing.T) {
 		{AppIDString(app), "application_1700000000000_0007"},
 		{AttemptIDString(att), "appattempt_1700000000000_0007_000002"},
 		{ContainerIDString(c), "container_1700000000000_0007_02_000015"},
+		// After an RM restart the epoch rides in the id's high bits.
+		{ContainerIDString(&pb.ContainerIdProto{AppAttemptId: att, Id: proto.Int64(1<<40 | 15)}), "container_e1_1700000000000_0007_02_000015"},
+		// The legacy app_id field alone still names the app.
+		{ContainerIDString(&pb.ContainerIdProto{AppId: app, Id: proto.Int64(3)}), "container_1700000000000_0007_00_000003"},
 	}
 	for _, tc := range tests {
 		if tc.got != tc.want {

@@ -1,4 +1,4 @@
-package server
+package rpc
 
 import (
 	"fmt"
@@ -23,11 +23,29 @@ func AttemptIDString(id *pb.ApplicationAttemptIdProto) string {
 	return fmt.Sprintf("appattempt_%d_%04d_%06d", a.GetClusterTimestamp(), a.GetId(), id.GetAttemptId())
 }
 
-// ContainerIDString is container_<ts>_<app>_<attempt, 2 digits>_<id, 6 digits>.
-func ContainerIDString(id *pb.ContainerIdProto) string {
-	att := id.GetAppAttemptId()
-	a := att.GetApplicationId()
-	return fmt.Sprintf("container_%d_%04d_%02d_%06d", a.GetClusterTimestamp(), a.GetId(), att.GetAttemptId(), id.GetId())
+// AppIDOf is a container's application: from its attempt, else the
+// legacy app_id field.
+func AppIDOf(cid *pb.ContainerIdProto) *pb.ApplicationIdProto {
+	if a := cid.GetAppAttemptId().GetApplicationId(); a != nil {
+		return a
+	}
+	return cid.GetAppId()
+}
+
+// containerIDMask keeps a container id's sequence number; the bits above
+// carry the RM's epoch.
+const containerIDMask = 1<<40 - 1
+
+// ContainerIDString is YARN's ContainerId.toString():
+// container_[e<epoch>_]<cluster ts>_<app, 4 digits>_<attempt, 2 digits>_<id, 6 digits>.
+func ContainerIDString(cid *pb.ContainerIdProto) string {
+	a := AppIDOf(cid)
+	e := ""
+	if epoch := cid.GetId() >> 40; epoch > 0 {
+		e = fmt.Sprintf("e%d_", epoch)
+	}
+	return fmt.Sprintf("container_%s%d_%04d_%02d_%06d", e, a.GetClusterTimestamp(), a.GetId(),
+		cid.GetAppAttemptId().GetAttemptId(), cid.GetId()&containerIDMask)
 }
 
 // ParseAttemptID reads appattempt_<ts>_<app>_<attempt>.
