@@ -5,9 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/loomrm/loom/nm/executor"
@@ -31,7 +29,7 @@ SIGINT or SIGTERM revokes every lease, killing command tasks, and stops it.`,
 			if addrFile == "" {
 				addrFile = os.Getenv(executor.AddrFileEnv)
 			}
-			log := zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly}).With().Timestamp().Logger()
+			log := daemonLogger()
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			return executor.RunProcess(ctx, executor.ProcessOptions{Listen: listen, AddrFile: addrFile, Log: log})

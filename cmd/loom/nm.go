@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
 	"github.com/loomrm/loom/internal/hadoopconf"
@@ -69,7 +68,7 @@ SIGINT or SIGTERM kills the containers and stops the NodeManager.`,
 			}
 			cfg.ConfDir = hadoopconf.Dir(cf.dir)
 
-			log := zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly}).With().Timestamp().Logger()
+			log := daemonLogger()
 			n, err := nm.New(cfg, log)
 			if err != nil {
 				return err

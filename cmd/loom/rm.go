@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/rm/server"
@@ -44,8 +45,11 @@ func (f *confFlags) load(defaults map[string]string, files []string) (*hadoopcon
 	return c, nil
 }
 
+// daemonLogger logs to stderr, in colour only on a terminal, so that
+// redirected logs stay plain text.
 func daemonLogger() zerolog.Logger {
-	return zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly}).With().Timestamp().Logger()
+	w := zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.TimeOnly, NoColor: !term.IsTerminal(int(os.Stderr.Fd()))}
+	return zerolog.New(w).With().Timestamp().Logger()
 }
 
 // untilSignal waits for SIGINT or SIGTERM.
