@@ -72,10 +72,11 @@ type Response struct {
 	Tokens    map[int64]*pb.ContainerProto // by container id: node, token, for starting it
 	Completed []*pb.ContainerStatusProto
 	// Share is A_k, the AM's DRF share; PAltruism the probability in force;
-	// Leftover the cluster's unallocated resources.
+	// Leftover the cluster's unallocated resources; Capacity its live nodes'.
 	Share     fairness.Vector
 	PAltruism float64
 	Leftover  fairness.Vector
+	Capacity  fairness.Vector
 	Nodes     int
 }
 
@@ -118,6 +119,9 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 		return nil, err
 	}
 	if out.Leftover, err = rpc.VectorFromResource(resp.GetLoomLeftover()); err != nil {
+		return nil, err
+	}
+	if out.Capacity, err = rpc.VectorFromResource(resp.GetLoomClusterCapacity()); err != nil {
 		return nil, err
 	}
 	for _, ct := range resp.GetAllocatedContainers() {

@@ -138,8 +138,8 @@ func TestClientAgainstARealRM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.PAltruism != 1 || resp.Share.IsZero() || resp.Nodes != 1 {
-		t.Errorf("first reply: share %v, P %v, nodes %d", resp.Share, resp.PAltruism, resp.Nodes)
+	if resp.PAltruism != 1 || resp.Share.IsZero() || resp.Nodes != 1 || resp.Capacity != fairness.New(16384, 16) {
+		t.Errorf("first reply: share %v, P %v, nodes %d, capacity %v", resp.Share, resp.PAltruism, resp.Nodes, resp.Capacity)
 	}
 	n.beat(t)
 	resp, err = cl.Allocate(ctx, req, nil, 0.2)

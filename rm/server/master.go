@@ -159,7 +159,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		Limit:           rpc.ResourceFromVector(share.Sub(usage).ClampZero()),
 		NumClusterNodes: proto.Int32(int32(live)),
 		LoomShare:       rpc.ResourceFromVector(share), LoomPAltruism: proto.Float64(r.core.PAltruism()),
-		LoomLeftover: rpc.ResourceFromVector(capacity.Sub(used).ClampZero())}
+		LoomLeftover: rpc.ResourceFromVector(capacity.Sub(used).ClampZero()), LoomClusterCapacity: rpc.ResourceFromVector(capacity)}
 	a.newConts, a.completed = nil, nil
 	a.lastResp = resp
 	return resp, nil

@@ -976,9 +976,12 @@ type AllocateResponseProto struct {
 	// altruistically.
 	LoomPAltruism *float64 `protobuf:"fixed64,1001,opt,name=loom_p_altruism,json=loomPAltruism" json:"loom_p_altruism,omitempty"`
 	// Loom: the cluster's leftover pool.
-	LoomLeftover  *ResourceProto `protobuf:"bytes,1002,opt,name=loom_leftover,json=loomLeftover" json:"loom_leftover,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LoomLeftover *ResourceProto `protobuf:"bytes,1002,opt,name=loom_leftover,json=loomLeftover" json:"loom_leftover,omitempty"`
+	// Loom: the capacity of the live nodes, which an AM's plan normalises
+	// remaining work by.
+	LoomClusterCapacity *ResourceProto `protobuf:"bytes,1003,opt,name=loom_cluster_capacity,json=loomClusterCapacity" json:"loom_cluster_capacity,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *AllocateResponseProto) Reset() {
@@ -1147,6 +1150,13 @@ func (x *AllocateResponseProto) GetLoomPAltruism() float64 {
 func (x *AllocateResponseProto) GetLoomLeftover() *ResourceProto {
 	if x != nil {
 		return x.LoomLeftover
+	}
+	return nil
+}
+
+func (x *AllocateResponseProto) GetLoomClusterCapacity() *ResourceProto {
+	if x != nil {
+		return x.LoomClusterCapacity
 	}
 	return nil
 }
@@ -5746,7 +5756,7 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\tcontainer\x18\x02 \x02(\v2\x1b.hadoop.yarn.ContainerProtoR\tcontainer\"u\n" +
 	"\x15EnhancedHeadroomProto\x12.\n" +
 	"\x13total_pending_count\x18\x01 \x01(\x05R\x11totalPendingCount\x12,\n" +
-	"\x12total_active_cores\x18\x02 \x01(\x05R\x10totalActiveCores\"\x88\v\n" +
+	"\x12total_active_cores\x18\x02 \x01(\x05R\x10totalActiveCores\"\xd9\v\n" +
 	"\x15AllocateResponseProto\x12;\n" +
 	"\va_m_command\x18\x01 \x01(\x0e2\x1b.hadoop.yarn.AMCommandProtoR\taMCommand\x12\x1f\n" +
 	"\vresponse_id\x18\x02 \x01(\x05R\n" +
@@ -5769,7 +5779,8 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\n" +
 	"loom_share\x18\xe8\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\tloomShare\x12'\n" +
 	"\x0floom_p_altruism\x18\xe9\a \x01(\x01R\rloomPAltruism\x12@\n" +
-	"\rloom_leftover\x18\xea\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\floomLeftover\"\x1f\n" +
+	"\rloom_leftover\x18\xea\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\floomLeftover\x12O\n" +
+	"\x15loom_cluster_capacity\x18\xeb\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x13loomClusterCapacity\"\x1f\n" +
 	"\x1dGetNewApplicationRequestProto\"\xb2\x01\n" +
 	"\x1eGetNewApplicationResponseProto\x12F\n" +
 	"\x0eapplication_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12H\n" +
@@ -6238,95 +6249,96 @@ var file_yarn_yarn_service_protos_proto_depIdxs = []int32{
 	13,  // 37: hadoop.yarn.AllocateResponseProto.enhanced_headroom:type_name -> hadoop.yarn.EnhancedHeadroomProto
 	114, // 38: hadoop.yarn.AllocateResponseProto.loom_share:type_name -> hadoop.yarn.ResourceProto
 	114, // 39: hadoop.yarn.AllocateResponseProto.loom_leftover:type_name -> hadoop.yarn.ResourceProto
-	134, // 40: hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	114, // 41: hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
-	134, // 42: hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	135, // 43: hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> hadoop.yarn.ApplicationReportProto
-	136, // 44: hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> hadoop.yarn.ApplicationSubmissionContextProto
-	137, // 45: hadoop.yarn.FailApplicationAttemptRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	134, // 46: hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	134, // 47: hadoop.yarn.SetApplicationTagsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	138, // 48: hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> hadoop.yarn.YarnClusterMetricsProto
-	134, // 49: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	139, // 50: hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> hadoop.yarn.YarnApplicationStateProto
-	2,   // 51: hadoop.yarn.GetApplicationsRequestProto.scope:type_name -> hadoop.yarn.ApplicationsRequestScopeProto
-	135, // 52: hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
-	140, // 53: hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> hadoop.yarn.NodeStateProto
-	129, // 54: hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> hadoop.yarn.NodeReportProto
-	141, // 55: hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> hadoop.yarn.QueueInfoProto
-	142, // 56: hadoop.yarn.GetQueueUserAclsInfoResponseProto.queueUserAcls:type_name -> hadoop.yarn.QueueUserACLInfoProto
-	143, // 57: hadoop.yarn.GetNodesToLabelsResponseProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
-	144, // 58: hadoop.yarn.GetLabelsToNodesResponseProto.labelsToNodes:type_name -> hadoop.yarn.LabelsToNodeIdsProto
-	145, // 59: hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
-	146, // 60: hadoop.yarn.GetClusterNodeAttributesResponseProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeInfoProto
-	147, // 61: hadoop.yarn.GetAttributesToNodesRequestProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeKeyProto
-	148, // 62: hadoop.yarn.GetAttributesToNodesResponseProto.attributesToNodes:type_name -> hadoop.yarn.AttributeToNodesProto
-	149, // 63: hadoop.yarn.GetNodesToAttributesResponseProto.nodesToAttributes:type_name -> hadoop.yarn.NodeToAttributesProto
-	134, // 64: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	131, // 65: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
-	131, // 66: hadoop.yarn.UpdateApplicationPriorityResponseProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
-	120, // 67: hadoop.yarn.SignalContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	150, // 68: hadoop.yarn.SignalContainerRequestProto.command:type_name -> hadoop.yarn.SignalContainerCommandProto
-	134, // 69: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	151, // 70: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
-	151, // 71: hadoop.yarn.UpdateApplicationTimeoutsResponseProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
-	117, // 72: hadoop.yarn.GetAllResourceProfilesResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
-	114, // 73: hadoop.yarn.GetResourceProfileResponseProto.resources:type_name -> hadoop.yarn.ResourceProto
-	118, // 74: hadoop.yarn.GetAllResourceTypeInfoResponseProto.resource_type_info:type_name -> hadoop.yarn.ResourceTypeInfoProto
-	152, // 75: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	126, // 76: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> loom.hadoop.common.TokenProto
-	153, // 77: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
-	120, // 78: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	120, // 79: hadoop.yarn.ResourceLocalizationRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	154, // 80: hadoop.yarn.ResourceLocalizationRequestProto.local_resources:type_name -> hadoop.yarn.StringLocalResourceMapProto
-	120, // 81: hadoop.yarn.ReInitializeContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	152, // 82: hadoop.yarn.ReInitializeContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	63,  // 83: hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> hadoop.yarn.StartContainerRequestProto
-	120, // 84: hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	155, // 85: hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> hadoop.yarn.SerializedExceptionProto
-	153, // 86: hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
-	120, // 87: hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	75,  // 88: hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	120, // 89: hadoop.yarn.StopContainersRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	120, // 90: hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	75,  // 91: hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	120, // 92: hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	128, // 93: hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
-	75,  // 94: hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	126, // 95: hadoop.yarn.IncreaseContainersResourceRequestProto.increase_containers:type_name -> loom.hadoop.common.TokenProto
-	120, // 96: hadoop.yarn.IncreaseContainersResourceResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	75,  // 97: hadoop.yarn.IncreaseContainersResourceResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	126, // 98: hadoop.yarn.ContainerUpdateRequestProto.update_container_token:type_name -> loom.hadoop.common.TokenProto
-	120, // 99: hadoop.yarn.ContainerUpdateResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	75,  // 100: hadoop.yarn.ContainerUpdateResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	120, // 101: hadoop.yarn.GetLocalizationStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	88,  // 102: hadoop.yarn.GetLocalizationStatusesResponseProto.cntn_localization_statuses:type_name -> hadoop.yarn.ContainerLocalizationStatusesProto
-	75,  // 103: hadoop.yarn.GetLocalizationStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	3,   // 104: hadoop.yarn.LocalizationStatusProto.localization_state:type_name -> hadoop.yarn.LocalizationStateProto
-	120, // 105: hadoop.yarn.ContainerLocalizationStatusesProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	87,  // 106: hadoop.yarn.ContainerLocalizationStatusesProto.localization_statuses:type_name -> hadoop.yarn.LocalizationStatusProto
-	137, // 107: hadoop.yarn.GetApplicationAttemptReportRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	156, // 108: hadoop.yarn.GetApplicationAttemptReportResponseProto.application_attempt_report:type_name -> hadoop.yarn.ApplicationAttemptReportProto
-	134, // 109: hadoop.yarn.GetApplicationAttemptsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	156, // 110: hadoop.yarn.GetApplicationAttemptsResponseProto.application_attempts:type_name -> hadoop.yarn.ApplicationAttemptReportProto
-	120, // 111: hadoop.yarn.GetContainerReportRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	157, // 112: hadoop.yarn.GetContainerReportResponseProto.container_report:type_name -> hadoop.yarn.ContainerReportProto
-	137, // 113: hadoop.yarn.GetContainersRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	157, // 114: hadoop.yarn.GetContainersResponseProto.containers:type_name -> hadoop.yarn.ContainerReportProto
-	134, // 115: hadoop.yarn.UseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	134, // 116: hadoop.yarn.ReleaseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	158, // 117: hadoop.yarn.GetNewReservationResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	159, // 118: hadoop.yarn.ReservationSubmissionRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	158, // 119: hadoop.yarn.ReservationSubmissionRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	159, // 120: hadoop.yarn.ReservationUpdateRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	158, // 121: hadoop.yarn.ReservationUpdateRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	158, // 122: hadoop.yarn.ReservationDeleteRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	160, // 123: hadoop.yarn.ReservationListResponseProto.reservations:type_name -> hadoop.yarn.ReservationAllocationStateProto
-	124, // [124:124] is the sub-list for method output_type
-	124, // [124:124] is the sub-list for method input_type
-	124, // [124:124] is the sub-list for extension type_name
-	124, // [124:124] is the sub-list for extension extendee
-	0,   // [0:124] is the sub-list for field type_name
+	114, // 40: hadoop.yarn.AllocateResponseProto.loom_cluster_capacity:type_name -> hadoop.yarn.ResourceProto
+	134, // 41: hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	114, // 42: hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
+	134, // 43: hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	135, // 44: hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> hadoop.yarn.ApplicationReportProto
+	136, // 45: hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> hadoop.yarn.ApplicationSubmissionContextProto
+	137, // 46: hadoop.yarn.FailApplicationAttemptRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	134, // 47: hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	134, // 48: hadoop.yarn.SetApplicationTagsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	138, // 49: hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> hadoop.yarn.YarnClusterMetricsProto
+	134, // 50: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	139, // 51: hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> hadoop.yarn.YarnApplicationStateProto
+	2,   // 52: hadoop.yarn.GetApplicationsRequestProto.scope:type_name -> hadoop.yarn.ApplicationsRequestScopeProto
+	135, // 53: hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
+	140, // 54: hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> hadoop.yarn.NodeStateProto
+	129, // 55: hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> hadoop.yarn.NodeReportProto
+	141, // 56: hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> hadoop.yarn.QueueInfoProto
+	142, // 57: hadoop.yarn.GetQueueUserAclsInfoResponseProto.queueUserAcls:type_name -> hadoop.yarn.QueueUserACLInfoProto
+	143, // 58: hadoop.yarn.GetNodesToLabelsResponseProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
+	144, // 59: hadoop.yarn.GetLabelsToNodesResponseProto.labelsToNodes:type_name -> hadoop.yarn.LabelsToNodeIdsProto
+	145, // 60: hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
+	146, // 61: hadoop.yarn.GetClusterNodeAttributesResponseProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeInfoProto
+	147, // 62: hadoop.yarn.GetAttributesToNodesRequestProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeKeyProto
+	148, // 63: hadoop.yarn.GetAttributesToNodesResponseProto.attributesToNodes:type_name -> hadoop.yarn.AttributeToNodesProto
+	149, // 64: hadoop.yarn.GetNodesToAttributesResponseProto.nodesToAttributes:type_name -> hadoop.yarn.NodeToAttributesProto
+	134, // 65: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	131, // 66: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
+	131, // 67: hadoop.yarn.UpdateApplicationPriorityResponseProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
+	120, // 68: hadoop.yarn.SignalContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	150, // 69: hadoop.yarn.SignalContainerRequestProto.command:type_name -> hadoop.yarn.SignalContainerCommandProto
+	134, // 70: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	151, // 71: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
+	151, // 72: hadoop.yarn.UpdateApplicationTimeoutsResponseProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
+	117, // 73: hadoop.yarn.GetAllResourceProfilesResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
+	114, // 74: hadoop.yarn.GetResourceProfileResponseProto.resources:type_name -> hadoop.yarn.ResourceProto
+	118, // 75: hadoop.yarn.GetAllResourceTypeInfoResponseProto.resource_type_info:type_name -> hadoop.yarn.ResourceTypeInfoProto
+	152, // 76: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	126, // 77: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> loom.hadoop.common.TokenProto
+	153, // 78: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
+	120, // 79: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	120, // 80: hadoop.yarn.ResourceLocalizationRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	154, // 81: hadoop.yarn.ResourceLocalizationRequestProto.local_resources:type_name -> hadoop.yarn.StringLocalResourceMapProto
+	120, // 82: hadoop.yarn.ReInitializeContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	152, // 83: hadoop.yarn.ReInitializeContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	63,  // 84: hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> hadoop.yarn.StartContainerRequestProto
+	120, // 85: hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	155, // 86: hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> hadoop.yarn.SerializedExceptionProto
+	153, // 87: hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
+	120, // 88: hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	75,  // 89: hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	120, // 90: hadoop.yarn.StopContainersRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	120, // 91: hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	75,  // 92: hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	120, // 93: hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	128, // 94: hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
+	75,  // 95: hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	126, // 96: hadoop.yarn.IncreaseContainersResourceRequestProto.increase_containers:type_name -> loom.hadoop.common.TokenProto
+	120, // 97: hadoop.yarn.IncreaseContainersResourceResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	75,  // 98: hadoop.yarn.IncreaseContainersResourceResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	126, // 99: hadoop.yarn.ContainerUpdateRequestProto.update_container_token:type_name -> loom.hadoop.common.TokenProto
+	120, // 100: hadoop.yarn.ContainerUpdateResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	75,  // 101: hadoop.yarn.ContainerUpdateResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	120, // 102: hadoop.yarn.GetLocalizationStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	88,  // 103: hadoop.yarn.GetLocalizationStatusesResponseProto.cntn_localization_statuses:type_name -> hadoop.yarn.ContainerLocalizationStatusesProto
+	75,  // 104: hadoop.yarn.GetLocalizationStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	3,   // 105: hadoop.yarn.LocalizationStatusProto.localization_state:type_name -> hadoop.yarn.LocalizationStateProto
+	120, // 106: hadoop.yarn.ContainerLocalizationStatusesProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	87,  // 107: hadoop.yarn.ContainerLocalizationStatusesProto.localization_statuses:type_name -> hadoop.yarn.LocalizationStatusProto
+	137, // 108: hadoop.yarn.GetApplicationAttemptReportRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	156, // 109: hadoop.yarn.GetApplicationAttemptReportResponseProto.application_attempt_report:type_name -> hadoop.yarn.ApplicationAttemptReportProto
+	134, // 110: hadoop.yarn.GetApplicationAttemptsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	156, // 111: hadoop.yarn.GetApplicationAttemptsResponseProto.application_attempts:type_name -> hadoop.yarn.ApplicationAttemptReportProto
+	120, // 112: hadoop.yarn.GetContainerReportRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	157, // 113: hadoop.yarn.GetContainerReportResponseProto.container_report:type_name -> hadoop.yarn.ContainerReportProto
+	137, // 114: hadoop.yarn.GetContainersRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	157, // 115: hadoop.yarn.GetContainersResponseProto.containers:type_name -> hadoop.yarn.ContainerReportProto
+	134, // 116: hadoop.yarn.UseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	134, // 117: hadoop.yarn.ReleaseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	158, // 118: hadoop.yarn.GetNewReservationResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	159, // 119: hadoop.yarn.ReservationSubmissionRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	158, // 120: hadoop.yarn.ReservationSubmissionRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	159, // 121: hadoop.yarn.ReservationUpdateRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	158, // 122: hadoop.yarn.ReservationUpdateRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	158, // 123: hadoop.yarn.ReservationDeleteRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	160, // 124: hadoop.yarn.ReservationListResponseProto.reservations:type_name -> hadoop.yarn.ReservationAllocationStateProto
+	125, // [125:125] is the sub-list for method output_type
+	125, // [125:125] is the sub-list for method input_type
+	125, // [125:125] is the sub-list for extension type_name
+	125, // [125:125] is the sub-list for extension extendee
+	0,   // [0:125] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_service_protos_proto_init() }
