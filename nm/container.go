@@ -60,6 +60,9 @@ type container struct {
 	cancel context.CancelFunc
 	exited chan struct{} // closed when the process has been reaped
 	exec   *appExecutor  // a lease's executor; nil for a process container
+	// settled is closed when a lease's grant has been tried, so that
+	// startContainers answers only once the AM can start tasks on it.
+	settled chan struct{}
 
 	// mu: NodeManager.mu
 	state      containerState

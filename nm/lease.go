@@ -260,6 +260,7 @@ func (n *NodeManager) stopExecutorLocked(x *appExecutor, status int32, diag stri
 // executor listens; the container is RUNNING while granted.
 func (n *NodeManager) runLease(c *container) {
 	defer n.work.Done()
+	defer close(c.settled)
 	x := c.exec
 	select {
 	case <-x.ready:

@@ -77,6 +77,7 @@ func (s cmService) StartContainers(ctx context.Context, req *pb.StartContainersR
 	resp := &pb.StartContainersResponseProto{}
 	now := time.Now()
 	var execs []*appExecutor
+	var leases []*container
 	for i, r := range reqs {
 		id := ids[i]
 		cid := id.GetContainerId()
@@ -84,12 +85,26 @@ func (s cmService) StartContainers(ctx context.Context, req *pb.StartContainersR
 			resp.FailedRequests = append(resp.FailedRequests, failure(cid, e))
 			continue
 		}
-		if c := n.startLocked(id, r.GetContainerLaunchContext(), now); c.exec != nil && !slices.Contains(execs, c.exec) {
-			execs = append(execs, c.exec)
+		c := n.startLocked(id, r.GetContainerLaunchContext(), now)
+		if c.exec != nil {
+			leases = append(leases, c)
+			if !slices.Contains(execs, c.exec) {
+				execs = append(execs, c.exec)
+			}
 		}
 		resp.SucceededRequests = append(resp.SucceededRequests, cid)
 	}
 	n.mu.Unlock()
+	// The AM starts tasks on a lease as soon as this returns: wait
+	// (bounded) until each lease has been granted or refused.
+	deadline := time.NewTimer(executorStartTimeout + leaseCallTimeout)
+	defer deadline.Stop()
+	for _, c := range leases {
+		select {
+		case <-c.settled:
+		case <-deadline.C:
+		}
+	}
 	// A lease's AM needs its executor's address: wait (bounded) for it.
 	for _, x := range execs {
 		if addr := waitExecutorAddr(x); addr != "" {
@@ -189,6 +204,7 @@ func (n *NodeManager) startLocked(id *pb.ContainerTokenIdentifierProto, clc *pb.
 	n.work.Add(1)
 	if isLease(clc) {
 		c.exec = n.executorForLocked(app, c)
+		c.settled = make(chan struct{})
 		go n.runLease(c)
 	} else {
 		go n.run(c)
