@@ -1,0 +1,324 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loomrm/loom/am"
+	"github.com/loomrm/loom/nm/executor"
+	"github.com/loomrm/loom/rpc"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// ExecutorMetaKey is where a NodeManager's startContainers reply names
+// the app's executor (nm.ExecutorMetaKey).
+const ExecutorMetaKey = "loom.executor"
+
+// Runner runs one DAG job: the am core decides, the RM grants, and each
+// task runs on the app's executor on the granted container's node, one
+// task per container.
+type Runner struct {
+	Client *Client
+	DAG    *am.DAG
+	// TaskKind is the executor task kind stages run as: synthetic (they
+	// really use their demand for their duration) or noop.
+	TaskKind string
+	// TimeScale multiplies every stage's duration (a demo runs queries
+	// in a minute).
+	TimeScale float64
+	// Tick bounds how long the AM waits between allocate calls (YARN's
+	// AMs heartbeat every second; 100 ms by default).
+	Tick time.Duration
+	Log  zerolog.Logger
+
+	start     time.Time
+	nodes     map[string]*rpc.Client
+	execs     map[string]*execConn
+	running   map[int64]*task
+	done      chan taskDone
+	wg        sync.WaitGroup
+	cancel    context.CancelFunc
+	templates map[string]executor.Template
+}
+
+type execConn struct {
+	client    executor.Client
+	rpc       *rpc.Client
+	installed map[string]bool
+}
+
+type task struct {
+	rec  am.TaskRecord
+	node string
+}
+
+type taskDone struct {
+	container int64
+	ok        bool
+	why       string
+}
+
+func (r *Runner) now() time.Duration { return time.Since(r.start) }
+
+// Run drives the job to its end and unregisters with its final status.
+func (r *Runner) Run(ctx context.Context) error {
+	if r.TimeScale <= 0 {
+		r.TimeScale = 1
+	}
+	if r.Tick <= 0 {
+		r.Tick = 100 * time.Millisecond
+	}
+	if r.TaskKind == "" {
+		r.TaskKind = executor.KindSynthetic
+	}
+	ctx, r.cancel = context.WithCancel(ctx)
+	defer r.close()
+	r.start = time.Now()
+	r.nodes, r.execs, r.running = map[string]*rpc.Client{}, map[string]*execConn{}, map[int64]*task{}
+	r.done = make(chan taskDone, 1024)
+	r.templates = map[string]executor.Template{}
+	for _, s := range r.DAG.Job().Stages {
+		r.templates[s.Name] = executor.Template{ID: s.Name, Kind: r.TaskKind, Demand: s.Demand,
+			Duration: time.Duration(float64(s.Duration) * r.TimeScale)}
+	}
+	resp, err := r.Client.Allocate(ctx, am.Request{}, nil, 0)
+	if err != nil {
+		return err
+	}
+	var release []int64
+	total := r.DAG.Job().TotalTasks()
+	for {
+		req := r.DAG.Decide(r.now(), resp.Share, resp.Capacity, resp.PAltruism)
+		progress := float32(len(r.DAG.History())) / float32(max(total, 1))
+		if resp, err = r.Client.Allocate(ctx, req, release, min(progress, 1)); err != nil {
+			return err
+		}
+		release = nil
+		release = append(release, r.launch(ctx, resp)...)
+		for _, cs := range resp.Completed {
+			// A container the RM ended under a running task: its node
+			// was lost, or it was killed.
+			if _, ok := r.running[cs.GetContainerId().GetId()]; ok {
+				r.finished(taskDone{container: cs.GetContainerId().GetId(),
+					why: fmt.Sprintf("container ended by the RM (exit %d): %s", cs.GetExitStatus(), cs.GetDiagnostics())})
+			}
+		}
+		// Wait for a completion, a due wake, or the tick.
+		wait := r.Tick
+		if req.HasWake {
+			wait = min(wait, max(req.Wake-r.now(), time.Millisecond))
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case d := <-r.done:
+			release = append(release, r.finished(d)...)
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			return ctx.Err()
+		}
+		timer.Stop()
+		for drained := false; !drained; {
+			select {
+			case d := <-r.done:
+				release = append(release, r.finished(d)...)
+			default:
+				drained = true
+			}
+		}
+		if err := r.DAG.Failed(); err != nil {
+			r.Client.Allocate(ctx, am.Request{}, release, 1)
+			return errors.Join(err, r.Client.Finish(ctx, false, err.Error()))
+		}
+		if r.DAG.Finished() {
+			r.Client.Allocate(ctx, am.Request{}, release, 1)
+			return r.Client.Finish(ctx, true, fmt.Sprintf("%d tasks in %v", len(r.DAG.History()), r.now().Round(time.Millisecond)))
+		}
+	}
+}
+
+// finished reports a task's end to the core and releases its container.
+func (r *Runner) finished(d taskDone) []int64 {
+	t, ok := r.running[d.container]
+	if !ok {
+		return nil
+	}
+	delete(r.running, d.container)
+	if _, err := r.DAG.Completed(r.now(), d.container, d.ok); err != nil {
+		r.Log.Error().Err(err).Msg("completion the core does not know")
+	}
+	if !d.ok {
+		r.Log.Warn().Str("stage", t.rec.Stage).Int("task", t.rec.Task).Str("why", d.why).Msg("task failed")
+	}
+	return []int64{d.container}
+}
+
+// launch binds each granted container to a task, starts the containers
+// on their nodes as executor leases, and starts the tasks; it returns the
+// containers no task wanted.
+func (r *Runner) launch(ctx context.Context, resp *Response) []int64 {
+	var release []int64
+	byNode := map[string][]am.TaskRecord{}
+	for _, g := range resp.Granted {
+		rec, ok := r.DAG.Bind(r.now(), g)
+		if !ok {
+			release = append(release, g.ID)
+			continue
+		}
+		r.running[g.ID] = &task{rec: rec, node: g.Node}
+		byNode[g.Node] = append(byNode[g.Node], rec)
+	}
+	for node, recs := range byNode {
+		if err := r.startOn(ctx, node, recs, resp); err != nil {
+			r.Log.Warn().Err(err).Str("node", node).Msg("could not start tasks")
+			for _, rec := range recs {
+				r.done <- taskDone{container: rec.Container, why: err.Error()}
+			}
+		}
+	}
+	return release
+}
+
+func (r *Runner) startOn(ctx context.Context, node string, recs []am.TaskRecord, resp *Response) error {
+	cm, ok := r.nodes[node]
+	if !ok {
+		cm = rpc.NewClient(node, rpc.ClientOptions{User: r.Client.attempt})
+		r.nodes[node] = cm
+	}
+	req := &pb.StartContainersRequestProto{}
+	for _, rec := range recs {
+		req.StartContainerRequest = append(req.StartContainerRequest, &pb.StartContainerRequestProto{
+			ContainerToken: resp.Tokens[rec.Container].GetContainerToken(),
+			ContainerLaunchContext: &pb.ContainerLaunchContextProto{Environment: []*pb.StringStringMapProto{
+				{Key: proto.String("LOOM_EXECUTOR"), Value: proto.String("1")}}}})
+	}
+	sr, err := rpc.ContainerManagementClient{C: cm}.StartContainers(ctx, req)
+	if err != nil {
+		return err
+	}
+	if f := sr.GetFailedRequests(); len(f) > 0 {
+		return fmt.Errorf("%s: %s", f[0].GetException().GetClassName(), f[0].GetException().GetMessage())
+	}
+	addr := ""
+	for _, kv := range sr.GetServicesMetaData() {
+		if kv.GetKey() == ExecutorMetaKey {
+			addr = string(kv.GetValue())
+		}
+	}
+	if addr == "" {
+		return fmt.Errorf("node %s named no executor in its startContainers reply", node)
+	}
+	x, err := r.executor(ctx, addr)
+	if err != nil {
+		return err
+	}
+	starts := make([]executor.TaskStart, 0, len(recs))
+	for _, rec := range recs {
+		if !x.installed[rec.Stage] {
+			if err := x.client.Install(ctx, r.templates[rec.Stage]); err != nil {
+				return err
+			}
+			x.installed[rec.Stage] = true
+		}
+		starts = append(starts, executor.TaskStart{Lease: executor.LeaseID(rec.Container),
+			Task: executor.TaskID{Template: rec.Stage, Index: int32(rec.Task), Attempt: int32(rec.Attempt)}})
+	}
+	refused, err := x.client.StartTasks(ctx, starts)
+	if err != nil {
+		return err
+	}
+	for _, f := range refused {
+		r.done <- taskDone{container: int64(f.Task.Lease), why: "refused by the executor: " + f.Reason}
+	}
+	return nil
+}
+
+// executor connects to an executor and starts collecting its completions.
+func (r *Runner) executor(ctx context.Context, addr string) (*execConn, error) {
+	if x, ok := r.execs[addr]; ok {
+		return x, nil
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, fmt.Errorf("executor address %q: %w", addr, err)
+	}
+	cl := rpc.NewClient(addr, rpc.ClientOptions{User: r.Client.attempt})
+	x := &execConn{client: executor.Client{C: cl}, rpc: cl, installed: map[string]bool{}}
+	r.execs[addr] = x
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		for ctx.Err() == nil {
+			cs, err := x.client.WaitCompletions(ctx, time.Second, 0)
+			if err != nil {
+				if ctx.Err() == nil {
+					r.Log.Warn().Err(err).Str("executor", addr).Msg("lost the executor")
+				}
+				return
+			}
+			for _, c := range cs {
+				why := c.Err
+				if c.Exit != 0 && why == "" {
+					why = "exit " + strconv.Itoa(c.Exit)
+				}
+				select {
+				case r.done <- taskDone{container: int64(c.Lease), ok: c.Exit == 0, why: why}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return x, nil
+}
+
+func (r *Runner) close() {
+	r.cancel()
+	r.wg.Wait()
+	for _, x := range r.execs {
+		x.rpc.Close()
+	}
+	for _, c := range r.nodes {
+		c.Close()
+	}
+}
+
+// WriteHistory writes the job's task history as JSON: for each task its
+// stage, index, attempt, container, node, start and end (ms since the AM
+// started), and whether it ran as DEFAULT or ALTRUISTIC.
+func (r *Runner) WriteHistory(path string) error {
+	type rec struct {
+		Stage     string `json:"stage"`
+		Task      int    `json:"task"`
+		Attempt   int    `json:"attempt"`
+		Container int64  `json:"container"`
+		Node      string `json:"node"`
+		StartMs   int64  `json:"start_ms"`
+		EndMs     int64  `json:"end_ms"`
+		Kind      string `json:"kind"`
+		Succeeded bool   `json:"succeeded"`
+	}
+	var out struct {
+		Job   string `json:"job"`
+		Tasks []rec  `json:"tasks"`
+	}
+	out.Job = r.DAG.Job().Name
+	for _, h := range r.DAG.History() {
+		out.Tasks = append(out.Tasks, rec{h.Stage, h.Task, h.Attempt, h.Container, h.Node,
+			h.Start.Milliseconds(), h.End.Milliseconds(), h.Kind.String(), h.Succeeded})
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loomrm/loom/am"
+	"github.com/loomrm/loom/am/driver"
+	"github.com/loomrm/loom/workload"
+)
+
+func amCommand() *cobra.Command {
+	var (
+		jobFile, catalogue, name, taskKind, history string
+		timeScale                                   float64
+		greedy                                      bool
+		seed                                        uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "am",
+		Short: "Run a DAG job's application master (launched by the RM)",
+		Long: `Run one DAG job as its application master. The RM launches it in the AM
+container, with the scheduler's address and the attempt in its environment
+(LOOM_SCHEDULER_ADDRESS, HADOOP_USER_NAME). It plans the job within its
+share, asks DEFAULT for the tasks that must start now and ALTRUISTIC for the
+rest, and runs each task on the app's executor on the node of the container
+it was granted. It unregisters with SUCCEEDED when every task is done.`,
+		Example: "  loom am --job q5.json --history history.json\n  loom am --catalogue tpch:100g --name q5 --time-scale 0.01",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			job, err := amJob(jobFile, catalogue, name)
+			if err != nil {
+				return err
+			}
+			addr, attempt, err := driver.FromEnv()
+			if err != nil {
+				return err
+			}
+			dag, err := am.NewDAG(job, am.Config{Altruistic: !greedy, Seed: seed})
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			cl := driver.Dial(addr, attempt)
+			defer cl.Close()
+			host, _ := os.Hostname()
+			if err := cl.Register(ctx, host, 0, ""); err != nil {
+				return fmt.Errorf("registering with the scheduler at %s: %w", addr, err)
+			}
+			r := &driver.Runner{Client: cl, DAG: dag, TaskKind: taskKind, TimeScale: timeScale, Log: daemonLogger()}
+			runErr := r.Run(ctx)
+			if history != "" {
+				if err := r.WriteHistory(history); err != nil {
+					return err
+				}
+			}
+			return runErr
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&jobFile, "job", "", "a JSON DAG file (the first job in it, or --name)")
+	f.StringVar(&catalogue, "catalogue", "", "a catalogue, e.g. tpch:100g, to take --name from")
+	f.StringVar(&name, "name", "", "the job's name in the file or catalogue")
+	f.StringVar(&taskKind, "task-kind", "synthetic", "how tasks run on the executor: synthetic (use their demand for their duration) or noop")
+	f.Float64Var(&timeScale, "time-scale", 1, "multiply every stage's duration by this")
+	f.StringVar(&history, "history", "", "write the job's task history here as JSON")
+	f.BoolVar(&greedy, "greedy", false, "ask for every runnable task as DEFAULT, breadth-first (the baselines' AM)")
+	f.Uint64Var(&seed, "seed", 1, "seed for the P(Altruism) draws")
+	return cmd
+}
+
+func amJob(file, catalogue, name string) (*workload.Job, error) {
+	var jobs []*workload.Job
+	var err error
+	switch {
+	case file != "" && catalogue != "":
+		return nil, fmt.Errorf("give --job or --catalogue, not both")
+	case file != "":
+		jobs, err = workload.LoadJSON(file)
+	case catalogue != "":
+		jobs, err = workload.Catalogue(catalogue)
+	default:
+		return nil, fmt.Errorf("no job: give --job FILE or --catalogue SPEC --name NAME")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if name == "" {
+		if len(jobs) == 0 {
+			return nil, fmt.Errorf("no jobs in %s%s", file, catalogue)
+		}
+		return jobs[0], nil
+	}
+	for _, j := range jobs {
+		if j.Name == name {
+			return j, nil
+		}
+	}
+	return nil, fmt.Errorf("no job named %q in %s%s", name, file, catalogue)
+}
