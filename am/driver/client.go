@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rpc"
@@ -131,7 +132,7 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 		}
 		id := ct.GetId().GetId()
 		out.Granted = append(out.Granted, am.Grant{ID: id, Node: fmt.Sprintf("%s:%d", ct.GetNodeId().GetHost(), ct.GetNodeId().GetPort()),
-			Resource: res, Priority: int(ct.GetPriority().GetPriority())})
+			Resource: res, Priority: int(ct.GetPriority().GetPriority()), Kind: kindOf(ct)})
 		out.Tokens[id] = ct
 	}
 	return out, nil
@@ -153,4 +154,12 @@ func (c *Client) Finish(ctx context.Context, succeeded bool, diagnostics string)
 	_, err := c.am.FinishApplicationMaster(ctx, &pb.FinishApplicationMasterRequestProto{
 		FinalApplicationStatus: final.Enum(), Diagnostics: proto.String(diagnostics)})
 	return err
+}
+
+// kindOf is the kind of ask a container served; a stock RM's are DEFAULT.
+func kindOf(ct *pb.ContainerProto) altruism.AskKind {
+	if ct.GetLoomAskKind() == pb.LoomAskKindProto_LOOM_ALTRUISTIC {
+		return altruism.Altruistic
+	}
+	return altruism.Default
 }

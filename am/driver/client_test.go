@@ -149,10 +149,15 @@ func TestClientAgainstARealRM(t *testing.T) {
 	if len(resp.Granted) != 3 || len(resp.Tokens) != 3 {
 		t.Fatalf("granted %d containers, want 3", len(resp.Granted))
 	}
+	kinds := map[altruism.AskKind]int{}
 	for _, g := range resp.Granted {
+		kinds[g.Kind]++
 		if g.Node != n.id.GetHost()+":"+itoa(n.id.GetPort()) || resp.Tokens[g.ID].GetContainerToken() == nil {
 			t.Errorf("grant %+v without its node or token", g)
 		}
+	}
+	if kinds[altruism.Default] != 2 || kinds[altruism.Altruistic] != 1 {
+		t.Errorf("grants by kind %v, want 2 DEFAULT and 1 ALTRUISTIC", kinds)
 	}
 	resp, err = cl.Allocate(ctx, am.Request{}, []int64{resp.Granted[0].ID}, 0.9)
 	if err != nil {

@@ -324,7 +324,8 @@ func (r *RM) containerProto(cr *contRec) *pb.ContainerProto {
 	return &pb.ContainerProto{Id: cr.yid, NodeId: cr.node.yid,
 		NodeHttpAddress: proto.String(fmt.Sprintf("%s:%d", cr.node.yid.GetHost(), cr.node.httpPort)),
 		Resource:        rpc.ResourceFromVector(cr.c.Resource), Priority: &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))},
-		ContainerToken: r.containerToken(cr), ExecutionType: pb.ExecutionTypeProto_GUARANTEED.Enum()}
+		ContainerToken: r.containerToken(cr), ExecutionType: pb.ExecutionTypeProto_GUARANTEED.Enum(),
+		LoomAskKind: rpc.KindProto(cr.c.Kind).Enum()}
 }
 
 // containerEnded closes a container record: the core frees it (unless it

@@ -328,8 +328,8 @@ func TestLoomFieldsAreFenced(t *testing.T) {
 		walk(fd.Messages())
 		return true
 	})
-	if seen != 8 {
-		t.Errorf("found %d Loom fields, want 8 (4 on the ask, 4 on the allocate response)", seen)
+	if seen != 9 {
+		t.Errorf("found %d Loom fields, want 9 (4 on the ask, 4 on the allocate response, 1 on the container)", seen)
 	}
 }
 

@@ -2672,8 +2672,11 @@ type ContainerProto struct {
 	Version             *int32                 `protobuf:"varint,9,opt,name=version,def=0" json:"version,omitempty"`
 	AllocationTags      []string               `protobuf:"bytes,10,rep,name=allocation_tags,json=allocationTags" json:"allocation_tags,omitempty"`
 	ExposedPorts        *string                `protobuf:"bytes,11,opt,name=exposed_ports,json=exposedPorts" json:"exposed_ports,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Loom: the kind of ask the container served, so that an AM's history
+	// can say whether a task ran as DEFAULT or ALTRUISTIC.
+	LoomAskKind   *LoomAskKindProto `protobuf:"varint,1000,opt,name=loom_ask_kind,json=loomAskKind,enum=hadoop.yarn.LoomAskKindProto" json:"loom_ask_kind,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 // Default values for ContainerProto fields.
@@ -2788,6 +2791,13 @@ func (x *ContainerProto) GetExposedPorts() string {
 		return *x.ExposedPorts
 	}
 	return ""
+}
+
+func (x *ContainerProto) GetLoomAskKind() LoomAskKindProto {
+	if x != nil && x.LoomAskKind != nil {
+		return *x.LoomAskKind
+	}
+	return LoomAskKindProto_LOOM_DEFAULT
 }
 
 type ContainerReportProto struct {
@@ -7593,7 +7603,7 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\anode_id\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12I\n" +
 	"\x0fresource_option\x18\x02 \x01(\v2 .hadoop.yarn.ResourceOptionProtoR\x0eresourceOption\"+\n" +
 	"\rPriorityProto\x12\x1a\n" +
-	"\bpriority\x18\x01 \x01(\x05R\bpriority\"\xcd\x04\n" +
+	"\bpriority\x18\x01 \x01(\x05R\bpriority\"\x91\x05\n" +
 	"\x0eContainerProto\x12-\n" +
 	"\x02id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\x02id\x120\n" +
 	"\x06nodeId\x18\x02 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x12*\n" +
@@ -7607,7 +7617,8 @@ const file_yarn_yarn_protos_proto_rawDesc = "" +
 	"\aversion\x18\t \x01(\x05:\x010R\aversion\x12'\n" +
 	"\x0fallocation_tags\x18\n" +
 	" \x03(\tR\x0eallocationTags\x12#\n" +
-	"\rexposed_ports\x18\v \x01(\tR\fexposedPorts\"\xad\x05\n" +
+	"\rexposed_ports\x18\v \x01(\tR\fexposedPorts\x12B\n" +
+	"\rloom_ask_kind\x18\xe8\a \x01(\x0e2\x1d.hadoop.yarn.LoomAskKindProtoR\vloomAskKind\"\xad\x05\n" +
 	"\x14ContainerReportProto\x12@\n" +
 	"\fcontainer_id\x18\x01 \x01(\v2\x1d.hadoop.yarn.ContainerIdProtoR\vcontainerId\x126\n" +
 	"\bresource\x18\x02 \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\bresource\x121\n" +
@@ -8319,135 +8330,136 @@ var file_yarn_yarn_protos_proto_depIdxs = []int32{
 	43,  // 17: hadoop.yarn.ContainerProto.priority:type_name -> hadoop.yarn.PriorityProto
 	105, // 18: hadoop.yarn.ContainerProto.container_token:type_name -> loom.hadoop.common.TokenProto
 	4,   // 19: hadoop.yarn.ContainerProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
-	32,  // 20: hadoop.yarn.ContainerReportProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	37,  // 21: hadoop.yarn.ContainerReportProto.resource:type_name -> hadoop.yarn.ResourceProto
-	33,  // 22: hadoop.yarn.ContainerReportProto.node_id:type_name -> hadoop.yarn.NodeIdProto
-	43,  // 23: hadoop.yarn.ContainerReportProto.priority:type_name -> hadoop.yarn.PriorityProto
-	1,   // 24: hadoop.yarn.ContainerReportProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
-	4,   // 25: hadoop.yarn.ContainerReportProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
-	32,  // 26: hadoop.yarn.ContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	1,   // 27: hadoop.yarn.ContainerStatusProto.state:type_name -> hadoop.yarn.ContainerStateProto
-	37,  // 28: hadoop.yarn.ContainerStatusProto.capability:type_name -> hadoop.yarn.ResourceProto
-	4,   // 29: hadoop.yarn.ContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
-	102, // 30: hadoop.yarn.ContainerStatusProto.container_attributes:type_name -> hadoop.yarn.StringStringMapProto
-	2,   // 31: hadoop.yarn.ContainerStatusProto.container_sub_state:type_name -> hadoop.yarn.ContainerSubStateProto
-	6,   // 32: hadoop.yarn.ContainerRetryContextProto.retry_policy:type_name -> hadoop.yarn.ContainerRetryPolicyProto
-	101, // 33: hadoop.yarn.ContainerLaunchContextProto.localResources:type_name -> hadoop.yarn.StringLocalResourceMapProto
-	103, // 34: hadoop.yarn.ContainerLaunchContextProto.service_data:type_name -> hadoop.yarn.StringBytesMapProto
-	102, // 35: hadoop.yarn.ContainerLaunchContextProto.environment:type_name -> hadoop.yarn.StringStringMapProto
-	60,  // 36: hadoop.yarn.ContainerLaunchContextProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
-	47,  // 37: hadoop.yarn.ContainerLaunchContextProto.container_retry_context:type_name -> hadoop.yarn.ContainerRetryContextProto
-	49,  // 38: hadoop.yarn.LocalResourceProto.resource:type_name -> hadoop.yarn.URLProto
-	8,   // 39: hadoop.yarn.LocalResourceProto.type:type_name -> hadoop.yarn.LocalResourceTypeProto
-	7,   // 40: hadoop.yarn.LocalResourceProto.visibility:type_name -> hadoop.yarn.LocalResourceVisibilityProto
-	37,  // 41: hadoop.yarn.ApplicationResourceUsageReportProto.used_resources:type_name -> hadoop.yarn.ResourceProto
-	37,  // 42: hadoop.yarn.ApplicationResourceUsageReportProto.reserved_resources:type_name -> hadoop.yarn.ResourceProto
-	37,  // 43: hadoop.yarn.ApplicationResourceUsageReportProto.needed_resources:type_name -> hadoop.yarn.ResourceProto
-	51,  // 44: hadoop.yarn.ApplicationResourceUsageReportProto.application_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
-	51,  // 45: hadoop.yarn.ApplicationResourceUsageReportProto.application_preempted_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
-	30,  // 46: hadoop.yarn.ApplicationReportProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	105, // 47: hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> loom.hadoop.common.TokenProto
-	9,   // 48: hadoop.yarn.ApplicationReportProto.yarn_application_state:type_name -> hadoop.yarn.YarnApplicationStateProto
-	11,  // 49: hadoop.yarn.ApplicationReportProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
-	53,  // 50: hadoop.yarn.ApplicationReportProto.app_resource_Usage:type_name -> hadoop.yarn.ApplicationResourceUsageReportProto
-	31,  // 51: hadoop.yarn.ApplicationReportProto.currentApplicationAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	105, // 52: hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> loom.hadoop.common.TokenProto
-	12,  // 53: hadoop.yarn.ApplicationReportProto.log_aggregation_status:type_name -> hadoop.yarn.LogAggregationStatusProto
-	43,  // 54: hadoop.yarn.ApplicationReportProto.priority:type_name -> hadoop.yarn.PriorityProto
-	56,  // 55: hadoop.yarn.ApplicationReportProto.appTimeouts:type_name -> hadoop.yarn.AppTimeoutsMapProto
-	31,  // 56: hadoop.yarn.ApplicationAttemptReportProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	10,  // 57: hadoop.yarn.ApplicationAttemptReportProto.yarn_application_attempt_state:type_name -> hadoop.yarn.YarnApplicationAttemptStateProto
-	32,  // 58: hadoop.yarn.ApplicationAttemptReportProto.am_container_id:type_name -> hadoop.yarn.ContainerIdProto
-	13,  // 59: hadoop.yarn.AppTimeoutsMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
-	57,  // 60: hadoop.yarn.AppTimeoutsMapProto.application_timeout:type_name -> hadoop.yarn.ApplicationTimeoutProto
-	13,  // 61: hadoop.yarn.ApplicationTimeoutProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
-	13,  // 62: hadoop.yarn.ApplicationTimeoutMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
-	13,  // 63: hadoop.yarn.ApplicationUpdateTimeoutMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
-	14,  // 64: hadoop.yarn.ApplicationACLMapProto.accessType:type_name -> hadoop.yarn.ApplicationAccessTypeProto
-	30,  // 65: hadoop.yarn.ApplicationSubmissionContextProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	43,  // 66: hadoop.yarn.ApplicationSubmissionContextProto.priority:type_name -> hadoop.yarn.PriorityProto
-	48,  // 67: hadoop.yarn.ApplicationSubmissionContextProto.am_container_spec:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	37,  // 68: hadoop.yarn.ApplicationSubmissionContextProto.resource:type_name -> hadoop.yarn.ResourceProto
-	61,  // 69: hadoop.yarn.ApplicationSubmissionContextProto.log_aggregation_context:type_name -> hadoop.yarn.LogAggregationContextProto
-	34,  // 70: hadoop.yarn.ApplicationSubmissionContextProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	73,  // 71: hadoop.yarn.ApplicationSubmissionContextProto.am_container_resource_request:type_name -> hadoop.yarn.ResourceRequestProto
-	58,  // 72: hadoop.yarn.ApplicationSubmissionContextProto.application_timeouts:type_name -> hadoop.yarn.ApplicationTimeoutMapProto
-	102, // 73: hadoop.yarn.ApplicationSubmissionContextProto.application_scheduling_properties:type_name -> hadoop.yarn.StringStringMapProto
-	33,  // 74: hadoop.yarn.NodeReportProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	37,  // 75: hadoop.yarn.NodeReportProto.used:type_name -> hadoop.yarn.ResourceProto
-	37,  // 76: hadoop.yarn.NodeReportProto.capability:type_name -> hadoop.yarn.ResourceProto
-	15,  // 77: hadoop.yarn.NodeReportProto.node_state:type_name -> hadoop.yarn.NodeStateProto
-	38,  // 78: hadoop.yarn.NodeReportProto.containers_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
-	38,  // 79: hadoop.yarn.NodeReportProto.node_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
-	16,  // 80: hadoop.yarn.NodeReportProto.node_update_type:type_name -> hadoop.yarn.NodeUpdateTypeProto
-	68,  // 81: hadoop.yarn.NodeReportProto.node_attributes:type_name -> hadoop.yarn.NodeAttributeProto
-	33,  // 82: hadoop.yarn.NodeIdToLabelsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	33,  // 83: hadoop.yarn.LabelsToNodeIdsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	67,  // 84: hadoop.yarn.NodeAttributeProto.attributeKey:type_name -> hadoop.yarn.NodeAttributeKeyProto
-	17,  // 85: hadoop.yarn.NodeAttributeProto.attributeType:type_name -> hadoop.yarn.NodeAttributeTypeProto
-	67,  // 86: hadoop.yarn.NodeAttributeInfoProto.attributeKey:type_name -> hadoop.yarn.NodeAttributeKeyProto
-	17,  // 87: hadoop.yarn.NodeAttributeInfoProto.attributeType:type_name -> hadoop.yarn.NodeAttributeTypeProto
-	67,  // 88: hadoop.yarn.AttributeToNodesProto.nodeAttribute:type_name -> hadoop.yarn.NodeAttributeKeyProto
-	70,  // 89: hadoop.yarn.AttributeToNodesProto.nodeValueMap:type_name -> hadoop.yarn.NodeToAttributeValueProto
-	68,  // 90: hadoop.yarn.NodeToAttributesProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeProto
-	43,  // 91: hadoop.yarn.ResourceRequestProto.priority:type_name -> hadoop.yarn.PriorityProto
-	37,  // 92: hadoop.yarn.ResourceRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	74,  // 93: hadoop.yarn.ResourceRequestProto.execution_type_request:type_name -> hadoop.yarn.ExecutionTypeRequestProto
-	18,  // 94: hadoop.yarn.ResourceRequestProto.loom_ask_kind:type_name -> hadoop.yarn.LoomAskKindProto
-	37,  // 95: hadoop.yarn.ResourceRequestProto.loom_demand:type_name -> hadoop.yarn.ResourceProto
-	4,   // 96: hadoop.yarn.ExecutionTypeRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
-	43,  // 97: hadoop.yarn.SchedulingRequestProto.priority:type_name -> hadoop.yarn.PriorityProto
-	74,  // 98: hadoop.yarn.SchedulingRequestProto.executionType:type_name -> hadoop.yarn.ExecutionTypeRequestProto
-	76,  // 99: hadoop.yarn.SchedulingRequestProto.resourceSizing:type_name -> hadoop.yarn.ResourceSizingProto
-	84,  // 100: hadoop.yarn.SchedulingRequestProto.placementConstraint:type_name -> hadoop.yarn.PlacementConstraintProto
-	37,  // 101: hadoop.yarn.ResourceSizingProto.resources:type_name -> hadoop.yarn.ResourceProto
-	19,  // 102: hadoop.yarn.RejectedSchedulingRequestProto.reason:type_name -> hadoop.yarn.RejectionReasonProto
-	75,  // 103: hadoop.yarn.RejectedSchedulingRequestProto.request:type_name -> hadoop.yarn.SchedulingRequestProto
-	80,  // 104: hadoop.yarn.PreemptionMessageProto.strictContract:type_name -> hadoop.yarn.StrictPreemptionContractProto
-	81,  // 105: hadoop.yarn.PreemptionMessageProto.contract:type_name -> hadoop.yarn.PreemptionContractProto
-	82,  // 106: hadoop.yarn.StrictPreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
-	83,  // 107: hadoop.yarn.PreemptionContractProto.resource:type_name -> hadoop.yarn.PreemptionResourceRequestProto
-	82,  // 108: hadoop.yarn.PreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
-	32,  // 109: hadoop.yarn.PreemptionContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
-	73,  // 110: hadoop.yarn.PreemptionResourceRequestProto.resource:type_name -> hadoop.yarn.ResourceRequestProto
-	85,  // 111: hadoop.yarn.PlacementConstraintProto.simpleConstraint:type_name -> hadoop.yarn.SimplePlacementConstraintProto
-	88,  // 112: hadoop.yarn.PlacementConstraintProto.compositeConstraint:type_name -> hadoop.yarn.CompositePlacementConstraintProto
-	86,  // 113: hadoop.yarn.SimplePlacementConstraintProto.targetExpressions:type_name -> hadoop.yarn.PlacementConstraintTargetProto
-	21,  // 114: hadoop.yarn.SimplePlacementConstraintProto.attributeOpCode:type_name -> hadoop.yarn.NodeAttributeOpCodeProto
-	26,  // 115: hadoop.yarn.PlacementConstraintTargetProto.targetType:type_name -> hadoop.yarn.PlacementConstraintTargetProto.TargetType
-	84,  // 116: hadoop.yarn.TimedPlacementConstraintProto.placementConstraint:type_name -> hadoop.yarn.PlacementConstraintProto
-	27,  // 117: hadoop.yarn.TimedPlacementConstraintProto.delayUnit:type_name -> hadoop.yarn.TimedPlacementConstraintProto.DelayUnit
-	28,  // 118: hadoop.yarn.CompositePlacementConstraintProto.compositeType:type_name -> hadoop.yarn.CompositePlacementConstraintProto.CompositeType
-	84,  // 119: hadoop.yarn.CompositePlacementConstraintProto.childConstraints:type_name -> hadoop.yarn.PlacementConstraintProto
-	87,  // 120: hadoop.yarn.CompositePlacementConstraintProto.timedChildConstraints:type_name -> hadoop.yarn.TimedPlacementConstraintProto
-	84,  // 121: hadoop.yarn.PlacementConstraintMapEntryProto.placement_constraint:type_name -> hadoop.yarn.PlacementConstraintProto
-	22,  // 122: hadoop.yarn.QueueInfoProto.state:type_name -> hadoop.yarn.QueueStateProto
-	92,  // 123: hadoop.yarn.QueueInfoProto.childQueues:type_name -> hadoop.yarn.QueueInfoProto
-	54,  // 124: hadoop.yarn.QueueInfoProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
-	91,  // 125: hadoop.yarn.QueueInfoProto.queueStatistics:type_name -> hadoop.yarn.QueueStatisticsProto
-	94,  // 126: hadoop.yarn.QueueInfoProto.queueConfigurationsMap:type_name -> hadoop.yarn.QueueConfigurationsMapProto
-	37,  // 127: hadoop.yarn.QueueConfigurationsProto.effectiveMinCapacity:type_name -> hadoop.yarn.ResourceProto
-	37,  // 128: hadoop.yarn.QueueConfigurationsProto.effectiveMaxCapacity:type_name -> hadoop.yarn.ResourceProto
-	37,  // 129: hadoop.yarn.QueueConfigurationsProto.configuredMinCapacity:type_name -> hadoop.yarn.ResourceProto
-	37,  // 130: hadoop.yarn.QueueConfigurationsProto.configuredMaxCapacity:type_name -> hadoop.yarn.ResourceProto
-	93,  // 131: hadoop.yarn.QueueConfigurationsMapProto.queueConfigurations:type_name -> hadoop.yarn.QueueConfigurationsProto
-	23,  // 132: hadoop.yarn.QueueUserACLInfoProto.userAcls:type_name -> hadoop.yarn.QueueACLProto
-	37,  // 133: hadoop.yarn.ReservationRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	96,  // 134: hadoop.yarn.ReservationRequestsProto.reservation_resources:type_name -> hadoop.yarn.ReservationRequestProto
-	25,  // 135: hadoop.yarn.ReservationRequestsProto.interpreter:type_name -> hadoop.yarn.ReservationRequestInterpreterProto
-	97,  // 136: hadoop.yarn.ReservationDefinitionProto.reservation_requests:type_name -> hadoop.yarn.ReservationRequestsProto
-	43,  // 137: hadoop.yarn.ReservationDefinitionProto.priority:type_name -> hadoop.yarn.PriorityProto
-	37,  // 138: hadoop.yarn.ResourceAllocationRequestProto.resource:type_name -> hadoop.yarn.ResourceProto
-	98,  // 139: hadoop.yarn.ReservationAllocationStateProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	99,  // 140: hadoop.yarn.ReservationAllocationStateProto.allocation_requests:type_name -> hadoop.yarn.ResourceAllocationRequestProto
-	34,  // 141: hadoop.yarn.ReservationAllocationStateProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	50,  // 142: hadoop.yarn.StringLocalResourceMapProto.value:type_name -> hadoop.yarn.LocalResourceProto
-	105, // 143: hadoop.yarn.CollectorInfoProto.collector_token:type_name -> loom.hadoop.common.TokenProto
-	144, // [144:144] is the sub-list for method output_type
-	144, // [144:144] is the sub-list for method input_type
-	144, // [144:144] is the sub-list for extension type_name
-	144, // [144:144] is the sub-list for extension extendee
-	0,   // [0:144] is the sub-list for field type_name
+	18,  // 20: hadoop.yarn.ContainerProto.loom_ask_kind:type_name -> hadoop.yarn.LoomAskKindProto
+	32,  // 21: hadoop.yarn.ContainerReportProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	37,  // 22: hadoop.yarn.ContainerReportProto.resource:type_name -> hadoop.yarn.ResourceProto
+	33,  // 23: hadoop.yarn.ContainerReportProto.node_id:type_name -> hadoop.yarn.NodeIdProto
+	43,  // 24: hadoop.yarn.ContainerReportProto.priority:type_name -> hadoop.yarn.PriorityProto
+	1,   // 25: hadoop.yarn.ContainerReportProto.container_state:type_name -> hadoop.yarn.ContainerStateProto
+	4,   // 26: hadoop.yarn.ContainerReportProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
+	32,  // 27: hadoop.yarn.ContainerStatusProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	1,   // 28: hadoop.yarn.ContainerStatusProto.state:type_name -> hadoop.yarn.ContainerStateProto
+	37,  // 29: hadoop.yarn.ContainerStatusProto.capability:type_name -> hadoop.yarn.ResourceProto
+	4,   // 30: hadoop.yarn.ContainerStatusProto.executionType:type_name -> hadoop.yarn.ExecutionTypeProto
+	102, // 31: hadoop.yarn.ContainerStatusProto.container_attributes:type_name -> hadoop.yarn.StringStringMapProto
+	2,   // 32: hadoop.yarn.ContainerStatusProto.container_sub_state:type_name -> hadoop.yarn.ContainerSubStateProto
+	6,   // 33: hadoop.yarn.ContainerRetryContextProto.retry_policy:type_name -> hadoop.yarn.ContainerRetryPolicyProto
+	101, // 34: hadoop.yarn.ContainerLaunchContextProto.localResources:type_name -> hadoop.yarn.StringLocalResourceMapProto
+	103, // 35: hadoop.yarn.ContainerLaunchContextProto.service_data:type_name -> hadoop.yarn.StringBytesMapProto
+	102, // 36: hadoop.yarn.ContainerLaunchContextProto.environment:type_name -> hadoop.yarn.StringStringMapProto
+	60,  // 37: hadoop.yarn.ContainerLaunchContextProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
+	47,  // 38: hadoop.yarn.ContainerLaunchContextProto.container_retry_context:type_name -> hadoop.yarn.ContainerRetryContextProto
+	49,  // 39: hadoop.yarn.LocalResourceProto.resource:type_name -> hadoop.yarn.URLProto
+	8,   // 40: hadoop.yarn.LocalResourceProto.type:type_name -> hadoop.yarn.LocalResourceTypeProto
+	7,   // 41: hadoop.yarn.LocalResourceProto.visibility:type_name -> hadoop.yarn.LocalResourceVisibilityProto
+	37,  // 42: hadoop.yarn.ApplicationResourceUsageReportProto.used_resources:type_name -> hadoop.yarn.ResourceProto
+	37,  // 43: hadoop.yarn.ApplicationResourceUsageReportProto.reserved_resources:type_name -> hadoop.yarn.ResourceProto
+	37,  // 44: hadoop.yarn.ApplicationResourceUsageReportProto.needed_resources:type_name -> hadoop.yarn.ResourceProto
+	51,  // 45: hadoop.yarn.ApplicationResourceUsageReportProto.application_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
+	51,  // 46: hadoop.yarn.ApplicationResourceUsageReportProto.application_preempted_resource_usage_map:type_name -> hadoop.yarn.StringLongMapProto
+	30,  // 47: hadoop.yarn.ApplicationReportProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	105, // 48: hadoop.yarn.ApplicationReportProto.client_to_am_token:type_name -> loom.hadoop.common.TokenProto
+	9,   // 49: hadoop.yarn.ApplicationReportProto.yarn_application_state:type_name -> hadoop.yarn.YarnApplicationStateProto
+	11,  // 50: hadoop.yarn.ApplicationReportProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
+	53,  // 51: hadoop.yarn.ApplicationReportProto.app_resource_Usage:type_name -> hadoop.yarn.ApplicationResourceUsageReportProto
+	31,  // 52: hadoop.yarn.ApplicationReportProto.currentApplicationAttemptId:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	105, // 53: hadoop.yarn.ApplicationReportProto.am_rm_token:type_name -> loom.hadoop.common.TokenProto
+	12,  // 54: hadoop.yarn.ApplicationReportProto.log_aggregation_status:type_name -> hadoop.yarn.LogAggregationStatusProto
+	43,  // 55: hadoop.yarn.ApplicationReportProto.priority:type_name -> hadoop.yarn.PriorityProto
+	56,  // 56: hadoop.yarn.ApplicationReportProto.appTimeouts:type_name -> hadoop.yarn.AppTimeoutsMapProto
+	31,  // 57: hadoop.yarn.ApplicationAttemptReportProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	10,  // 58: hadoop.yarn.ApplicationAttemptReportProto.yarn_application_attempt_state:type_name -> hadoop.yarn.YarnApplicationAttemptStateProto
+	32,  // 59: hadoop.yarn.ApplicationAttemptReportProto.am_container_id:type_name -> hadoop.yarn.ContainerIdProto
+	13,  // 60: hadoop.yarn.AppTimeoutsMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
+	57,  // 61: hadoop.yarn.AppTimeoutsMapProto.application_timeout:type_name -> hadoop.yarn.ApplicationTimeoutProto
+	13,  // 62: hadoop.yarn.ApplicationTimeoutProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
+	13,  // 63: hadoop.yarn.ApplicationTimeoutMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
+	13,  // 64: hadoop.yarn.ApplicationUpdateTimeoutMapProto.application_timeout_type:type_name -> hadoop.yarn.ApplicationTimeoutTypeProto
+	14,  // 65: hadoop.yarn.ApplicationACLMapProto.accessType:type_name -> hadoop.yarn.ApplicationAccessTypeProto
+	30,  // 66: hadoop.yarn.ApplicationSubmissionContextProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	43,  // 67: hadoop.yarn.ApplicationSubmissionContextProto.priority:type_name -> hadoop.yarn.PriorityProto
+	48,  // 68: hadoop.yarn.ApplicationSubmissionContextProto.am_container_spec:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	37,  // 69: hadoop.yarn.ApplicationSubmissionContextProto.resource:type_name -> hadoop.yarn.ResourceProto
+	61,  // 70: hadoop.yarn.ApplicationSubmissionContextProto.log_aggregation_context:type_name -> hadoop.yarn.LogAggregationContextProto
+	34,  // 71: hadoop.yarn.ApplicationSubmissionContextProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	73,  // 72: hadoop.yarn.ApplicationSubmissionContextProto.am_container_resource_request:type_name -> hadoop.yarn.ResourceRequestProto
+	58,  // 73: hadoop.yarn.ApplicationSubmissionContextProto.application_timeouts:type_name -> hadoop.yarn.ApplicationTimeoutMapProto
+	102, // 74: hadoop.yarn.ApplicationSubmissionContextProto.application_scheduling_properties:type_name -> hadoop.yarn.StringStringMapProto
+	33,  // 75: hadoop.yarn.NodeReportProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	37,  // 76: hadoop.yarn.NodeReportProto.used:type_name -> hadoop.yarn.ResourceProto
+	37,  // 77: hadoop.yarn.NodeReportProto.capability:type_name -> hadoop.yarn.ResourceProto
+	15,  // 78: hadoop.yarn.NodeReportProto.node_state:type_name -> hadoop.yarn.NodeStateProto
+	38,  // 79: hadoop.yarn.NodeReportProto.containers_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
+	38,  // 80: hadoop.yarn.NodeReportProto.node_utilization:type_name -> hadoop.yarn.ResourceUtilizationProto
+	16,  // 81: hadoop.yarn.NodeReportProto.node_update_type:type_name -> hadoop.yarn.NodeUpdateTypeProto
+	68,  // 82: hadoop.yarn.NodeReportProto.node_attributes:type_name -> hadoop.yarn.NodeAttributeProto
+	33,  // 83: hadoop.yarn.NodeIdToLabelsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	33,  // 84: hadoop.yarn.LabelsToNodeIdsProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	67,  // 85: hadoop.yarn.NodeAttributeProto.attributeKey:type_name -> hadoop.yarn.NodeAttributeKeyProto
+	17,  // 86: hadoop.yarn.NodeAttributeProto.attributeType:type_name -> hadoop.yarn.NodeAttributeTypeProto
+	67,  // 87: hadoop.yarn.NodeAttributeInfoProto.attributeKey:type_name -> hadoop.yarn.NodeAttributeKeyProto
+	17,  // 88: hadoop.yarn.NodeAttributeInfoProto.attributeType:type_name -> hadoop.yarn.NodeAttributeTypeProto
+	67,  // 89: hadoop.yarn.AttributeToNodesProto.nodeAttribute:type_name -> hadoop.yarn.NodeAttributeKeyProto
+	70,  // 90: hadoop.yarn.AttributeToNodesProto.nodeValueMap:type_name -> hadoop.yarn.NodeToAttributeValueProto
+	68,  // 91: hadoop.yarn.NodeToAttributesProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeProto
+	43,  // 92: hadoop.yarn.ResourceRequestProto.priority:type_name -> hadoop.yarn.PriorityProto
+	37,  // 93: hadoop.yarn.ResourceRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	74,  // 94: hadoop.yarn.ResourceRequestProto.execution_type_request:type_name -> hadoop.yarn.ExecutionTypeRequestProto
+	18,  // 95: hadoop.yarn.ResourceRequestProto.loom_ask_kind:type_name -> hadoop.yarn.LoomAskKindProto
+	37,  // 96: hadoop.yarn.ResourceRequestProto.loom_demand:type_name -> hadoop.yarn.ResourceProto
+	4,   // 97: hadoop.yarn.ExecutionTypeRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
+	43,  // 98: hadoop.yarn.SchedulingRequestProto.priority:type_name -> hadoop.yarn.PriorityProto
+	74,  // 99: hadoop.yarn.SchedulingRequestProto.executionType:type_name -> hadoop.yarn.ExecutionTypeRequestProto
+	76,  // 100: hadoop.yarn.SchedulingRequestProto.resourceSizing:type_name -> hadoop.yarn.ResourceSizingProto
+	84,  // 101: hadoop.yarn.SchedulingRequestProto.placementConstraint:type_name -> hadoop.yarn.PlacementConstraintProto
+	37,  // 102: hadoop.yarn.ResourceSizingProto.resources:type_name -> hadoop.yarn.ResourceProto
+	19,  // 103: hadoop.yarn.RejectedSchedulingRequestProto.reason:type_name -> hadoop.yarn.RejectionReasonProto
+	75,  // 104: hadoop.yarn.RejectedSchedulingRequestProto.request:type_name -> hadoop.yarn.SchedulingRequestProto
+	80,  // 105: hadoop.yarn.PreemptionMessageProto.strictContract:type_name -> hadoop.yarn.StrictPreemptionContractProto
+	81,  // 106: hadoop.yarn.PreemptionMessageProto.contract:type_name -> hadoop.yarn.PreemptionContractProto
+	82,  // 107: hadoop.yarn.StrictPreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
+	83,  // 108: hadoop.yarn.PreemptionContractProto.resource:type_name -> hadoop.yarn.PreemptionResourceRequestProto
+	82,  // 109: hadoop.yarn.PreemptionContractProto.container:type_name -> hadoop.yarn.PreemptionContainerProto
+	32,  // 110: hadoop.yarn.PreemptionContainerProto.id:type_name -> hadoop.yarn.ContainerIdProto
+	73,  // 111: hadoop.yarn.PreemptionResourceRequestProto.resource:type_name -> hadoop.yarn.ResourceRequestProto
+	85,  // 112: hadoop.yarn.PlacementConstraintProto.simpleConstraint:type_name -> hadoop.yarn.SimplePlacementConstraintProto
+	88,  // 113: hadoop.yarn.PlacementConstraintProto.compositeConstraint:type_name -> hadoop.yarn.CompositePlacementConstraintProto
+	86,  // 114: hadoop.yarn.SimplePlacementConstraintProto.targetExpressions:type_name -> hadoop.yarn.PlacementConstraintTargetProto
+	21,  // 115: hadoop.yarn.SimplePlacementConstraintProto.attributeOpCode:type_name -> hadoop.yarn.NodeAttributeOpCodeProto
+	26,  // 116: hadoop.yarn.PlacementConstraintTargetProto.targetType:type_name -> hadoop.yarn.PlacementConstraintTargetProto.TargetType
+	84,  // 117: hadoop.yarn.TimedPlacementConstraintProto.placementConstraint:type_name -> hadoop.yarn.PlacementConstraintProto
+	27,  // 118: hadoop.yarn.TimedPlacementConstraintProto.delayUnit:type_name -> hadoop.yarn.TimedPlacementConstraintProto.DelayUnit
+	28,  // 119: hadoop.yarn.CompositePlacementConstraintProto.compositeType:type_name -> hadoop.yarn.CompositePlacementConstraintProto.CompositeType
+	84,  // 120: hadoop.yarn.CompositePlacementConstraintProto.childConstraints:type_name -> hadoop.yarn.PlacementConstraintProto
+	87,  // 121: hadoop.yarn.CompositePlacementConstraintProto.timedChildConstraints:type_name -> hadoop.yarn.TimedPlacementConstraintProto
+	84,  // 122: hadoop.yarn.PlacementConstraintMapEntryProto.placement_constraint:type_name -> hadoop.yarn.PlacementConstraintProto
+	22,  // 123: hadoop.yarn.QueueInfoProto.state:type_name -> hadoop.yarn.QueueStateProto
+	92,  // 124: hadoop.yarn.QueueInfoProto.childQueues:type_name -> hadoop.yarn.QueueInfoProto
+	54,  // 125: hadoop.yarn.QueueInfoProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
+	91,  // 126: hadoop.yarn.QueueInfoProto.queueStatistics:type_name -> hadoop.yarn.QueueStatisticsProto
+	94,  // 127: hadoop.yarn.QueueInfoProto.queueConfigurationsMap:type_name -> hadoop.yarn.QueueConfigurationsMapProto
+	37,  // 128: hadoop.yarn.QueueConfigurationsProto.effectiveMinCapacity:type_name -> hadoop.yarn.ResourceProto
+	37,  // 129: hadoop.yarn.QueueConfigurationsProto.effectiveMaxCapacity:type_name -> hadoop.yarn.ResourceProto
+	37,  // 130: hadoop.yarn.QueueConfigurationsProto.configuredMinCapacity:type_name -> hadoop.yarn.ResourceProto
+	37,  // 131: hadoop.yarn.QueueConfigurationsProto.configuredMaxCapacity:type_name -> hadoop.yarn.ResourceProto
+	93,  // 132: hadoop.yarn.QueueConfigurationsMapProto.queueConfigurations:type_name -> hadoop.yarn.QueueConfigurationsProto
+	23,  // 133: hadoop.yarn.QueueUserACLInfoProto.userAcls:type_name -> hadoop.yarn.QueueACLProto
+	37,  // 134: hadoop.yarn.ReservationRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	96,  // 135: hadoop.yarn.ReservationRequestsProto.reservation_resources:type_name -> hadoop.yarn.ReservationRequestProto
+	25,  // 136: hadoop.yarn.ReservationRequestsProto.interpreter:type_name -> hadoop.yarn.ReservationRequestInterpreterProto
+	97,  // 137: hadoop.yarn.ReservationDefinitionProto.reservation_requests:type_name -> hadoop.yarn.ReservationRequestsProto
+	43,  // 138: hadoop.yarn.ReservationDefinitionProto.priority:type_name -> hadoop.yarn.PriorityProto
+	37,  // 139: hadoop.yarn.ResourceAllocationRequestProto.resource:type_name -> hadoop.yarn.ResourceProto
+	98,  // 140: hadoop.yarn.ReservationAllocationStateProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	99,  // 141: hadoop.yarn.ReservationAllocationStateProto.allocation_requests:type_name -> hadoop.yarn.ResourceAllocationRequestProto
+	34,  // 142: hadoop.yarn.ReservationAllocationStateProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	50,  // 143: hadoop.yarn.StringLocalResourceMapProto.value:type_name -> hadoop.yarn.LocalResourceProto
+	105, // 144: hadoop.yarn.CollectorInfoProto.collector_token:type_name -> loom.hadoop.common.TokenProto
+	145, // [145:145] is the sub-list for method output_type
+	145, // [145:145] is the sub-list for method input_type
+	145, // [145:145] is the sub-list for extension type_name
+	145, // [145:145] is the sub-list for extension extendee
+	0,   // [0:145] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_protos_proto_init() }
