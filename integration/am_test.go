@@ -3,7 +3,9 @@ package integration
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -84,5 +86,57 @@ func TestDAGAMRunsAJob(t *testing.T) {
 		if start[e[1]] < end[e[0]] {
 			t.Errorf("%s started at %d ms, before %s ended at %d ms", e[1], start[e[1]], e[0], end[e[0]])
 		}
+	}
+}
+
+// TestUserCLI: loom submit, apps, nodes and kill against real daemons,
+// as a user types them.
+func TestUserCLI(t *testing.T) {
+	c := startCluster(t, 2)
+	dir := t.TempDir()
+	jobFile := filepath.Join(dir, "job.json")
+	os.WriteFile(jobFile, []byte(dagJob), 0o644)
+	run := func(args ...string) (string, error) {
+		out, err := exec.Command(loomBin, append(args, "--rm", c.client)...).CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("submit", "--workload", jobFile, "--task-kind", "noop", "--staging-dir", dir)
+	if err != nil || !strings.Contains(out, "mini-etl") || !strings.Contains(out, "SUCCEEDED") {
+		t.Fatalf("submit: %v\n%s", err, out)
+	}
+	out, err = run("apps", "--json")
+	var apps []struct{ ID, Name, State, FinalStatus string }
+	if err != nil || json.Unmarshal([]byte(out), &apps) != nil || len(apps) != 1 || apps[0].State != "FINISHED" || apps[0].FinalStatus != "SUCCEEDED" {
+		t.Errorf("apps --json: %v\n%s", err, out)
+	}
+	if out, err = run("nodes"); err != nil || strings.Count(out, "RUNNING") != 2 {
+		t.Errorf("nodes: %v\n%s", err, out)
+	}
+	// Detach, then kill.
+	out, err = run("submit", "--workload", jobFile, "--task-kind", "synthetic", "--time-scale", "100", "--staging-dir", dir, "--detach")
+	id := strings.TrimSpace(out)
+	if err != nil || !strings.HasPrefix(id, "application_") {
+		t.Fatalf("submit --detach: %v\n%s", err, out)
+	}
+	if out, err = run("kill", id); err != nil || !strings.Contains(out, "KILLED") {
+		t.Errorf("kill: %v\n%s", err, out)
+	}
+	// Errors name what is wrong.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"submit", "tpch", "q99"}, `unknown query "q99"`},
+		{[]string{"submit", "--workload", filepath.Join(dir, "missing.json")}, "missing.json"},
+		{[]string{"kill", "application_1_0001"}, "ApplicationNotFoundException"},
+		{[]string{"kill", "app-7"}, "not an application id"},
+	} {
+		if out, err := run(tc.args...); err == nil || !strings.Contains(out, tc.want) {
+			t.Errorf("loom %v: %v\n%s", tc.args, err, out)
+		}
+	}
+	raw, err := exec.Command(loomBin, "apps", "--rm", "127.0.0.1:1").CombinedOutput()
+	if err == nil || !strings.Contains(string(raw), "the ResourceManager is unreachable at 127.0.0.1:1 (from --rm)") {
+		t.Errorf("apps against nothing: %v\n%s", err, raw)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/am/driver"
+	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/workload"
 )
 
@@ -41,10 +42,6 @@ it was granted. It unregisters with SUCCEEDED when every task is done.`,
 			if err != nil {
 				return err
 			}
-			dag, err := am.NewDAG(job, am.Config{Altruistic: !greedy, Seed: seed})
-			if err != nil {
-				return err
-			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			cl := driver.Dial(addr, attempt)
@@ -52,6 +49,25 @@ it was granted. It unregisters with SUCCEEDED when every task is done.`,
 			host, _ := os.Hostname()
 			if err := cl.Register(ctx, host, 0, ""); err != nil {
 				return fmt.Errorf("registering with the scheduler at %s: %w", addr, err)
+			}
+			// A job whose stages demand a resource type this cluster does
+			// not offer (disk or network bandwidth on nodes that do not
+			// advertise them) runs without that dimension.
+			first, err := cl.Allocate(ctx, am.Request{}, nil, 0)
+			if err != nil {
+				return err
+			}
+			for k := fairness.Disk; k < fairness.NumKinds; k++ {
+				if first.Capacity[k] > 0 {
+					continue
+				}
+				for i := range job.Stages {
+					job.Stages[i].Demand[k] = 0
+				}
+			}
+			dag, err := am.NewDAG(job, am.Config{Altruistic: !greedy, Seed: seed})
+			if err != nil {
+				return err
 			}
 			r := &driver.Runner{Client: cl, DAG: dag, TaskKind: taskKind, TimeScale: timeScale, Log: daemonLogger()}
 			runErr := r.Run(ctx)

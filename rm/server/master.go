@@ -108,6 +108,9 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		if d, err = r.checkResource("an ask of "+rpc.AttemptIDString(at.yid), d); err != nil {
 			return nil, err
 		}
+		if err := r.checkFitsANode(d); err != nil {
+			return nil, err
+		}
 		n := rr.GetNumContainers()
 		if n < 0 {
 			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, num_containers %d is negative", n)
@@ -165,6 +168,29 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 	return resp, nil
 }
 
+// checkFitsANode refuses an ask no live node could ever hold, such as one
+// for a resource type no node offers, instead of leaving it pending
+// forever. With no live node there is nothing to check against.
+func (r *RM) checkFitsANode(d fairness.Vector) error {
+	var largest fairness.Vector
+	live := false
+	for _, n := range r.nodeByID {
+		if n == nil || n.state != pb.NodeStateProto_NS_RUNNING {
+			continue
+		}
+		if d.FitsIn(n.capacity) {
+			return nil
+		}
+		live = true
+		largest = largest.Max(n.capacity)
+	}
+	if !live {
+		return nil
+	}
+	return rpc.Errorf(rpc.ClassInvalidResourceRequest,
+		"Invalid resource request: no node can hold %v; the largest on each resource type offer %v", d, largest)
+}
+
 func (s masterService) FinishApplicationMaster(ctx context.Context, req *pb.FinishApplicationMasterRequestProto) (*pb.FinishApplicationMasterResponseProto, error) {
 	r := s.r
 	r.mu.Lock()
@@ -195,4 +221,3 @@ func (s masterService) FinishApplicationMaster(ctx context.Context, req *pb.Fini
 	return &pb.FinishApplicationMasterResponseProto{IsUnregistered: proto.Bool(true)}, nil
 }
 
-var _ = fairness.Memory

@@ -376,6 +376,14 @@ func TestBadRequestsGetYARNErrors(t *testing.T) {
 			t.Errorf("ask %v: %v, want InvalidResourceRequestException", bad, err)
 		}
 	}
+	// An ask for a resource type no node offers could never be placed.
+	_, err := am.Allocate(ctx, &pb.AllocateRequestProto{Ask: []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(1)},
+		ResourceName: proto.String("*"), Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1),
+			ResourceValueMap: []*pb.ResourceInformationProto{{Key: proto.String("loom.io/disk"), Value: proto.Int64(40)}}},
+		NumContainers: proto.Int32(1)}}})
+	if !rpc.IsClass(err, rpc.ClassInvalidResourceRequest) || !strings.Contains(err.Error(), "no node can hold") {
+		t.Errorf("an ask for disk no node offers: %v", err)
+	}
 	if st := report(t, ac, id).GetYarnApplicationState(); st != pb.YarnApplicationStateProto_RUNNING {
 		t.Errorf("a refused ask changed the app: %v", st)
 	}
