@@ -220,4 +220,3 @@ func (s masterService) FinishApplicationMaster(ctx context.Context, req *pb.Fini
 	r.finishApp(a, state, final, req.GetDiagnostics())
 	return &pb.FinishApplicationMasterResponseProto{IsUnregistered: proto.Bool(true)}, nil
 }
-
