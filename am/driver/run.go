@@ -40,6 +40,9 @@ type Runner struct {
 	// AMs heartbeat every second; 100 ms by default).
 	Tick time.Duration
 	Log  zerolog.Logger
+	// HistoryPath, when set, is where the task history is written, before
+	// the AM unregisters, so that whoever sees the app end can read it.
+	HistoryPath string
 
 	start     time.Time
 	nodes     map[string]*rpc.Client
@@ -138,10 +141,13 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		if err := r.DAG.Failed(); err != nil {
 			r.Client.Allocate(ctx, am.Request{}, release, 1)
-			return errors.Join(err, r.Client.Finish(ctx, false, err.Error()))
+			return errors.Join(err, r.writeHistory(), r.Client.Finish(ctx, false, err.Error()))
 		}
 		if r.DAG.Finished() {
 			r.Client.Allocate(ctx, am.Request{}, release, 1)
+			if err := r.writeHistory(); err != nil {
+				return errors.Join(err, r.Client.Finish(ctx, false, "writing the history: "+err.Error()))
+			}
 			return r.Client.Finish(ctx, true, fmt.Sprintf("%d tasks in %v", len(r.DAG.History()), r.now().Round(time.Millisecond)))
 		}
 	}
@@ -292,6 +298,13 @@ func (r *Runner) close() {
 	}
 }
 
+func (r *Runner) writeHistory() error {
+	if r.HistoryPath == "" {
+		return nil
+	}
+	return r.WriteHistory(r.HistoryPath)
+}
+
 // WriteHistory writes the job's task history as JSON: for each task its
 // stage, index, attempt, container, node, start and end (ms since the AM
 // started), and whether it ran as DEFAULT or ALTRUISTIC.
@@ -308,10 +321,12 @@ func (r *Runner) WriteHistory(path string) error {
 		Succeeded bool   `json:"succeeded"`
 	}
 	var out struct {
-		Job   string `json:"job"`
-		Tasks []rec  `json:"tasks"`
+		Job string `json:"job"`
+		// StartUnixMs is when the AM started: the tasks' times count from it.
+		StartUnixMs int64 `json:"start_unix_ms"`
+		Tasks       []rec `json:"tasks"`
 	}
-	out.Job = r.DAG.Job().Name
+	out.Job, out.StartUnixMs = r.DAG.Job().Name, r.start.UnixMilli()
 	for _, h := range r.DAG.History() {
 		out.Tasks = append(out.Tasks, rec{h.Stage, h.Task, h.Attempt, h.Container, h.Node,
 			h.Start.Milliseconds(), h.End.Milliseconds(), h.Kind.String(), h.Succeeded})

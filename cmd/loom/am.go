@@ -69,21 +69,16 @@ it was granted. It unregisters with SUCCEEDED when every task is done.`,
 			if err != nil {
 				return err
 			}
-			r := &driver.Runner{Client: cl, DAG: dag, TaskKind: taskKind, TimeScale: timeScale, Log: daemonLogger()}
-			runErr := r.Run(ctx)
-			if history != "" {
-				if err := r.WriteHistory(history); err != nil {
-					return err
-				}
-			}
-			return runErr
+			r := &driver.Runner{Client: cl, DAG: dag, TaskKind: taskKind, TimeScale: timeScale, Log: daemonLogger(),
+				HistoryPath: history}
+			return r.Run(ctx)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&jobFile, "job", "", "a JSON DAG file (the first job in it, or --name)")
 	f.StringVar(&catalogue, "catalogue", "", "a catalogue, e.g. tpch:100g, to take --name from")
 	f.StringVar(&name, "name", "", "the job's name in the file or catalogue")
-	f.StringVar(&taskKind, "task-kind", "synthetic", "how tasks run on the executor: synthetic (use their demand for their duration) or noop")
+	f.StringVar(&taskKind, "task-kind", "synthetic", "how tasks run on the executor: synthetic (use their memory and vcores for their duration), sleep (hold their memory) or noop")
 	f.Float64Var(&timeScale, "time-scale", 1, "multiply every stage's duration by this")
 	f.StringVar(&history, "history", "", "write the job's task history here as JSON")
 	f.BoolVar(&greedy, "greedy", false, "ask for every runnable task as DEFAULT, breadth-first (the baselines' AM)")

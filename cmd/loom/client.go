@@ -16,9 +16,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/internal/mini"
 	"github.com/loomrm/loom/rm/server"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -295,7 +295,7 @@ it waits, with a progress bar per job, and prints each app's final state; with
 				if wait := j.Arrival - time.Since(start); wait > 0 {
 					time.Sleep(wait)
 				}
-				id, err := submitOne(ctx, ac, j, queue, staging, binPath, taskKind, timeScale, amMB)
+				id, err := mini.Submit(ctx, ac, j, queue, staging, binPath, taskKind, timeScale, amMB)
 				if err != nil {
 					return fmt.Errorf("%s: %w", j.Name, err)
 				}
@@ -320,7 +320,7 @@ it waits, with a progress bar per job, and prints each app's final state; with
 	fl.StringVar(&arrivals, "arrivals", "batch", "for mix: batch, or poisson:<mean>")
 	fl.Uint64Var(&seed, "seed", 1, "for mix: the seed for drawing jobs and arrivals")
 	fl.StringVar(&queue, "queue", "default", "the queue to submit to")
-	fl.StringVar(&taskKind, "task-kind", "synthetic", "how tasks run: synthetic (use their demand for their duration) or noop")
+	fl.StringVar(&taskKind, "task-kind", "synthetic", "how tasks run: synthetic (use their memory and vcores for their duration), sleep (hold their memory only) or noop")
 	fl.Float64Var(&timeScale, "time-scale", 1, "multiply every stage's duration by this")
 	fl.Int64Var(&amMB, "am-memory-mb", 1024, "the AM container's memory")
 	fl.StringVar(&staging, "staging-dir", "", "where job files are staged for the NodeManagers to localise (default: $TMPDIR/loom-staging)")
@@ -392,49 +392,6 @@ func submitJobs(args []string, file, name, scale, catalogue, arrivals string, n 
 	return nil, fmt.Errorf("unknown workload %q: want tpch, tpcds, mix or --workload FILE", args[0])
 }
 
-// submitOne stages a job's DAG and submits an app whose AM runs it.
-func submitOne(ctx context.Context, ac rpc.ApplicationClient, j *workload.Job, queue, staging, bin, taskKind string, timeScale float64, amMB int64) (*pb.ApplicationIdProto, error) {
-	na, err := ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
-	if err != nil {
-		return nil, err
-	}
-	id := na.GetApplicationId()
-	dir := filepath.Join(staging, rpc.AppIDString(id))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, "job.json")
-	w, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	err = workload.WriteJSON(w, []*workload.Job{j})
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	cmd := fmt.Sprintf("%s am --job job.json --task-kind %s --time-scale %g --history <LOG_DIR>/history.json 2><LOG_DIR>/am.log",
-		bin, taskKind, timeScale)
-	_, err = ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
-		ApplicationId: id, ApplicationName: proto.String(j.Name), Queue: proto.String(queue),
-		ApplicationType: proto.String("LOOM-DAG"), Resource: rpc.ResourceFromVector(fairness.New(float64(amMB), 1)),
-		AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{cmd},
-			LocalResources: []*pb.StringLocalResourceMapProto{{Key: proto.String("job.json"), Value: &pb.LocalResourceProto{
-				Resource: &pb.URLProto{Scheme: proto.String("file"), File: proto.String(path)},
-				Size:     proto.Int64(st.Size()), Timestamp: proto.Int64(st.ModTime().UnixMilli()),
-				Type: pb.LocalResourceTypeProto_FILE.Enum(), Visibility: pb.LocalResourceVisibilityProto_APPLICATION.Enum()}}}}}})
-	if err != nil {
-		return nil, err
-	}
-	return id, nil
-}
-
 // watch polls the submitted apps until each ends, drawing a bar per job
 // on a terminal and printing each end, then a summary.
 func watch(ctx context.Context, out io.Writer, ac rpc.ApplicationClient, subs []submitted) error {
@@ -454,8 +411,8 @@ func watch(ctx context.Context, out io.Writer, ac rpc.ApplicationClient, subs []
 				return err
 			}
 			reps[i] = r.GetApplicationReport()
-			switch reps[i].GetYarnApplicationState() {
-			case pb.YarnApplicationStateProto_FINISHED, pb.YarnApplicationStateProto_FAILED, pb.YarnApplicationStateProto_KILLED:
+			switch {
+			case mini.Ended(reps[i]):
 				ended[i] = reps[i]
 				if !tty {
 					fmt.Fprintf(os.Stderr, "%s %s %s %s\n", rpc.AppIDString(s.id), s.job.Name, reps[i].GetYarnApplicationState(), reps[i].GetFinalApplicationStatus())

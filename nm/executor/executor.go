@@ -32,6 +32,10 @@ const (
 	// KindSynthetic really uses its demand for its duration: it holds its
 	// memory, touched, and keeps its vcores busy.
 	KindSynthetic = "synthetic"
+	// KindSleep holds its memory, touched, for its duration without
+	// keeping its vcores busy: for demos on a machine with fewer cores
+	// than the cluster it stands in for.
+	KindSleep = "sleep"
 	// KindCommand runs a process.
 	KindCommand = "command"
 )
@@ -175,13 +179,13 @@ func (e *Executor) Install(t Template) error {
 		return errors.New("template has no id")
 	}
 	switch t.Kind {
-	case KindNoop, KindSynthetic:
+	case KindNoop, KindSynthetic, KindSleep:
 	case KindCommand:
 		if len(t.Command) == 0 {
 			return fmt.Errorf("template %s: a command task needs a command", t.ID)
 		}
 	default:
-		return fmt.Errorf("template %s: unknown task kind %q (want noop, synthetic or command)", t.ID, t.Kind)
+		return fmt.Errorf("template %s: unknown task kind %q (want noop, synthetic, sleep or command)", t.ID, t.Kind)
 	}
 	if t.Demand.HasNegative() || t.Duration < 0 {
 		return fmt.Errorf("template %s: negative demand %v or duration %v", t.ID, t.Demand, t.Duration)
@@ -291,7 +295,9 @@ func (e *Executor) run(id LeaseID, l *lease, t *Template, task TaskID) {
 	c := Completion{Task: task, Lease: id, Started: time.Now()}
 	switch t.Kind {
 	case KindSynthetic:
-		c.Exit, c.Err = synthetic(t.Demand, t.Duration, l.stop)
+		c.Exit, c.Err = synthetic(t.Demand, t.Duration, l.stop, true)
+	case KindSleep:
+		c.Exit, c.Err = synthetic(t.Demand, t.Duration, l.stop, false)
 	case KindCommand:
 		c.Exit, c.Err = e.command(l, t, task)
 	}
@@ -371,10 +377,21 @@ func (e *Executor) Close() {
 
 // synthetic holds demand's memory, touched, and keeps its vcores busy for
 // d, or until stopped.
-func synthetic(demand fairness.Vector, d time.Duration, stop chan struct{}) (int, string) {
+func synthetic(demand fairness.Vector, d time.Duration, stop chan struct{}, burn bool) (int, string) {
 	mem := make([]byte, int(demand[fairness.Memory])<<20)
 	for i := 0; i < len(mem); i += 4096 {
 		mem[i] = 1
+	}
+	if !burn {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			mem[0]++
+			return 0, ""
+		case <-stop:
+			return -1, "stopped: its lease was revoked"
+		}
 	}
 	deadline := time.Now().Add(d)
 	cores := max(1, int(demand[fairness.VCores]))

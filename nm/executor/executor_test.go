@@ -142,18 +142,20 @@ func TestSyntheticAndCommandTasks(t *testing.T) {
 	e.Install(Template{ID: "exit", Kind: KindCommand, Demand: d, Command: []string{"sh", "-c", "exit {index}"}})
 	e.Install(Template{ID: "sleep", Kind: KindCommand, Demand: d, Command: []string{"sleep", "100"}})
 	e.Install(Template{ID: "forever", Kind: KindSynthetic, Demand: d, Duration: time.Hour})
-	for id := range LeaseID(4) {
+	e.Install(Template{ID: "nap", Kind: KindSleep, Demand: d, Duration: 60 * time.Millisecond})
+	for id := range LeaseID(5) {
 		e.Grant(id, d)
 	}
 	e.Start(0, TaskID{Template: "burn"})
 	e.Start(1, TaskID{Template: "exit", Index: 3})
 	e.Start(2, TaskID{Template: "sleep"})
 	e.Start(3, TaskID{Template: "forever"})
+	e.Start(4, TaskID{Template: "nap"})
 	time.Sleep(100 * time.Millisecond)
 	start := time.Now()
 	e.Revoke(2)
 	e.Revoke(3)
-	got := c.wait(t, 4)
+	got := c.wait(t, 5)
 	if time.Since(start) > 3*time.Second {
 		t.Errorf("revoked tasks took %v to stop", time.Since(start))
 	}
@@ -163,6 +165,9 @@ func TestSyntheticAndCommandTasks(t *testing.T) {
 	}
 	if b := by["burn"]; b.Exit != 0 || b.Ended.Sub(b.Started) < 80*time.Millisecond {
 		t.Errorf("synthetic task: exit %d after %v, want 0 after at least 80ms", b.Exit, b.Ended.Sub(b.Started))
+	}
+	if n := by["nap"]; n.Exit != 0 || n.Ended.Sub(n.Started) < 60*time.Millisecond {
+		t.Errorf("sleep task: exit %d after %v", n.Exit, n.Ended.Sub(n.Started))
 	}
 	if x := by["exit"]; x.Exit != 3 {
 		t.Errorf("command exit {index}=3: exit %d (%s)", x.Exit, x.Err)
