@@ -305,30 +305,32 @@ func (r *Runner) writeHistory() error {
 	return r.WriteHistory(r.HistoryPath)
 }
 
-// WriteHistory writes the job's task history as JSON: for each task its
-// stage, index, attempt, container, node, start and end (ms since the AM
-// started), and whether it ran as DEFAULT or ALTRUISTIC.
+// HistoryTask is one task attempt in a job's history file.
+type HistoryTask struct {
+	Stage     string `json:"stage"`
+	Task      int    `json:"task"`
+	Attempt   int    `json:"attempt"`
+	Container int64  `json:"container"`
+	Node      string `json:"node"`
+	StartMs   int64  `json:"start_ms"` // since the AM started
+	EndMs     int64  `json:"end_ms"`
+	Kind      string `json:"kind"` // DEFAULT or ALTRUISTIC
+	Succeeded bool   `json:"succeeded"`
+}
+
+// History is a job's history file, as loom am writes it.
+type History struct {
+	Job string `json:"job"`
+	// StartUnixMs is when the AM started: the tasks' times count from it.
+	StartUnixMs int64         `json:"start_unix_ms"`
+	Tasks       []HistoryTask `json:"tasks"`
+}
+
+// WriteHistory writes the job's task history as JSON.
 func (r *Runner) WriteHistory(path string) error {
-	type rec struct {
-		Stage     string `json:"stage"`
-		Task      int    `json:"task"`
-		Attempt   int    `json:"attempt"`
-		Container int64  `json:"container"`
-		Node      string `json:"node"`
-		StartMs   int64  `json:"start_ms"`
-		EndMs     int64  `json:"end_ms"`
-		Kind      string `json:"kind"`
-		Succeeded bool   `json:"succeeded"`
-	}
-	var out struct {
-		Job string `json:"job"`
-		// StartUnixMs is when the AM started: the tasks' times count from it.
-		StartUnixMs int64 `json:"start_unix_ms"`
-		Tasks       []rec `json:"tasks"`
-	}
-	out.Job, out.StartUnixMs = r.DAG.Job().Name, r.start.UnixMilli()
+	out := History{Job: r.DAG.Job().Name, StartUnixMs: r.start.UnixMilli()}
 	for _, h := range r.DAG.History() {
-		out.Tasks = append(out.Tasks, rec{h.Stage, h.Task, h.Attempt, h.Container, h.Node,
+		out.Tasks = append(out.Tasks, HistoryTask{h.Stage, h.Task, h.Attempt, h.Container, h.Node,
 			h.Start.Milliseconds(), h.End.Milliseconds(), h.Kind.String(), h.Succeeded})
 	}
 	b, err := json.MarshalIndent(out, "", "  ")

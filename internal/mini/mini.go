@@ -19,6 +19,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/am/driver"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -197,25 +198,8 @@ func Ended(r *pb.ApplicationReportProto) bool {
 	return false
 }
 
-// Task is one task of a job's history, as loom am writes it.
-type Task struct {
-	Stage     string `json:"stage"`
-	Task      int    `json:"task"`
-	Attempt   int    `json:"attempt"`
-	Container int64  `json:"container"`
-	Node      string `json:"node"`
-	StartMs   int64  `json:"start_ms"`
-	EndMs     int64  `json:"end_ms"`
-	Kind      string `json:"kind"`
-	Succeeded bool   `json:"succeeded"`
-}
-
-// History is one job's history file.
-type History struct {
-	Job         string `json:"job"`
-	StartUnixMs int64  `json:"start_unix_ms"`
-	Tasks       []Task `json:"tasks"`
-}
+// History is one job's history file (am/driver writes it).
+type History = driver.History
 
 // Histories reads every AM's history under the NMs' log dirs, by app id.
 func Histories(dir string) (map[string]History, error) {
@@ -254,10 +238,7 @@ func Utilisation(jobs map[string]*workload.Job, hs map[string]History, capacity 
 		if j == nil {
 			continue
 		}
-		demand := map[string]fairness.Vector{}
-		for _, s := range j.Stages {
-			demand[s.Name] = s.Demand
-		}
+		demand := stageDemands(j)
 		for _, t := range h.Tasks {
 			used = used.Add(demand[t.Stage].Scale(float64(t.EndMs-t.StartMs) / 1000))
 		}
@@ -297,10 +278,7 @@ func JainOverWindows(jobs map[string]*workload.Job, hs map[string]History, capac
 		if j == nil {
 			continue
 		}
-		demand := map[string]fairness.Vector{}
-		for _, s := range j.Stages {
-			demand[s.Name] = s.Demand
-		}
+		demand := stageDemands(j)
 		for _, t := range h.Tasks {
 			s := span{h.StartUnixMs + t.StartMs, h.StartUnixMs + t.EndMs, demand[t.Stage]}
 			spans[app] = append(spans[app], s)
@@ -339,4 +317,12 @@ func JainOverWindows(jobs map[string]*workload.Job, hs map[string]History, capac
 		return 1
 	}
 	return sum / float64(n)
+}
+
+func stageDemands(j *workload.Job) map[string]fairness.Vector {
+	demand := make(map[string]fairness.Vector, len(j.Stages))
+	for _, s := range j.Stages {
+		demand[s.Name] = s.Demand
+	}
+	return demand
 }
