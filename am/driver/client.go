@@ -43,8 +43,17 @@ type Client struct {
 	am      rpc.ApplicationMasterClient
 	attempt string
 	respID  int32
+	// sent are the asks of the last call: YARN keeps an ask until told
+	// otherwise, so one dropped since is sent again with count 0.
+	sent map[askKey]am.Ask
 	// MaxCapability is the largest container the RM grants.
 	MaxCapability fairness.Vector
+}
+
+type askKey struct {
+	priority int
+	demand   fairness.Vector
+	kind     altruism.AskKind
 }
 
 // Dial connects to the scheduler as the given attempt.
@@ -87,7 +96,18 @@ type Response struct {
 // sending it again, so no grant is lost.
 func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, progress float32) (*Response, error) {
 	ar := &pb.AllocateRequestProto{ResponseId: proto.Int32(c.respID), Progress: proto.Float32(progress)}
-	for _, a := range req.Asks {
+	asks := req.Asks
+	now := make(map[askKey]am.Ask, len(asks))
+	for _, a := range asks {
+		now[askKey{a.Priority, a.Demand, a.Kind}] = a
+	}
+	for k, a := range c.sent {
+		if _, still := now[k]; !still {
+			a.Count = 0
+			asks = append(asks, a)
+		}
+	}
+	for _, a := range asks {
 		ar.Ask = append(ar.Ask, &pb.ResourceRequestProto{Priority: &pb.PriorityProto{Priority: proto.Int32(int32(a.Priority))},
 			ResourceName: proto.String("*"), Capability: rpc.ResourceFromVector(a.Demand), NumContainers: proto.Int32(int32(a.Count)),
 			RelaxLocality: proto.Bool(true), LoomAskKind: rpc.KindProto(a.Kind).Enum(), LoomDemand: rpc.ResourceFromVector(a.Demand),
@@ -114,6 +134,7 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 		return nil, err
 	}
 	c.respID = resp.GetResponseId()
+	c.sent = now
 	out := &Response{Tokens: map[int64]*pb.ContainerProto{}, Completed: resp.GetCompletedContainerStatuses(),
 		PAltruism: resp.GetLoomPAltruism(), Nodes: int(resp.GetNumClusterNodes())}
 	if out.Share, err = rpc.VectorFromResource(resp.GetLoomShare()); err != nil {

@@ -180,3 +180,41 @@ func TestClientAgainstARealRM(t *testing.T) {
 }
 
 func itoa(p int32) string { return strconv.Itoa(int(p)) }
+
+// TestDroppedAsksAreCancelled: YARN keeps an ask until told otherwise, so
+// an ask the AM stops making is sent once more with count 0.
+func TestDroppedAsksAreCancelled(t *testing.T) {
+	var got []*pb.AllocateRequestProto
+	srv := rpc.NewServer(rpc.ServerOptions{})
+	srv.Register(rpc.Protocol{Name: rpc.ApplicationMasterProtocol, Methods: []rpc.Method{
+		rpc.Unary("allocate", func(ctx context.Context, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {
+			got = append(got, req)
+			return &pb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1)}, nil
+		})}})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go srv.Serve(ln)
+	defer srv.Close()
+	cl := Dial(ln.Addr().String(), "appattempt_1_0001_000001")
+	defer cl.Close()
+	ctx := context.Background()
+	a := am.Ask{Priority: 1, Demand: fairness.New(1024, 1), Kind: altruism.Altruistic, Count: 4}
+	b := am.Ask{Priority: 2, Demand: fairness.New(2048, 1), Kind: altruism.Default, Count: 1}
+	for _, asks := range [][]am.Ask{{a, b}, {b}, {b}} {
+		if _, err := cl.Allocate(ctx, am.Request{Asks: asks}, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(r *pb.AllocateRequestProto) map[int32]int32 {
+		m := map[int32]int32{}
+		for _, rr := range r.GetAsk() {
+			m[rr.GetPriority().GetPriority()] = rr.GetNumContainers()
+		}
+		return m
+	}
+	want := []map[int32]int32{{1: 4, 2: 1}, {1: 0, 2: 1}, {2: 1}}
+	for i, w := range want {
+		if c := count(got[i]); len(c) != len(w) || c[1] != w[1] || c[2] != w[2] {
+			t.Errorf("call %d asked %v, want %v", i, c, w)
+		}
+	}
+}

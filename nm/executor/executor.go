@@ -16,9 +16,11 @@ import (
 	"fmt"
 	"os/exec"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -78,6 +80,13 @@ type Options struct {
 	// flushes one this old (2 ms).
 	BatchSize  int
 	BatchDelay time.Duration
+	// LimitMemory holds the Go runtime to the sum of the leases' memory
+	// plus MemoryOverhead (debug.SetMemoryLimit), so that memory freed by
+	// finished tasks goes back to the system before the NodeManager, which
+	// measures the process, counts it against the leases still held. Only
+	// for an executor that is a process of its own.
+	LimitMemory    bool
+	MemoryOverhead int64
 }
 
 // Executor runs one app's tasks on one node.
@@ -94,10 +103,12 @@ type Executor struct {
 
 	// The run queue: Start appends, one worker drains it. No-op tasks
 	// run inline in the worker; others get a goroutine (or a process).
-	queue   []queued
-	spare   []queued
-	waiting bool
-	wake    *sync.Cond
+	queue []queued
+	spare []queued
+
+	lastFree atomic.Int64 // when returnMemory last ran, UnixNano
+	waiting  bool
+	wake     *sync.Cond
 }
 
 type queued struct {
@@ -122,6 +133,9 @@ func New(opts Options) *Executor {
 	}
 	if opts.BatchDelay <= 0 {
 		opts.BatchDelay = 2 * time.Millisecond
+	}
+	if opts.MemoryOverhead <= 0 {
+		opts.MemoryOverhead = 32 << 20
 	}
 	if opts.Report == nil {
 		opts.Report = func([]Completion) {}
@@ -226,7 +240,37 @@ func (e *Executor) Grant(id LeaseID, resource fairness.Vector) error {
 		return fmt.Errorf("lease %d is already granted", id)
 	}
 	e.leases[id] = &lease{resource: resource}
+	e.limitMemoryLocked()
 	return nil
+}
+
+// returnMemory gives a finished task's memory back to the system at once
+// (at most every 20 ms), for an executor held to its leases' memory: the
+// NodeManager measures the process, and memory the runtime merely keeps
+// would count against the leases still held.
+func (e *Executor) returnMemory(demand fairness.Vector) {
+	if !e.opts.LimitMemory || demand[fairness.Memory] < 1 {
+		return
+	}
+	now := time.Now().UnixNano()
+	last := e.lastFree.Load()
+	if now-last < int64(20*time.Millisecond) || !e.lastFree.CompareAndSwap(last, now) {
+		return
+	}
+	debug.FreeOSMemory()
+}
+
+// limitMemoryLocked sets the runtime's soft memory limit to the leases'
+// sum plus the overhead. Callers hold mu.
+func (e *Executor) limitMemoryLocked() {
+	if !e.opts.LimitMemory {
+		return
+	}
+	var mb float64
+	for _, l := range e.leases {
+		mb += l.resource[fairness.Memory]
+	}
+	debug.SetMemoryLimit(int64(mb)<<20 + e.opts.MemoryOverhead)
 }
 
 // Revoke takes a lease back; a task running on it is stopped and reported
@@ -239,6 +283,7 @@ func (e *Executor) Revoke(id LeaseID) error {
 		return fmt.Errorf("lease %d is not granted", id)
 	}
 	delete(e.leases, id)
+	e.limitMemoryLocked()
 	if l.busy {
 		close(l.stop)
 		if l.cmd != nil && l.cmd.Process != nil {
@@ -296,8 +341,10 @@ func (e *Executor) run(id LeaseID, l *lease, t *Template, task TaskID) {
 	switch t.Kind {
 	case KindSynthetic:
 		c.Exit, c.Err = synthetic(t.Demand, t.Duration, l.stop, true)
+		e.returnMemory(t.Demand)
 	case KindSleep:
 		c.Exit, c.Err = synthetic(t.Demand, t.Duration, l.stop, false)
+		e.returnMemory(t.Demand)
 	case KindCommand:
 		c.Exit, c.Err = e.command(l, t, task)
 	}

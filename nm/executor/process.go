@@ -40,7 +40,7 @@ func RunProcess(ctx context.Context, opts ProcessOptions) error {
 		return fmt.Errorf("executor: listening on %s: %w", opts.Listen, err)
 	}
 	q := NewCompletions()
-	e := New(Options{Report: q.Add})
+	e := New(Options{Report: q.Add, LimitMemory: true})
 	log := opts.Log.With().Str("component", "executor-rpc").Logger()
 	srv := rpc.NewServer(rpc.ServerOptions{Logger: &log})
 	srv.Register(Protocol(e, q))

@@ -115,7 +115,15 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		if n < 0 {
 			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, num_containers %d is negative", n)
 		}
-		next[askKey{priority: int(rr.GetPriority().GetPriority()), demand: d, kind: rpc.AskKind(rr)}] = int(n)
+		key := askKey{priority: int(rr.GetPriority().GetPriority()), demand: d, kind: rpc.AskKind(rr)}
+		// The AM asked without knowing of the containers this reply
+		// brings it: they already serve part of its ask.
+		for _, k := range a.newKeys {
+			if k == key && n > 0 {
+				n--
+			}
+		}
+		next[key] = int(n)
 		if rr.LoomRemainingWork != nil {
 			if w := rr.GetLoomRemainingWork(); w >= 0 && !math.IsInf(w, 0) && !math.IsNaN(w) {
 				work = w
@@ -163,7 +171,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		NumClusterNodes: proto.Int32(int32(live)),
 		LoomShare:       rpc.ResourceFromVector(share), LoomPAltruism: proto.Float64(r.core.PAltruism()),
 		LoomLeftover: rpc.ResourceFromVector(capacity.Sub(used).ClampZero()), LoomClusterCapacity: rpc.ResourceFromVector(capacity)}
-	a.newConts, a.completed = nil, nil
+	a.newConts, a.newKeys, a.completed = nil, nil, nil
 	a.lastResp = resp
 	return resp, nil
 }

@@ -81,6 +81,7 @@ type appRec struct {
 	work      float64
 	critical  time.Duration
 	newConts  []*pb.ContainerProto
+	newKeys   []askKey // the ask each of newConts served
 	completed []*pb.ContainerStatusProto
 	lastResp  *pb.AllocateResponseProto
 	nodesUsed map[*nodeRec]bool
@@ -318,6 +319,7 @@ func (r *RM) allocated(c rm.Container) {
 		return
 	}
 	a.newConts = append(a.newConts, r.containerProto(cr))
+	a.newKeys = append(a.newKeys, askKey{priority: c.Priority, demand: c.Resource, kind: c.Kind})
 }
 
 func (r *RM) containerProto(cr *contRec) *pb.ContainerProto {
@@ -411,7 +413,7 @@ func (r *RM) newAttempt(a *appRec) {
 		state: pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED, started: time.Now()}
 	a.attempts = append(a.attempts, at)
 	a.lastResp = nil
-	a.newConts, a.completed = nil, nil
+	a.newConts, a.newKeys, a.completed = nil, nil, nil
 	a.asks = map[askKey]int{{priority: amPriority, demand: a.amResource, kind: altruism.Default}: 1}
 	a.state = pb.YarnApplicationStateProto_ACCEPTED
 	r.pushAsks(a)

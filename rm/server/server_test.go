@@ -505,3 +505,33 @@ func TestOldFinishedAppsAreForgotten(t *testing.T) {
 		t.Errorf("%d container records kept for 2 remembered apps", n)
 	}
 }
+
+// TestInFlightContainersServeTheAsk: an AM that asks again before it has
+// seen the containers already granted for its ask does not get them twice.
+func TestInFlightContainersServeTheAsk(t *testing.T) {
+	r := startRM(t)
+	nm := startNM(t, r.Addr("tracker"), 32768, 32)
+	ac := clientOf(t, r, "gina")
+	submit(t, ac, "default", 1024)
+	nm.beat()
+	am := amClient(t, r, env(nm.waitStarts(1)[0], EnvHadoopUser))
+	ctx := context.Background()
+	am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
+	ask := []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
+		Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(3)}}
+	resp, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: ask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm.beat() // grants the 3
+	// The AM has not seen them yet and asks for 3 again.
+	resp, err = am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId()), Ask: ask})
+	if err != nil || len(resp.GetAllocatedContainers()) != 3 {
+		t.Fatalf("%d containers, %v; want the 3 granted", len(resp.GetAllocatedContainers()), err)
+	}
+	nm.beat()
+	resp, err = am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId())})
+	if err != nil || len(resp.GetAllocatedContainers()) != 0 {
+		t.Errorf("%d more containers after the ask was served, want 0 (%v)", len(resp.GetAllocatedContainers()), err)
+	}
+}
