@@ -126,7 +126,6 @@ type Conn struct {
 	pending map[int32]chan reply
 	nextID  int32
 	err     error // set once the connection is dead
-	done    chan struct{}
 }
 
 // reply is a call's outcome: the response bytes, or the header of a
@@ -150,7 +149,7 @@ func Dial(ctx context.Context, addr string, opts ClientOptions) (*Conn, error) {
 		tc.SetNoDelay(true)
 	}
 	c := &Conn{addr: addr, opts: opts, nc: nc, bw: bufio.NewWriterSize(nc, 64<<10),
-		pending: map[int32]chan reply{}, done: make(chan struct{})}
+		pending: map[int32]chan reply{}}
 	if err := c.handshake(ctx); err != nil {
 		nc.Close()
 		return nil, &ConnError{Addr: addr, Err: err}
@@ -351,7 +350,6 @@ func (c *Conn) fail(err error) {
 	}
 	c.err = err
 	c.nc.Close()
-	close(c.done)
 	for id, ch := range c.pending {
 		ch <- reply{err: err}
 		delete(c.pending, id)

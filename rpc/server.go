@@ -374,7 +374,6 @@ func (c *serverConn) readLoop() error {
 		}
 		return c.fatalCall(-1, nil, fatal(code, ClassIPC, "%v", err))
 	}
-	_ = p
 	var buf []byte
 	for {
 		if cap(buf) > 1<<20 {

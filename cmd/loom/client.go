@@ -93,7 +93,7 @@ type appRow struct {
 
 func rowOf(r *pb.ApplicationReportProto) appRow {
 	return appRow{ID: rpc.AppIDString(r.GetApplicationId()), Name: r.GetName(), User: r.GetUser(), Queue: r.GetQueue(),
-		State: strings.TrimPrefix(r.GetYarnApplicationState().String(), ""), Final: strings.TrimPrefix(r.GetFinalApplicationStatus().String(), "APP_"),
+		State: r.GetYarnApplicationState().String(), Final: strings.TrimPrefix(r.GetFinalApplicationStatus().String(), "APP_"),
 		Progress: r.GetProgress(), Started: r.GetStartTime(), Finished: r.GetFinishTime(), Diag: r.GetDiagnostics()}
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
@@ -413,5 +412,3 @@ func sortAsks(asks []rm.Ask) {
 		return 0
 	})
 }
-
-var _ = altruism.Default
