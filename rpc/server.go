@@ -675,3 +675,10 @@ func unmarshalDelimitedPartial(b []byte, m proto.Message) ([]byte, error) {
 // wireCallID is a call id as a reply carries it: unsigned, so call -33
 // comes back as 2^32-33.
 func wireCallID(id int32) uint32 { return uint32(id) }
+
+// WithCall returns a context that carries call as the call it belongs to,
+// so that another front end (the REST API) can run the same handlers as
+// the named user.
+func WithCall(ctx context.Context, call *CallInfo) context.Context {
+	return context.WithValue(ctx, callKey{}, call)
+}
