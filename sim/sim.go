@@ -51,6 +51,13 @@ type Config struct {
 	Log io.Writer
 	// Progress, when set, is called as jobs finish.
 	Progress func(done, total int)
+	// AM, when set, is each job's application-master container, as on
+	// the real RM: the job asks for it on arrival, ahead of its tasks,
+	// holds it until it finishes, and its DAG starts AMStartup after the
+	// grant (the AM process starting and registering). Zero, a job starts
+	// at its arrival with no AM (the paper's model, and the default).
+	AM        fairness.Vector
+	AMStartup time.Duration
 }
 
 // DefaultLeftoverCap is Loom's default bound on what a job may hold while
@@ -142,6 +149,10 @@ func (cfg *Config) check(jobs []*workload.Job) error {
 		return fmt.Errorf("misestimation %v%% must be between -50 and 50", cfg.Misestimate)
 	case len(jobs) == 0:
 		return errors.New("the workload has no jobs")
+	case cfg.AM.HasNegative() || !cfg.AM.FitsIn(cfg.Machine):
+		return fmt.Errorf("the AM container %v does not fit a machine of %v", cfg.AM, cfg.Machine)
+	case cfg.AMStartup < 0:
+		return fmt.Errorf("AM startup %v is negative", cfg.AMStartup)
 	}
 	if cfg.Window <= 0 {
 		cfg.Window = time.Minute
@@ -177,13 +188,17 @@ type job struct {
 	// P(Altruism) draw failed): it decides again at its next task end,
 	// as Carbyne draws at every scheduling event, rather than leave every
 	// runnable task DEFAULT until its stage ends.
-	greedy  bool
-	dirty   bool
-	active  bool
-	waking  time.Duration
-	usageDS float64 // ∫ dominant share of usage, this window
-	shareDS float64 // ∫ dominant share of A_k, this window
-	alive   time.Duration
+	greedy bool
+	dirty  bool
+	active bool
+	waking time.Duration
+	// waitingAM is set from arrival until the AM container is granted;
+	// amHeld is the AM container's resource from then on.
+	waitingAM bool
+	amHeld    fairness.Vector
+	usageDS   float64 // ∫ dominant share of usage, this window
+	shareDS   float64 // ∫ dominant share of A_k, this window
+	alive     time.Duration
 }
 
 type task struct {
@@ -310,12 +325,22 @@ func (s *sim) instant() error {
 		if _, err := s.core.Step(s.now, rm.AppAdded{App: j.app, Queue: "default", Weight: j.dag.Job().EffectiveWeight()}); err != nil {
 			return err
 		}
-		j.active, j.dirty = true, true
-		s.active = append(s.active, j)
+		if s.cfg.AM.IsZero() {
+			s.activate(j)
+			continue
+		}
+		j.waitingAM = true
+		if _, err := s.core.Step(s.now, rm.AppRequest{App: j.app, Demand: s.cfg.AM,
+			Asks: []rm.Ask{{Priority: 0, Demand: s.cfg.AM, Kind: altruism.Default, Count: 1}}}); err != nil {
+			return err
+		}
 	}
 	for len(s.wakes) > 0 && s.wakes[0].at == s.now {
 		w := heap.Pop(&s.wakes).(wake)
-		if w.job.active && w.job.waking == w.at {
+		switch {
+		case w.amUp:
+			s.activate(w.job)
+		case w.job.active && w.job.waking == w.at:
 			w.job.dirty = true
 		}
 	}
@@ -360,6 +385,12 @@ func (s *sim) instant() error {
 	return nil
 }
 
+// activate starts a job's AM deciding.
+func (s *sim) activate(j *job) {
+	j.active, j.dirty = true, true
+	s.active = append(s.active, j)
+}
+
 // moved reports whether a share changed by more than the planner's carry
 // tolerance in some kind. Within it the AM's plan stands anyway, so a
 // replan would change nothing; the AM replans on its own events too.
@@ -384,7 +415,7 @@ func (s *sim) decide(j *job, capacity fairness.Vector) error {
 	for i, a := range req.Asks {
 		asks[i] = rm.Ask{Priority: a.Priority, Demand: a.Demand, Kind: a.Kind, Count: a.Count}
 	}
-	if _, err := s.core.Step(s.now, rm.AppRequest{App: j.app, Asks: asks, Demand: req.Demand,
+	if _, err := s.core.Step(s.now, rm.AppRequest{App: j.app, Asks: asks, Demand: req.Demand.Add(j.amHeld),
 		RemainingWork: req.RemainingWork, CriticalTime: req.CriticalTime}); err != nil {
 		return err
 	}
@@ -398,6 +429,11 @@ func (s *sim) decide(j *job, capacity fairness.Vector) error {
 // start binds a granted container to a task, or releases it.
 func (s *sim) start(c rm.Container) error {
 	j := s.jobs[c.App-1]
+	if j.waitingAM {
+		j.waitingAM, j.amHeld = false, c.Resource
+		heap.Push(&s.wakes, wake{at: s.now + s.cfg.AMStartup, job: j, amUp: true})
+		return nil
+	}
 	rec, ok := j.dag.Bind(s.now, am.Grant{ID: int64(c.ID), Node: fmt.Sprint(c.Node),
 		Resource: c.Resource, Priority: c.Priority, Kind: c.Kind})
 	if !ok {
@@ -517,6 +553,8 @@ func (h *endHeap) Pop() any {
 type wake struct {
 	at  time.Duration
 	job *job
+	// amUp: the job's AM has started and decides from now on.
+	amUp bool
 }
 
 type wakeHeap []wake

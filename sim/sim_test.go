@@ -70,6 +70,41 @@ func TestTwoJobExample(t *testing.T) {
 	}
 }
 
+// TestAMContainers: with AM containers modelled, a job's DAG starts
+// AMStartup after its AM container is granted, and the AM holds its
+// container until the job ends. Hand-computed on one node of 10 cores:
+//   - no AM: job2 (8 one-second tasks) ends at 1 s and job1 at 5 s, as in
+//     TestTwoJobExample under drf.
+//   - AM of 1 core, startup 0.5 s: both AMs get a core at 0 and decide
+//     at 0.5 s with 8 cores left; DRF gives each 5 cores, its AM's
+//     included. job2's 8 tasks run 4 + 4: it ends at 2.5 s. job1 runs
+//     S0's 3 tasks (to 3.5 s) and one of S1's (to 4.5 s); when job2 ends
+//     at 2.5 s, S1's second task starts, to 6.5 s; S2 then runs to 7.5 s.
+func TestAMContainers(t *testing.T) {
+	tests := []struct {
+		name    string
+		am      fairness.Vector
+		startup time.Duration
+		want    []time.Duration
+	}{
+		{"no AM", fairness.Vector{}, 0, []time.Duration{5 * sec, 2 * sec}},
+		{"AM of one core", fairness.New(256, 1), 500 * time.Millisecond, []time.Duration{7500 * time.Millisecond, 2500 * time.Millisecond}},
+	}
+	for _, tc := range tests {
+		cfg := tenCores()
+		cfg.Policy, cfg.AM, cfg.AMStartup = "drf", tc.am, tc.startup
+		r, err := Run(cfg, twoJobs())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, j := range r.Jobs {
+			if j.JCT() != tc.want[i] {
+				t.Errorf("%s: %s JCT = %v, want %v", tc.name, j.Name, j.JCT(), tc.want[i])
+			}
+		}
+	}
+}
+
 // mix is a small seeded workload: 6 TPC-H 50g jobs arriving at load 1.5 on
 // 3 machines.
 func mix(t *testing.T, seed uint64) (Config, []*workload.Job) {
@@ -225,6 +260,7 @@ func TestConfigErrors(t *testing.T) {
 		{"bad P", func(c *Config) { c.PAltruism = 2 }, ok, "P(Altruism) 2 must be between 0 and 1"},
 		{"bad misestimate", func(c *Config) { c.Misestimate = 80 }, ok, "misestimation 80% must be between -50 and 50"},
 		{"no jobs", func(*Config) {}, nil, "the workload has no jobs"},
+		{"AM too big", func(c *Config) { c.AM = fairness.New(1024, 11) }, ok, "the AM container <memory-mb=1024, vcores=11> does not fit"},
 		{"task too big", func(*Config) {}, big, `stage "s": a task needs vcores=64 but the largest node has 10`},
 		{"duplicate names", func(*Config) {}, append(twoJobs(), twoJobs()[0]), `job name "job1" appears twice`},
 		{"misestimate makes it too big", func(c *Config) { c.Misestimate = 50 }, []*workload.Job{{Name: "j", Stages: []workload.Stage{
