@@ -1,0 +1,13 @@
+package dao
+
+// RemoteExceptionResponse is every error's body, as YARN writes it.
+type RemoteExceptionResponse struct {
+	RemoteException RemoteException `json:"RemoteException"`
+}
+
+// RemoteException names the Java exception a YARN client rebuilds.
+type RemoteException struct {
+	Exception     string `json:"exception"` // the class's simple name
+	Message       string `json:"message"`
+	JavaClassName string `json:"javaClassName"`
+}

@@ -1,0 +1,143 @@
+package dao
+
+import "github.com/loomrm/loom/fairness"
+
+// Loom's own views, under /ws/v1/loom. Resource vectors are objects keyed
+// by YARN's resource type names ("memory-mb", "vcores", "loom.io/disk",
+// ...), as fairness.Vector writes them. A DAG and its tasks keep the
+// names of the AM's history file.
+
+// DAG is /ws/v1/loom/apps/{appid}/dag.
+type DAG struct {
+	App           string  `json:"app"`
+	Job           string  `json:"job"`
+	Attempt       int     `json:"attempt"`
+	State         string  `json:"state"`
+	Diagnostics   string  `json:"diagnostics,omitempty"`
+	StartUnixMs   int64   `json:"start_unix_ms"`
+	UpdatedUnixMs int64   `json:"updated_unix_ms"`
+	Stages        []Stage `json:"stages"`
+}
+
+// Stage is one stage of a DAG and how far it got.
+type Stage struct {
+	Name       string          `json:"name"`
+	Tasks      int             `json:"tasks"`
+	Parents    []string        `json:"parents"` // never null
+	DurationMs int64           `json:"duration_ms"`
+	Demand     fairness.Vector `json:"demand"`
+	State      string          `json:"state"` // WAITING, RUNNABLE, RUNNING, SUCCEEDED or FAILED
+	Succeeded  int             `json:"succeeded"`
+	Running    int             `json:"running"`
+	Failed     int             `json:"failed"` // failed attempts
+}
+
+// Tasks is /ws/v1/loom/apps/{appid}/tasks.
+type Tasks struct {
+	App         string `json:"app"`
+	StartUnixMs int64  `json:"start_unix_ms"`
+	Tasks       []Task `json:"tasks"`
+}
+
+// Task is one task attempt. Times count from the AM's start (StartMs,
+// EndMs) and from the epoch (StartUnixMs, EndUnixMs); the ends are 0 while
+// it runs.
+type Task struct {
+	Stage       string `json:"stage"`
+	Task        int    `json:"task"`
+	Attempt     int    `json:"attempt"`
+	Container   int64  `json:"container"`
+	Node        string `json:"node"`
+	StartMs     int64  `json:"start_ms"`
+	EndMs       int64  `json:"end_ms"`
+	StartUnixMs int64  `json:"start_unix_ms"`
+	EndUnixMs   int64  `json:"end_unix_ms"`
+	Kind        string `json:"kind"`  // DEFAULT or ALTRUISTIC
+	State       string `json:"state"` // RUNNING, SUCCEEDED or FAILED
+}
+
+// Scheduler is /ws/v1/loom/scheduler.
+type Scheduler struct {
+	Policy        string          `json:"policy"`
+	PAltruism     float64         `json:"pAltruism"`
+	LeftoverOrder string          `json:"leftoverOrder"`
+	LeftoverCap   float64         `json:"leftoverCap"`
+	Capacity      fairness.Vector `json:"capacity"`
+	Used          fairness.Vector `json:"used"`
+	Leftover      fairness.Vector `json:"leftover"`
+	Apps          []AppShare      `json:"apps"`
+	Queues        []QueueShare    `json:"queues"`
+}
+
+// AppShare is one running app as the scheduler sees it.
+type AppShare struct {
+	ID                string          `json:"id"`
+	Name              string          `json:"name"`
+	Queue             string          `json:"queue"`
+	User              string          `json:"user"`
+	Share             fairness.Vector `json:"share"`
+	DominantShare     float64         `json:"dominantShare"`
+	Usage             fairness.Vector `json:"usage"`
+	DominantUsage     float64         `json:"dominantUsage"`
+	Demand            fairness.Vector `json:"demand"`
+	RemainingWork     float64         `json:"remainingWork"`
+	PendingDefault    int             `json:"pendingDefault"`
+	PendingAltruistic int             `json:"pendingAltruistic"`
+	Running           int             `json:"running"`
+}
+
+// QueueShare is one queue's weight and usage.
+type QueueShare struct {
+	Name   string          `json:"name"`
+	Weight float64         `json:"weight"`
+	Usage  fairness.Vector `json:"usage"`
+	Apps   int             `json:"apps"`
+}
+
+// Timeline is /ws/v1/loom/timeline: the cluster about once a second,
+// oldest first.
+type Timeline struct {
+	Samples []Sample `json:"samples"`
+}
+
+// Sample is the cluster at one instant.
+type Sample struct {
+	UnixMs            int64           `json:"unixMs"`
+	Utilisation       fairness.Vector `json:"utilisation"` // each in [0, 1]
+	Jain              float64         `json:"jain"`
+	RunningApps       int             `json:"runningApps"`
+	PendingDefault    int             `json:"pendingDefault"`
+	PendingAltruistic int             `json:"pendingAltruistic"`
+}
+
+// AppTimeline is /ws/v1/loom/apps/{appid}/timeline.
+type AppTimeline struct {
+	App     string      `json:"app"`
+	Samples []AppSample `json:"samples"`
+}
+
+// AppSample is one app's dominant share and usage at one instant.
+type AppSample struct {
+	UnixMs        int64   `json:"unixMs"`
+	DominantShare float64 `json:"dominantShare"`
+	DominantUsage float64 `json:"dominantUsage"`
+}
+
+// Altruism is /ws/v1/loom/scheduler/altruism: P(Altruism) now and every
+// change of it, oldest first.
+type Altruism struct {
+	P       float64          `json:"p"`
+	Changes []AltruismChange `json:"changes"`
+}
+
+// AltruismChange is one setting of P(Altruism).
+type AltruismChange struct {
+	UnixMs int64   `json:"unixMs"`
+	P      float64 `json:"p"`
+	Who    string  `json:"who"`
+}
+
+// AltruismUpdate is the body of PUT /ws/v1/loom/scheduler/altruism.
+type AltruismUpdate struct {
+	P *float64 `json:"p"`
+}

@@ -1,0 +1,47 @@
+package webui
+
+import "net/http"
+
+// route is one resource of the web port. Name is what the Backend sees
+// as the call's method (rpc.CallInfo.Method) and what the logs say.
+type route struct {
+	Name    string
+	Method  string
+	Pattern string
+	Handle  func(*call) error
+}
+
+// routes is every resource the web port serves. A GET route answers
+// HEAD too; a path served with another method answers 405.
+var routes = []route{
+	// YARN's ResourceManager REST API.
+	{"getClusterInfo", http.MethodGet, "/ws/v1/cluster", getClusterInfo},
+	{"getClusterInfo", http.MethodGet, "/ws/v1/cluster/info", getClusterInfo},
+	{"getClusterMetrics", http.MethodGet, "/ws/v1/cluster/metrics", getClusterMetrics},
+	{"getSchedulerInfo", http.MethodGet, "/ws/v1/cluster/scheduler", getSchedulerInfo},
+	{"getApps", http.MethodGet, "/ws/v1/cluster/apps", getApps},
+	{"submitApplication", http.MethodPost, "/ws/v1/cluster/apps", submitApplication},
+	{"createNewApplication", http.MethodPost, "/ws/v1/cluster/apps/new-application", createNewApplication},
+	{"getApp", http.MethodGet, "/ws/v1/cluster/apps/{appid}", getApp},
+	{"getAppAttempts", http.MethodGet, "/ws/v1/cluster/apps/{appid}/appattempts", getAppAttempts},
+	{"getAppState", http.MethodGet, "/ws/v1/cluster/apps/{appid}/state", getAppState},
+	{"updateAppState", http.MethodPut, "/ws/v1/cluster/apps/{appid}/state", updateAppState},
+	{"getNodes", http.MethodGet, "/ws/v1/cluster/nodes", getNodes},
+	{"getNode", http.MethodGet, "/ws/v1/cluster/nodes/{nodeid}", getNode},
+
+	// Loom's views.
+	{"getLoomScheduler", http.MethodGet, "/ws/v1/loom/scheduler", getLoomScheduler},
+	{"getAltruism", http.MethodGet, "/ws/v1/loom/scheduler/altruism", getAltruism},
+	{"setAltruism", http.MethodPut, "/ws/v1/loom/scheduler/altruism", setAltruism},
+	{"getTimeline", http.MethodGet, "/ws/v1/loom/timeline", getTimeline},
+	{"getAppDAG", http.MethodGet, "/ws/v1/loom/apps/{appid}/dag", getAppDAG},
+	{"getAppTasks", http.MethodGet, "/ws/v1/loom/apps/{appid}/tasks", getAppTasks},
+	{"getAppTimeline", http.MethodGet, "/ws/v1/loom/apps/{appid}/timeline", getAppTimeline},
+
+	// Prometheus.
+	{"metrics", http.MethodGet, "/metrics", serveMetrics},
+
+	// The web UI.
+	{"ui", http.MethodGet, "/", serveIndex},
+	{"uiAsset", http.MethodGet, "/ui/{asset:.+}", serveAsset},
+}

@@ -1,0 +1,208 @@
+package webui
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/gorilla/mux"
+	"github.com/rs/zerolog"
+
+	"github.com/loomrm/loom/rpc"
+)
+
+// Config is what the web server needs besides its Backend.
+type Config struct {
+	// AdminSecret is the bearer credential that changes P(Altruism)
+	// (loom.admin.secret). Empty refuses every change.
+	AdminSecret string
+	// Metrics serves /metrics; nil answers 404 there.
+	Metrics http.Handler
+	Log     zerolog.Logger
+}
+
+// defaultUser is Hadoop's static web user, the caller when a request
+// names none with user.name (hadoop.http.staticuser.user).
+const defaultUser = "dr.who"
+
+// restProtocol is the protocol a REST call carries in its rpc.CallInfo.
+const restProtocol = "REST"
+
+const contentTypeJSON = "application/json"
+
+// maxBody bounds a request body: a submission is a few KB.
+const maxBody = 1 << 20
+
+// New serves the web port: YARN's REST API under /ws/v1/cluster, Loom's
+// views under /ws/v1/loom, the web UI at / and metrics at /metrics.
+func New(b Backend, cfg Config) http.Handler {
+	return newServer(b, cfg, time.Now).handler()
+}
+
+type server struct {
+	b   Backend
+	cfg Config
+	now func() time.Time
+}
+
+func newServer(b Backend, cfg Config, now func() time.Time) *server {
+	return &server{b: b, cfg: cfg, now: now}
+}
+
+// call is one request being served by the route named route.
+type call struct {
+	s     *server
+	w     http.ResponseWriter
+	r     *http.Request
+	route string
+}
+
+// user is the REST caller under Hadoop's pseudo authentication.
+func (c *call) user() string {
+	if u := c.r.URL.Query().Get("user.name"); u != "" {
+		return u
+	}
+	return defaultUser
+}
+
+// ctx carries the caller to the Backend, as the RPC port would.
+func (c *call) ctx() context.Context {
+	return rpc.WithCall(c.r.Context(), &rpc.CallInfo{User: c.user(), Remote: remoteAddr(c.r),
+		Protocol: restProtocol, Method: c.route})
+}
+
+func (c *call) vars() map[string]string { return mux.Vars(c.r) }
+
+func remoteAddr(r *http.Request) net.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return nil
+	}
+	return net.TCPAddrFromAddrPort(ap)
+}
+
+// remoteIP is the client's address without its port.
+func remoteIP(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
+}
+
+// json answers v with status.
+func (c *call) json(status int, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return internalError("cannot write the answer: %v", err)
+	}
+	h := c.w.Header()
+	h.Set("Content-Type", contentTypeJSON)
+	h.Set("X-Content-Type-Options", "nosniff")
+	c.w.WriteHeader(status)
+	_, _ = c.w.Write(body)
+	return nil
+}
+
+// url is an absolute URL on this server, for Location headers.
+func (c *call) url(path string) string {
+	scheme := "http"
+	if c.r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + c.r.Host + path
+}
+
+func (s *server) handler() http.Handler {
+	r := mux.NewRouter()
+	for _, rt := range routes {
+		rt := rt
+		methods := []string{rt.Method}
+		if rt.Method == http.MethodGet {
+			methods = append(methods, http.MethodHead)
+		}
+		m := r.Methods(methods...).Path(rt.Pattern).Name(rt.Name + " " + rt.Method)
+		if strings.Contains(rt.Pattern, "{appid}") {
+			// apps/new-application is a resource of its own, not an app
+			// id: a GET there is a 405, as in YARN.
+			m = m.MatcherFunc(notNewApplication)
+		}
+		m.HandlerFunc(
+			func(w http.ResponseWriter, req *http.Request) {
+				c := &call{s: s, w: w, r: req, route: rt.Name}
+				if err := rt.Handle(c); err != nil {
+					we := fromBackend(err)
+					if we.status >= 500 {
+						s.cfg.Log.Error().Str("route", rt.Name).Str("path", req.URL.Path).Str("error", we.message).Msg("web request failed")
+					}
+					writeError(w, we)
+				}
+			})
+	}
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, notFound("no resource at %s", req.URL.Path))
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, methodNotAllowed(r, req))
+	})
+	return s.middleware(r)
+}
+
+func notNewApplication(r *http.Request, _ *mux.RouteMatch) bool {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/ws/v1/cluster/apps/")
+	if !ok {
+		rest, _ = strings.CutPrefix(r.URL.Path, "/ws/v1/loom/apps/")
+	}
+	id, _, _ := strings.Cut(rest, "/")
+	return id != "new-application"
+}
+
+// methodNotAllowed names the methods the path does take.
+func methodNotAllowed(r *mux.Router, req *http.Request) *webError {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		probe := req.Clone(req.Context())
+		probe.Method = m
+		var match mux.RouteMatch
+		if r.Match(probe, &match) && match.MatchErr == nil {
+			allow = append(allow, m)
+		}
+	}
+	return &webError{status: http.StatusMethodNotAllowed, class: classNotAllowed, allow: strings.Join(allow, ", "),
+		message: req.Method + " is not allowed on " + req.URL.Path + "; allowed: " + strings.Join(allow, ", ")}
+}
+
+// middleware reads /ws paths with or without a trailing slash, as
+// YARN does, and turns a panic into a 500 rather than a dropped
+// connection.
+func (s *server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.cfg.Log.Error().Interface("panic", v).Str("path", r.URL.Path).Msg("web handler panicked")
+				writeError(w, internalError("the server failed on %s", r.URL.Path))
+			}
+		}()
+		if p := r.URL.Path; strings.HasPrefix(p, "/ws/") && len(p) > len("/ws/") && strings.HasSuffix(p, "/") {
+			r.URL.Path = strings.TrimRight(p, "/")
+			r.URL.RawPath = ""
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// finite keeps NaN and infinities, which JSON cannot carry, out of
+// answers.
+func finite(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return x
+}
