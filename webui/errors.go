@@ -2,7 +2,6 @@ package webui
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -87,7 +86,7 @@ func fromBackend(err error) *webError {
 
 // writeError answers with YARN's RemoteException body.
 func writeError(w http.ResponseWriter, e *webError) {
-	body, _ := json.Marshal(dao.RemoteExceptionResponse{RemoteException: dao.RemoteException{
+	body, _ := marshal(dao.RemoteExceptionResponse{RemoteException: dao.RemoteException{
 		Exception: simpleName(e.class), Message: e.message, JavaClassName: e.class}})
 	h := w.Header()
 	h.Set("Content-Type", contentTypeJSON)

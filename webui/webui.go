@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math"
@@ -96,7 +97,7 @@ func remoteIP(r *http.Request) string {
 
 // json answers v with status.
 func (c *call) json(status int, v any) error {
-	body, err := json.Marshal(v)
+	body, err := marshal(v)
 	if err != nil {
 		return internalError("cannot write the answer: %v", err)
 	}
@@ -104,8 +105,22 @@ func (c *call) json(status int, v any) error {
 	h.Set("Content-Type", contentTypeJSON)
 	h.Set("X-Content-Type-Options", "nosniff")
 	c.w.WriteHeader(status)
-	_, _ = c.w.Write(body)
+	if c.r.Method != http.MethodHead {
+		_, _ = c.w.Write(body)
+	}
 	return nil
+}
+
+// marshal writes v as JSON, leaving <, > and & as they are (the answers
+// are read as JSON, never as HTML).
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // url is an absolute URL on this server, for Location headers.
@@ -125,7 +140,7 @@ func (s *server) handler() http.Handler {
 		if rt.Method == http.MethodGet {
 			methods = append(methods, http.MethodHead)
 		}
-		m := r.Methods(methods...).Path(rt.Pattern).Name(rt.Name + " " + rt.Method)
+		m := r.Path(rt.Pattern).Methods(methods...).Name(rt.Name + " " + rt.Method)
 		if strings.Contains(rt.Pattern, "{appid}") {
 			// apps/new-application is a resource of its own, not an app
 			// id: a GET there is a 405, as in YARN.
@@ -143,12 +158,12 @@ func (s *server) handler() http.Handler {
 				}
 			})
 	}
-	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		writeError(w, notFound("no resource at %s", req.URL.Path))
+	// Whether a path exists is decided here, by asking the table with
+	// each method, rather than by the router's own mismatch tracking.
+	unmatched := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		writeError(w, noRoute(r, req))
 	})
-	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		writeError(w, methodNotAllowed(r, req))
-	})
+	r.NotFoundHandler, r.MethodNotAllowedHandler = unmatched, unmatched
 	return s.middleware(r)
 }
 
@@ -161,16 +176,20 @@ func notNewApplication(r *http.Request, _ *mux.RouteMatch) bool {
 	return id != "new-application"
 }
 
-// methodNotAllowed names the methods the path does take.
-func methodNotAllowed(r *mux.Router, req *http.Request) *webError {
+// noRoute is a 405 naming the methods the path takes, or a 404 when it
+// takes none.
+func noRoute(r *mux.Router, req *http.Request) *webError {
 	var allow []string
 	for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodDelete} {
 		probe := req.Clone(req.Context())
 		probe.Method = m
 		var match mux.RouteMatch
-		if r.Match(probe, &match) && match.MatchErr == nil {
+		if r.Match(probe, &match) && match.MatchErr == nil && match.Route != nil {
 			allow = append(allow, m)
 		}
+	}
+	if len(allow) == 0 {
+		return notFound("no resource at %s", req.URL.Path)
 	}
 	return &webError{status: http.StatusMethodNotAllowed, class: classNotAllowed, allow: strings.Join(allow, ", "),
 		message: req.Method + " is not allowed on " + req.URL.Path + "; allowed: " + strings.Join(allow, ", ")}
