@@ -120,6 +120,8 @@ func Open(cfg Config) (Store, error) {
 			return nil, configErrorf(KeyDir, "not set: the local store needs a directory")
 		}
 		return OpenLocal(cfg.Dir, cfg.LockTimeout)
+	case KindZooKeeper:
+		return OpenZooKeeper(cfg)
 	}
 	return nil, configErrorf(KeyKind, "%q is not a store kind (%s, %s or %s)", cfg.Kind, KindLocal, KindZooKeeper, KindHDFS)
 }
@@ -160,6 +162,9 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 			}
 			break
 		}
+	}
+	if err := loadZKConfig(c, &cfg); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

@@ -25,6 +25,10 @@ func backends() []backend {
 			dir := t.TempDir()
 			return func() (Store, error) { return Open(Config{Kind: KindLocal, Dir: dir}) }
 		}},
+		{"zookeeper", func(t *testing.T) func() (Store, error) {
+			cfg := zkTestConfig(t)
+			return func() (Store, error) { return Open(cfg) }
+		}},
 	}
 }
 
