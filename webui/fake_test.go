@@ -114,7 +114,7 @@ func newFakeBackend() *fakeBackend {
 		return &fakeApp{report: r, conts: map[int32][]*pb.ContainerReportProto{},
 			attempts: []*pb.ApplicationAttemptReportProto{{ApplicationAttemptId: attemptID(n, 1),
 				YarnApplicationAttemptState: pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING.Enum(),
-				StartTime: proto.Int64(clusterTS + startS*1000 + 500), AmContainerId: containerID(n, 1, 1)}}}
+				StartTime:                   proto.Int64(clusterTS + startS*1000 + 500), AmContainerId: containerID(n, 1, 1)}}}
 	}
 	amCont := func(app int32, node string) *pb.ContainerReportProto {
 		return &pb.ContainerReportProto{ContainerId: containerID(app, 1, 1), NodeId: nodeID(node), Resource: res(1024, 1)}
