@@ -122,6 +122,8 @@ func Open(cfg Config) (Store, error) {
 		return OpenLocal(cfg.Dir, cfg.LockTimeout)
 	case KindZooKeeper:
 		return OpenZooKeeper(cfg)
+	case KindHDFS:
+		return OpenHDFS(cfg)
 	}
 	return nil, configErrorf(KeyKind, "%q is not a store kind (%s, %s or %s)", cfg.Kind, KindLocal, KindZooKeeper, KindHDFS)
 }
@@ -164,6 +166,9 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		}
 	}
 	if err := loadZKConfig(c, &cfg); err != nil {
+		return cfg, err
+	}
+	if err := loadHDFSConfig(c, &cfg); err != nil {
 		return cfg, err
 	}
 	return cfg, nil

@@ -29,6 +29,12 @@ func backends() []backend {
 			cfg := zkTestConfig(t)
 			return func() (Store, error) { return Open(cfg) }
 		}},
+		// The HDFS store's logic, over the local filesystem (file:// URIs
+		// take the same path through Open as hdfs:// ones).
+		{"hdfs-logic-on-local-fs", func(t *testing.T) func() (Store, error) {
+			uri := "file://" + t.TempDir() + "/rmstore"
+			return func() (Store, error) { return Open(Config{Kind: KindHDFS, HDFSURI: uri}) }
+		}},
 	}
 }
 
