@@ -1,0 +1,93 @@
+// One app: what YARN knows of it, its DAG, its task attempts over time
+// and its share against its use.
+
+import { h, badge, bar, duration, mb, num, pct, time } from '../dom.js';
+import { api } from '../api.js';
+import { poll } from '../live.js';
+import { lineChart } from '../charts.js';
+import { dagSvg } from '../dag.js';
+import { ganttSvg } from '../gantt.js';
+
+function facts(a) {
+  const rows = [
+    ['user', a.user], ['queue', a.queue], ['type', a.applicationType], ['tags', a.applicationTags],
+    ['final status', badge(a.finalStatus)], ['progress', [bar(a.progress / 100), `${Math.round(a.progress)}%`]],
+    ['started', time(a.startedTime)], ['finished', time(a.finishedTime)], ['elapsed', duration(a.elapsedTime)],
+    ['in use', a.runningContainers > 0 ? `${num(a.runningContainers)} containers, ${mb(a.allocatedMB)}, ${num(a.allocatedVCores)} vcores` : ''],
+    ['AM', a.amHostHttpAddress ? h('a', { href: a.amContainerLogs, rel: 'noreferrer' }, `${a.amHostHttpAddress} (logs)`) : ''],
+    ['tracking', a.trackingUrl ? h('a', { href: a.trackingUrl, rel: 'noreferrer' }, a.trackingUI) : a.trackingUI],
+    ['diagnostics', a.diagnostics],
+  ];
+  return h('dl', { class: 'facts' }, rows.filter(([, v]) => v !== '' && v !== undefined && v !== null)
+    .map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+}
+
+function shareChart(tl) {
+  const samples = tl.samples || [];
+  const top = Math.max(0.1, ...samples.map((x) => Math.max(x.dominantShare, x.dominantUsage)));
+  return lineChart({
+    id: 'share', title: 'dominant share against use',
+    series: [
+      { name: 'DRF share A_k (dominant)', color: '#1c4fa8', width: 3, points: samples.map((x) => [x.unixMs, x.dominantShare]) },
+      { name: 'in use (dominant)', color: '#e08a00', width: 2.5, points: samples.map((x) => [x.unixMs, x.dominantUsage]) },
+    ],
+    xLabel: 'time', yLabel: 'fraction of the cluster', yMin: 0, yMax: Math.min(1, top * 1.1),
+    yFormat: (v) => pct(v), empty: 'no samples: the app has not run in the sampled window',
+  });
+}
+
+function noHistory(message) {
+  return h('p', { class: 'notice', id: 'no-history' }, 'No DAG to draw: this app has no DAG history. ',
+    'It was not run by Loom\'s DAG ApplicationMaster (a stock YARN AM writes none), or its AM has not written one yet. ',
+    h('span', { class: 'subtle' }, `(${message})`));
+}
+
+export function render(main, id) {
+  const title = h('h1', {}, h('span', { class: 'mono' }, id));
+  const summary = h('section', { class: 'panel' }, h('p', { class: 'subtle' }, 'Loading…'));
+  const dagPanel = h('section', { class: 'panel' }, h('h2', {}, 'DAG'));
+  const ganttPanel = h('section', { class: 'panel' }, h('h2', {}, 'Task attempts by node'));
+  const sharePanel = h('section', { class: 'panel' }, h('h2', {}, 'Dominant share against use'));
+  main.append(h('p', {}, h('a', { href: '#/apps' }, '← all apps')), title, summary, dagPanel, ganttPanel, sharePanel);
+  let drawn = '';
+
+  return poll(async () => {
+    let app;
+    try {
+      app = (await api.app(id)).app;
+    } catch (e) {
+      if (e.status === 404 || e.status === 400) {
+        summary.replaceChildren(h('p', { class: 'notice' }, e.message));
+        dagPanel.hidden = ganttPanel.hidden = sharePanel.hidden = true;
+        return;
+      }
+      throw e;
+    }
+    title.replaceChildren(h('span', { class: 'mono' }, app.id), app.name ? h('span', {}, app.name) : null, badge(app.state));
+    summary.replaceChildren(h('h2', {}, 'Summary'), facts(app));
+
+    const [dag, tasks, tl] = await Promise.all([
+      api.dag(id).catch((e) => e), api.tasks(id).catch((e) => e), api.appTimeline(id).catch((e) => ({ samples: [], error: e })),
+    ]);
+    if (dag instanceof Error) {
+      if (dag.status !== 404) throw dag;
+      ganttPanel.hidden = true;
+      dagPanel.replaceChildren(h('h2', {}, 'DAG'), noHistory(dag.message));
+    } else {
+      // Redraw only what changed: a hovered tooltip survives a refresh.
+      const key = JSON.stringify([dag.stages, tasks.tasks, dag.updated_unix_ms]);
+      if (key !== drawn) {
+        drawn = key;
+        dagPanel.replaceChildren(h('h2', {}, 'DAG ', h('span', { class: 'subtle' },
+          `${dag.job} · ${dag.stages.length} stages · attempt ${dag.attempt} · ${dag.state}`)),
+        h('div', { class: 'scroll-x' }, dagSvg(dag)));
+        ganttPanel.hidden = false;
+        const list = (tasks instanceof Error ? [] : tasks.tasks) || [];
+        ganttPanel.replaceChildren(h('h2', {}, 'Task attempts by node ', h('span', { class: 'subtle' }, `${list.length} attempts`)),
+          list.length ? ganttSvg(list, { nowMs: Math.max(0, dag.updated_unix_ms - dag.start_unix_ms) })
+            : h('p', { class: 'subtle' }, 'No task has started yet.'));
+      }
+    }
+    sharePanel.replaceChildren(h('h2', {}, 'Dominant share against use'), shareChart(tl));
+  }, 3000);
+}

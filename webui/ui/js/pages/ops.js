@@ -1,0 +1,98 @@
+// Operations: P(Altruism) and the leftover order now, changing
+// P(Altruism) with the admin credential (after a confirmation), and every
+// change so far.
+
+import { h, num, time } from '../dom.js';
+import { api } from '../api.js';
+import { poll } from '../live.js';
+
+export function render(main) {
+  const current = h('div', { class: 'cards' });
+  const history = h('tbody');
+  const result = h('div', { id: 'result', role: 'status', 'aria-live': 'polite' });
+  const confirmBox = h('div', { class: 'confirm', id: 'confirm', hidden: true });
+
+  const pInput = h('input', { type: 'number', id: 'p', name: 'p', min: 0, max: 1, step: 0.05, required: true, inputmode: 'decimal' });
+  const secret = h('input', { type: 'password', id: 'secret', name: 'secret', required: true, autocomplete: 'off',
+    placeholder: 'loom.admin.secret' });
+  const who = h('input', { type: 'text', id: 'who', name: 'who', autocomplete: 'username', placeholder: 'for the change log' });
+  const review = h('button', { class: 'btn', type: 'submit', id: 'review' }, 'Review change…');
+  let sched = null;
+
+  function show(kind, text) {
+    result.className = `result ${kind}`;
+    result.textContent = text;
+  }
+
+  async function apply(p) {
+    confirmBox.hidden = true;
+    review.disabled = true;
+    try {
+      const r = await api.setAltruism(p, secret.value, who.value.trim());
+      show('ok', `P(Altruism) is now ${num(r.p)}.`);
+      drawHistory(r);
+      await refresh();
+    } catch (e) {
+      show('error', `Not changed: ${e.message}`);
+    } finally {
+      review.disabled = false;
+    }
+  }
+
+  function ask(e) {
+    e.preventDefault();
+    result.className = '';
+    result.textContent = '';
+    const p = Number(pInput.value);
+    if (pInput.value.trim() === '' || !Number.isFinite(p) || p < 0 || p > 1) {
+      show('error', 'P(Altruism) must be a number between 0 and 1.');
+      return;
+    }
+    if (!secret.value) {
+      show('error', 'Enter the admin credential (loom.admin.secret).');
+      return;
+    }
+    const from = sched ? num(sched.pAltruism) : '?';
+    confirmBox.replaceChildren(
+      h('p', {}, h('strong', {}, `Set P(Altruism) from ${from} to ${num(p)}?`),
+        ' Every job\'s next decisions use it at once. ',
+        p === 0 ? 'At 0, no job yields: Loom schedules as DRF does.' : p === 1 ? 'At 1, every job yields whatever it can.' : ''),
+      h('div', { class: 'actions' },
+        h('button', { class: 'btn danger', type: 'button', id: 'confirm-change', onclick: () => apply(p) }, `Set P(Altruism) to ${num(p)}`),
+        h('button', { class: 'btn secondary', type: 'button', id: 'cancel-change', onclick: () => { confirmBox.hidden = true; } }, 'Cancel')));
+    confirmBox.hidden = false;
+  }
+
+  function drawHistory(a) {
+    history.replaceChildren(...[...a.changes].reverse().map((c) => h('tr', {},
+      h('td', {}, time(c.unixMs)), h('td', { class: 'num' }, num(c.p)), h('td', {}, c.who))));
+  }
+
+  async function refresh() {
+    const [s, a] = await Promise.all([api.scheduler(), api.altruism()]);
+    sched = s;
+    current.replaceChildren(
+      h('div', { class: 'card' }, h('div', { class: 'label' }, 'P(Altruism)'), h('div', { class: 'value big', id: 'p-now' }, num(a.p))),
+      h('div', { class: 'card' }, h('div', { class: 'label' }, 'leftover order'), h('div', { class: 'value' }, s.leftoverOrder),
+        h('div', { class: 'detail' }, s.leftoverOrder === 'srtf-first' ? 'least remaining work first, then packing' : 'packing first, then remaining work')),
+      h('div', { class: 'card' }, h('div', { class: 'label' }, 'leftover cap'), h('div', { class: 'value' }, s.leftoverCap ? num(s.leftoverCap) : 'none')),
+      h('div', { class: 'card' }, h('div', { class: 'label' }, 'policy'), h('div', { class: 'value' }, s.policy)));
+    if (pInput.value === '' && document.activeElement !== pInput) pInput.value = a.p;
+    drawHistory(a);
+  }
+
+  main.append(h('h1', {}, 'Operations'), current,
+    h('div', { class: 'grid2' },
+      h('section', { class: 'panel' }, h('h2', {}, 'Change P(Altruism)'),
+        h('p', { class: 'subtle' }, 'How often a job yields what it does not need now: 0 schedules as DRF, 1 yields at every decision.'),
+        h('form', { class: 'stack', id: 'altruism-form', onsubmit: ask },
+          h('label', { for: 'p' }, 'new P(Altruism)'), pInput,
+          h('label', { for: 'secret' }, 'admin credential'), secret,
+          h('label', { for: 'who' }, 'your name'), who,
+          h('div', { class: 'actions' }, review)),
+        confirmBox, result),
+      h('section', { class: 'panel' }, h('h2', {}, 'Changes'),
+        h('table', { id: 'altruism-history' }, h('thead', {}, h('tr', {}, h('th', {}, 'when'), h('th', { class: 'num' }, 'P(Altruism)'), h('th', {}, 'by'))),
+          history))));
+  return poll(refresh, 10000);
+}
