@@ -1,7 +1,7 @@
 // Charts as inline SVG: axes with ticks and titles, and a legend kept
 // inside the box, under the plot.
 
-import { s, clock } from './dom.js';
+import { h, s, clock } from './dom.js';
 
 // niceStep is 1, 2 or 5 times a power of ten, near span/count.
 function niceStep(span, count) {
@@ -11,13 +11,15 @@ function niceStep(span, count) {
   return (n <= 1 ? 1 : n <= 2 ? 2 : n <= 5 ? 5 : 10) * mag;
 }
 
+// ticks are round values from min up to the first at or past max, so
+// that the top of an axis is labelled.
 export function ticks(min, max, count = 5) {
   if (!(max > min)) max = min + 1;
   const step = niceStep(max - min, count);
   const out = [];
-  for (let v = Math.ceil(min / step - 1e-9) * step; v <= max + step * 1e-9; v += step) {
-    out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
-  }
+  let v = Math.ceil(min / step - 1e-9) * step;
+  for (; v < max - step * 1e-9; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : +v.toPrecision(12));
+  out.push(+v.toPrecision(12));
   return out;
 }
 
@@ -75,7 +77,10 @@ export function lineChart(opts) {
     width = 900, height = 280, series, xLabel, yLabel, yMin = 0, time = true,
     yFormat = (v) => String(v), xFormat = null, id = null, empty = 'no samples yet',
   } = opts;
-  const m = { l: 64, r: 20, t: 14, b: 50 };
+  if (!series.some((se) => se.points.length)) {
+    return h('p', { class: 'subtle', id }, empty);
+  }
+  const m = { l: 64, r: 40, t: 14, b: 50 };
   const items = series.map((se) => ({ label: se.name, color: se.color, width: se.width, dash: se.dash }));
   const legH = legendHeight(items, width - m.l - m.r);
   const H = height + legH;
@@ -83,17 +88,13 @@ export function lineChart(opts) {
   const pw = width - m.l - m.r;
   const ph = height - m.t - m.b;
   const pts = series.flatMap((se) => se.points);
-  let xmin = Math.min(...pts.map((p) => p[0]));
+  const xmin = Math.min(...pts.map((p) => p[0]));
   let xmax = Math.max(...pts.map((p) => p[0]));
-  if (!pts.length) {
-    xmin = 0;
-    xmax = 1;
-  }
   if (xmax <= xmin) xmax = xmin + (time ? 1000 : 1);
   let ymax = opts.yMax ?? Math.max(...pts.map((p) => p[1]), 0);
   if (!(ymax > yMin)) ymax = yMin + 1;
   const yt = ticks(yMin, ymax, 5);
-  ymax = Math.max(ymax, yt[yt.length - 1]);
+  ymax = yt[yt.length - 1];
   const X = (v) => m.l + ((v - xmin) / (xmax - xmin)) * pw;
   const Y = (v) => m.t + ph - ((v - yMin) / (ymax - yMin)) * ph;
 
@@ -114,9 +115,6 @@ export function lineChart(opts) {
   svg.append(s('text', { class: 'axis-title', x: 14, y: m.t + ph / 2, 'text-anchor': 'middle',
     transform: `rotate(-90 14 ${m.t + ph / 2})` }, yLabel));
 
-  if (!pts.length) {
-    svg.append(s('text', { x: m.l + pw / 2, y: m.t + ph / 2, 'text-anchor': 'middle', fill: '#5c6470' }, empty));
-  }
   for (const se of series) {
     if (!se.points.length) continue;
     const d = se.points.map((p, i) => `${i ? 'L' : 'M'}${X(p[0]).toFixed(1)},${Y(p[1]).toFixed(1)}`).join('');

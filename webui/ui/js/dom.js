@@ -111,3 +111,10 @@ export function vector(v) {
   }
   return parts.join(', ') || '0';
 }
+
+// inner is the width a chart has inside a panel, so that its text is
+// drawn at its real size.
+export function inner(panel, fallback = 900) {
+  const w = panel.clientWidth - 34;
+  return w > 200 ? Math.round(w) : fallback;
+}

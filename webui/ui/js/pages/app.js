@@ -1,7 +1,7 @@
 // One app: what YARN knows of it, its DAG, its task attempts over time
 // and its share against its use.
 
-import { h, badge, bar, duration, mb, num, pct, time } from '../dom.js';
+import { h, badge, bar, duration, inner, mb, num, pct, time } from '../dom.js';
 import { api } from '../api.js';
 import { poll } from '../live.js';
 import { lineChart } from '../charts.js';
@@ -22,24 +22,23 @@ function facts(a) {
     .map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
 }
 
-function shareChart(tl) {
+function shareChart(tl, width) {
   const samples = tl.samples || [];
   const top = Math.max(0.1, ...samples.map((x) => Math.max(x.dominantShare, x.dominantUsage)));
   return lineChart({
-    id: 'share', title: 'dominant share against use',
+    id: 'share', title: 'dominant share against use', width, height: 260,
     series: [
       { name: 'DRF share A_k (dominant)', color: '#1c4fa8', width: 3, points: samples.map((x) => [x.unixMs, x.dominantShare]) },
       { name: 'in use (dominant)', color: '#e08a00', width: 2.5, points: samples.map((x) => [x.unixMs, x.dominantUsage]) },
     ],
     xLabel: 'time', yLabel: 'fraction of the cluster', yMin: 0, yMax: Math.min(1, top * 1.1),
-    yFormat: (v) => pct(v), empty: 'no samples: the app has not run in the sampled window',
+    yFormat: (v) => pct(v), empty: 'No samples: the app has held nothing in the sampled window.',
   });
 }
 
-function noHistory(message) {
+function noHistory() {
   return h('p', { class: 'notice', id: 'no-history' }, 'No DAG to draw: this app has no DAG history. ',
-    'It was not run by Loom\'s DAG ApplicationMaster (a stock YARN AM writes none), or its AM has not written one yet. ',
-    h('span', { class: 'subtle' }, `(${message})`));
+    'It was not run by Loom\'s DAG ApplicationMaster (a stock YARN ApplicationMaster writes none), or its AM has not written one yet.');
 }
 
 export function render(main, id) {
@@ -72,7 +71,7 @@ export function render(main, id) {
     if (dag instanceof Error) {
       if (dag.status !== 404) throw dag;
       ganttPanel.hidden = true;
-      dagPanel.replaceChildren(h('h2', {}, 'DAG'), noHistory(dag.message));
+      dagPanel.replaceChildren(h('h2', {}, 'DAG'), noHistory());
     } else {
       // Redraw only what changed: a hovered tooltip survives a refresh.
       const key = JSON.stringify([dag.stages, tasks.tasks, dag.updated_unix_ms]);
@@ -84,10 +83,10 @@ export function render(main, id) {
         ganttPanel.hidden = false;
         const list = (tasks instanceof Error ? [] : tasks.tasks) || [];
         ganttPanel.replaceChildren(h('h2', {}, 'Task attempts by node ', h('span', { class: 'subtle' }, `${list.length} attempts`)),
-          list.length ? ganttSvg(list, { nowMs: Math.max(0, dag.updated_unix_ms - dag.start_unix_ms) })
+          list.length ? ganttSvg(list, { nowMs: Math.max(0, dag.updated_unix_ms - dag.start_unix_ms), width: inner(ganttPanel, 1000) })
             : h('p', { class: 'subtle' }, 'No task has started yet.'));
       }
     }
-    sharePanel.replaceChildren(h('h2', {}, 'Dominant share against use'), shareChart(tl));
+    sharePanel.replaceChildren(h('h2', {}, 'Dominant share against use'), shareChart(tl, inner(sharePanel)));
   }, 3000);
 }
