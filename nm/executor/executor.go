@@ -34,9 +34,10 @@ const (
 	// KindSynthetic really uses its demand for its duration: it holds its
 	// memory, touched, and keeps its vcores busy.
 	KindSynthetic = "synthetic"
-	// KindSleep holds its memory, touched, for its duration without
-	// keeping its vcores busy: for demos on a machine with fewer cores
-	// than the cluster it stands in for.
+	// KindSleep waits for its duration without using its demand, like a
+	// task blocked on I/O: for demos on a machine far smaller than the
+	// cluster it stands in for (touching a task's memory costs more CPU
+	// in page faults than a small machine has to spare).
 	KindSleep = "sleep"
 	// KindCommand runs a process.
 	KindCommand = "command"
@@ -340,11 +341,10 @@ func (e *Executor) run(id LeaseID, l *lease, t *Template, task TaskID) {
 	c := Completion{Task: task, Lease: id, Started: time.Now()}
 	switch t.Kind {
 	case KindSynthetic:
-		c.Exit, c.Err = synthetic(t.Demand, t.Duration, l.stop, true)
+		c.Exit, c.Err = synthetic(t.Demand, t.Duration, l.stop)
 		e.returnMemory(t.Demand)
 	case KindSleep:
-		c.Exit, c.Err = synthetic(t.Demand, t.Duration, l.stop, false)
-		e.returnMemory(t.Demand)
+		c.Exit, c.Err = sleep(t.Duration, l.stop)
 	case KindCommand:
 		c.Exit, c.Err = e.command(l, t, task)
 	}
@@ -424,21 +424,21 @@ func (e *Executor) Close() {
 
 // synthetic holds demand's memory, touched, and keeps its vcores busy for
 // d, or until stopped.
-func synthetic(demand fairness.Vector, d time.Duration, stop chan struct{}, burn bool) (int, string) {
+func sleep(d time.Duration, stop chan struct{}) (int, string) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return 0, ""
+	case <-stop:
+		return -1, "stopped: its lease was revoked"
+	}
+}
+
+func synthetic(demand fairness.Vector, d time.Duration, stop chan struct{}) (int, string) {
 	mem := make([]byte, int(demand[fairness.Memory])<<20)
 	for i := 0; i < len(mem); i += 4096 {
 		mem[i] = 1
-	}
-	if !burn {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			mem[0]++
-			return 0, ""
-		case <-stop:
-			return -1, "stopped: its lease was revoked"
-		}
 	}
 	deadline := time.Now().Add(d)
 	cores := max(1, int(demand[fairness.VCores]))
