@@ -23,6 +23,11 @@ type Stage struct {
 	Demand   fairness.Vector
 	Duration time.Duration
 	Parents  []string
+	// Command, when set, is the argv each task of the stage runs as a
+	// process on its executor ("{index}" becomes the task's index), for
+	// jobs that do real work; Duration stays the planner's estimate.
+	// Empty, tasks run as the AM's --task-kind.
+	Command []string
 }
 
 // Job is a DAG of stages submitted to a queue at Arrival (an offset from the

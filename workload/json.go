@@ -49,6 +49,7 @@ type jsonStage struct {
 	Demand     fairness.Vector `json:"demand"`
 	Parents    []string        `json:"parents,omitempty"`
 	Children   []string        `json:"children,omitempty"`
+	Command    []string        `json:"command,omitempty"`
 }
 
 // ParseJSON reads jobs in the generic JSON DAG format and validates each.
@@ -170,8 +171,11 @@ func (jj jsonJob) job() (*Job, error) {
 		if err != nil {
 			return nil, fmt.Errorf("job %q: stage %q: %w", jj.Name, s.Name, err)
 		}
+		if len(s.Command) > 0 && s.Command[0] == "" {
+			return nil, fmt.Errorf("job %q: stage %q: command: the program (its first word) is empty", jj.Name, s.Name)
+		}
 		j.Stages[i] = Stage{Name: s.Name, Tasks: s.Tasks, Demand: s.Demand, Duration: d,
-			Parents: append([]string(nil), s.Parents...)}
+			Parents: append([]string(nil), s.Parents...), Command: append([]string(nil), s.Command...)}
 	}
 	for _, s := range jj.Stages {
 		for _, c := range s.Children {
@@ -200,7 +204,7 @@ func WriteJSON(w io.Writer, jobs []*Job) error {
 		for _, s := range j.Stages {
 			jj.Stages = append(jj.Stages, jsonStage{Name: s.Name, Tasks: s.Tasks,
 				DurationMs: float64(s.Duration) / float64(time.Millisecond),
-				Demand:     s.Demand, Parents: s.Parents})
+				Demand:     s.Demand, Parents: s.Parents, Command: s.Command})
 		}
 		doc.Jobs[i] = jj
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -24,7 +25,9 @@ import (
 const (
 	EnvSchedulerAddress = "LOOM_SCHEDULER_ADDRESS"
 	EnvAttempt          = "HADOOP_USER_NAME"
-	EnvContainerID      = "CONTAINER_ID"
+	// EnvHistoryDir is where the RM wants job histories (loom.history.dir).
+	EnvHistoryDir  = "LOOM_HISTORY_DIR"
+	EnvContainerID = "CONTAINER_ID"
 )
 
 // FromEnv reads where the scheduler is and which attempt this AM is, as
@@ -35,6 +38,17 @@ func FromEnv() (addr, attempt string, err error) {
 		return "", "", fmt.Errorf("not launched by a Loom RM: %s and %s must be set", EnvSchedulerAddress, EnvAttempt)
 	}
 	return addr, attempt, nil
+}
+
+// HistoryPathFromEnv is where the RM wants this attempt's app to write
+// its job history, "" when it named no history dir.
+func HistoryPathFromEnv(attempt string) string {
+	dir := os.Getenv(EnvHistoryDir)
+	id, err := rpc.ParseAttemptID(attempt)
+	if dir == "" || err != nil {
+		return ""
+	}
+	return filepath.Join(dir, rpc.AppIDString(id.GetApplicationId())+".json")
 }
 
 // Client is an AM's session with the RM's scheduler.

@@ -40,9 +40,11 @@ type Runner struct {
 	// AMs heartbeat every second; 100 ms by default).
 	Tick time.Duration
 	Log  zerolog.Logger
-	// HistoryPath, when set, is where the task history is written, before
-	// the AM unregisters, so that whoever sees the app end can read it.
-	HistoryPath string
+	// HistoryPath, when set, is where the job's history (am.History) is
+	// written: every HistoryEvery while it runs, and before the AM
+	// unregisters, so that whoever sees the app end can read it all.
+	HistoryPath  string
+	HistoryEvery time.Duration
 
 	start     time.Time
 	nodes     map[string]*rpc.Client
@@ -52,6 +54,16 @@ type Runner struct {
 	wg        sync.WaitGroup
 	cancel    context.CancelFunc
 	templates map[string]executor.Template
+	lastWrite time.Time
+	// lastWhy is why each task's last attempt failed; failure is the
+	// job's diagnostics once it failed.
+	lastWhy map[taskKey]string
+	failure string
+}
+
+type taskKey struct {
+	stage string
+	task  int
 }
 
 type execConn struct {
@@ -84,6 +96,10 @@ func (r *Runner) Run(ctx context.Context) error {
 	if r.TaskKind == "" {
 		r.TaskKind = executor.KindSynthetic
 	}
+	if r.HistoryEvery <= 0 {
+		r.HistoryEvery = time.Second
+	}
+	r.lastWhy = map[taskKey]string{}
 	ctx, r.cancel = context.WithCancel(ctx)
 	defer r.close()
 	r.start = time.Now()
@@ -91,8 +107,15 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.done = make(chan taskDone, 1024)
 	r.templates = map[string]executor.Template{}
 	for _, s := range r.DAG.Job().Stages {
-		r.templates[s.Name] = executor.Template{ID: s.Name, Kind: r.TaskKind, Demand: s.Demand,
+		t := executor.Template{ID: s.Name, Kind: r.TaskKind, Demand: s.Demand,
 			Duration: time.Duration(float64(s.Duration) * r.TimeScale)}
+		if len(s.Command) > 0 {
+			t.Kind, t.Command = executor.KindCommand, s.Command
+		}
+		r.templates[s.Name] = t
+	}
+	if err := r.writeHistory(); err != nil {
+		r.Log.Warn().Err(err).Str("path", r.HistoryPath).Msg("could not write the job history")
 	}
 	resp, err := r.Client.Allocate(ctx, am.Request{}, nil, 0)
 	if err != nil {
@@ -141,7 +164,11 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		if err := r.DAG.Failed(); err != nil {
 			r.Client.Allocate(ctx, am.Request{}, release, 1)
-			return errors.Join(err, r.writeHistory(), r.Client.Finish(ctx, false, err.Error()))
+			r.failure = err.Error()
+			if why := r.lastWhy[r.failedTask()]; why != "" {
+				r.failure += "; its last attempt: " + why
+			}
+			return errors.Join(err, r.writeHistory(), r.Client.Finish(ctx, false, r.failure))
 		}
 		if r.DAG.Finished() {
 			r.Client.Allocate(ctx, am.Request{}, release, 1)
@@ -150,7 +177,23 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 			return r.Client.Finish(ctx, true, fmt.Sprintf("%d tasks in %v", len(r.DAG.History()), r.now().Round(time.Millisecond)))
 		}
+		if time.Since(r.lastWrite) >= r.HistoryEvery {
+			if err := r.writeHistory(); err != nil {
+				r.Log.Warn().Err(err).Str("path", r.HistoryPath).Msg("could not write the job history")
+			}
+		}
 	}
+}
+
+// failedTask is the task whose attempts ran out: the last one that failed.
+func (r *Runner) failedTask() taskKey {
+	h := r.DAG.History()
+	for i := len(h) - 1; i >= 0; i-- {
+		if !h[i].Succeeded {
+			return taskKey{h[i].Stage, h[i].Task}
+		}
+	}
+	return taskKey{}
 }
 
 // finished reports a task's end to the core and releases its container.
@@ -164,6 +207,7 @@ func (r *Runner) finished(d taskDone) []int64 {
 		r.Log.Error().Err(err).Msg("completion the core does not know")
 	}
 	if !d.ok {
+		r.lastWhy[taskKey{t.rec.Stage, t.rec.Task}] = d.why
 		r.Log.Warn().Str("stage", t.rec.Stage).Int("task", t.rec.Task).Str("why", d.why).Msg("task failed")
 	}
 	return []int64{d.container}
@@ -298,44 +342,29 @@ func (r *Runner) close() {
 	}
 }
 
+// writeHistory writes the job's history file, if it has one, by
+// renaming a complete file over the old one, so that a reader never sees
+// half a history.
 func (r *Runner) writeHistory() error {
+	r.lastWrite = time.Now()
 	if r.HistoryPath == "" {
 		return nil
 	}
-	return r.WriteHistory(r.HistoryPath)
-}
-
-// HistoryTask is one task attempt in a job's history file.
-type HistoryTask struct {
-	Stage     string `json:"stage"`
-	Task      int    `json:"task"`
-	Attempt   int    `json:"attempt"`
-	Container int64  `json:"container"`
-	Node      string `json:"node"`
-	StartMs   int64  `json:"start_ms"` // since the AM started
-	EndMs     int64  `json:"end_ms"`
-	Kind      string `json:"kind"` // DEFAULT or ALTRUISTIC
-	Succeeded bool   `json:"succeeded"`
-}
-
-// History is a job's history file, as loom am writes it.
-type History struct {
-	Job string `json:"job"`
-	// StartUnixMs is when the AM started: the tasks' times count from it.
-	StartUnixMs int64         `json:"start_unix_ms"`
-	Tasks       []HistoryTask `json:"tasks"`
-}
-
-// WriteHistory writes the job's task history as JSON.
-func (r *Runner) WriteHistory(path string) error {
-	out := History{Job: r.DAG.Job().Name, StartUnixMs: r.start.UnixMilli()}
-	for _, h := range r.DAG.History() {
-		out.Tasks = append(out.Tasks, HistoryTask{h.Stage, h.Task, h.Attempt, h.Container, h.Node,
-			h.Start.Milliseconds(), h.End.Milliseconds(), h.Kind.String(), h.Succeeded})
+	h := r.DAG.Snapshot(r.now())
+	h.StartUnixMs, h.UpdatedUnixMs = r.start.UnixMilli(), r.lastWrite.UnixMilli()
+	if id, err := rpc.ParseAttemptID(r.Client.attempt); err == nil {
+		h.App, h.Attempt = rpc.AppIDString(id.GetApplicationId()), int(id.GetAttemptId())
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
+	if r.failure != "" {
+		h.Diagnostics = r.failure
+	}
+	b, err := json.MarshalIndent(h, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, b, 0o644)
+	tmp := r.HistoryPath + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, r.HistoryPath)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,7 @@ func amCommand() *cobra.Command {
 	var (
 		jobFile, catalogue, name, taskKind, history string
 		timeScale                                   float64
+		tick                                        time.Duration
 		greedy                                      bool
 		seed                                        uint64
 	)
@@ -41,6 +43,9 @@ it was granted. It unregisters with SUCCEEDED when every task is done.`,
 			addr, attempt, err := driver.FromEnv()
 			if err != nil {
 				return err
+			}
+			if history == "" {
+				history = driver.HistoryPathFromEnv(attempt)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
@@ -70,7 +75,7 @@ it was granted. It unregisters with SUCCEEDED when every task is done.`,
 				return err
 			}
 			r := &driver.Runner{Client: cl, DAG: dag, TaskKind: taskKind, TimeScale: timeScale, Log: daemonLogger(),
-				HistoryPath: history}
+				HistoryPath: history, Tick: tick}
 			return r.Run(ctx)
 		},
 	}
@@ -78,9 +83,10 @@ it was granted. It unregisters with SUCCEEDED when every task is done.`,
 	f.StringVar(&jobFile, "job", "", "a JSON DAG file (the first job in it, or --name)")
 	f.StringVar(&catalogue, "catalogue", "", "a catalogue, e.g. tpch:100g, to take --name from")
 	f.StringVar(&name, "name", "", "the job's name in the file or catalogue")
-	f.StringVar(&taskKind, "task-kind", "synthetic", "how tasks run on the executor: synthetic (use their memory and vcores for their duration), sleep (hold their memory) or noop")
+	f.StringVar(&taskKind, "task-kind", "synthetic", "how tasks run on the executor: synthetic (use their memory and vcores for their duration), sleep (wait for their duration, using nothing) or noop")
 	f.Float64Var(&timeScale, "time-scale", 1, "multiply every stage's duration by this")
-	f.StringVar(&history, "history", "", "write the job's task history here as JSON")
+	f.StringVar(&history, "history", "", "write the job's history here as JSON (default: <app id>.json in $LOOM_HISTORY_DIR, which the RM sets)")
+	f.DurationVar(&tick, "tick", 100*time.Millisecond, "the longest the AM waits between allocate calls when no task ends (YARN AMs: 1s)")
 	f.BoolVar(&greedy, "greedy", false, "ask for every runnable task as DEFAULT, breadth-first (the baselines' AM)")
 	f.Uint64Var(&seed, "seed", 1, "seed for the P(Altruism) draws")
 	return cmd

@@ -7,6 +7,7 @@ package server
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -42,6 +43,8 @@ var Defaults = map[string]string{
 	"loom.scheduler.leftover-cap":   "2",
 	"loom.heartbeat.interval-ms":    "${yarn.resourcemanager.nodemanagers.heartbeat-interval-ms}",
 	"loom.queues":                   "default",
+	"loom.history.dir":              "/tmp/loom/history",
+	"loom.admin.secret":             "",
 }
 
 // ConfFiles are the files read from the config dir, in order.
@@ -66,6 +69,12 @@ type Config struct {
 	LeftoverCap   float64
 	// Queues maps each queue to its weight.
 	Queues map[string]float64
+	// HistoryDir is where DAG AMs write their job histories, one file per
+	// app (a directory every node sees, as MapReduce's staging dir).
+	HistoryDir string
+	// AdminSecret is the credential the web API asks for before it
+	// changes P(Altruism); empty refuses every change.
+	AdminSecret string
 }
 
 // LoadConfig reads and checks the RM's keys. Every error names the key.
@@ -148,6 +157,15 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	}
 	if cfg.LeftoverCap < 0 {
 		return cfg, c.Errorf("loom.scheduler.leftover-cap", "%v is negative (0 means no cap)", cfg.LeftoverCap)
+	}
+	if cfg.HistoryDir, err = c.String("loom.history.dir"); err != nil {
+		return cfg, err
+	}
+	if cfg.HistoryDir == "" || !filepath.IsAbs(cfg.HistoryDir) {
+		return cfg, c.Errorf("loom.history.dir", "%q is not an absolute path", cfg.HistoryDir)
+	}
+	if cfg.AdminSecret, err = c.String("loom.admin.secret"); err != nil {
+		return cfg, err
 	}
 	cfg.Queues, err = queues(c)
 	return cfg, err

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -21,7 +22,9 @@ const (
 	EnvMaxAppAttempts   = "MAX_APP_ATTEMPTS"
 	EnvHadoopUser       = "HADOOP_USER_NAME"
 	EnvSchedulerAddress = "LOOM_SCHEDULER_ADDRESS"
-	EnvAppSubmitter     = "LOOM_APP_SUBMITTER"
+	// EnvHistoryDir is where a DAG AM writes its job history.
+	EnvHistoryDir   = "LOOM_HISTORY_DIR"
+	EnvAppSubmitter = "LOOM_APP_SUBMITTER"
 )
 
 // containerToken is the token an NM checks before it starts a container:
@@ -47,23 +50,23 @@ func (r *RM) containerToken(cr *contRec) *hadooppb.TokenProto {
 func (r *RM) launchRequest(cr *contRec) *pb.StartContainersRequestProto {
 	a := cr.app
 	clc := proto.Clone(a.ctx.GetAmContainerSpec()).(*pb.ContainerLaunchContextProto)
-	env := map[string]string{
-		EnvContainerID:      rpc.ContainerIDString(cr.yid),
-		EnvAppSubmitTime:    strconv.FormatInt(a.submitted.UnixMilli(), 10),
-		EnvMaxAppAttempts:   strconv.Itoa(r.cfg.MaxAttempts),
-		EnvHadoopUser:       rpc.AttemptIDString(cr.attempt.yid),
-		EnvSchedulerAddress: advertised(r.Addr("scheduler")),
-		EnvAppSubmitter:     a.user,
+	env := [][2]string{
+		{EnvContainerID, rpc.ContainerIDString(cr.yid)},
+		{EnvAppSubmitTime, strconv.FormatInt(a.submitted.UnixMilli(), 10)},
+		{EnvMaxAppAttempts, strconv.Itoa(r.cfg.MaxAttempts)},
+		{EnvHadoopUser, rpc.AttemptIDString(cr.attempt.yid)},
+		{EnvSchedulerAddress, advertised(r.Addr("scheduler"))},
+		{EnvAppSubmitter, a.user},
+		{EnvHistoryDir, r.cfg.HistoryDir},
 	}
-	for i, kv := range clc.Environment {
-		if v, ok := env[kv.GetKey()]; ok {
-			clc.Environment[i] = &pb.StringStringMapProto{Key: kv.Key, Value: proto.String(v)}
-			delete(env, kv.GetKey())
-		}
-	}
-	for _, k := range []string{EnvContainerID, EnvAppSubmitTime, EnvMaxAppAttempts, EnvHadoopUser, EnvSchedulerAddress, EnvAppSubmitter} {
-		if v, ok := env[k]; ok {
-			clc.Environment = append(clc.Environment, &pb.StringStringMapProto{Key: proto.String(k), Value: proto.String(v)})
+	// The RM's values win over the submitter's.
+	for _, kv := range env {
+		i := slices.IndexFunc(clc.Environment, func(e *pb.StringStringMapProto) bool { return e.GetKey() == kv[0] })
+		e := &pb.StringStringMapProto{Key: proto.String(kv[0]), Value: proto.String(kv[1])}
+		if i >= 0 {
+			clc.Environment[i] = e
+		} else {
+			clc.Environment = append(clc.Environment, e)
 		}
 	}
 	return &pb.StartContainersRequestProto{StartContainerRequest: []*pb.StartContainerRequestProto{{

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"math"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -133,6 +134,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 			critical = time.Duration(rr.GetLoomCriticalPathMs()) * time.Millisecond
 		}
 	}
+	var freed []rm.NodeID
 	for _, id := range req.GetRelease() {
 		cr, ok := r.conts[rm.ContainerID(id.GetId())]
 		if !ok || cr.app != a || cr.state == pb.ContainerStateProto_C_COMPLETE {
@@ -140,6 +142,9 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		}
 		cr.node.cleanup = append(cr.node.cleanup, cr.yid)
 		r.containerEnded(cr.c.ID, ExitAborted, "Container released by application", true)
+		if !slices.Contains(freed, cr.node.id) {
+			freed = append(freed, cr.node.id)
+		}
 	}
 	if req.Progress != nil {
 		if p := req.GetProgress(); p >= 0 && p <= 1 {
@@ -148,13 +153,27 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 	}
 	changed := len(next) != len(a.asks) || work != a.work || critical != a.critical
 	for k, n := range next {
-		if a.asks[k] != n {
+		if old := a.asks[k]; old != n {
 			changed = true
+			if n > old {
+				r.metrics.asks.WithLabelValues(k.kind.String()).Add(float64(n - old))
+			}
 		}
 	}
 	if changed {
 		a.asks, a.work, a.critical = next, work, critical
 		r.pushAsks(a)
+	}
+	// Room an AM gives back is offered again now, not at its node's next
+	// heartbeat: a DAG AM releases a container per task, and a heartbeat's
+	// wait per task would leave short tasks' nodes idle most of the time.
+	// The containers this grants to this AM go out in this very reply.
+	if len(freed) > 0 {
+		t0 := time.Now()
+		if err := r.step(rm.Schedule{Nodes: freed}); err != nil {
+			r.log.Error().Err(err).Msg("scheduling pass on released room failed")
+		}
+		r.metrics.observeDecision(time.Since(t0))
 	}
 	share, _ := r.core.Share(a.id)
 	usage, _ := r.core.Usage(a.id)

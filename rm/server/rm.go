@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/rs/zerolog"
 	"google.golang.org/protobuf/proto"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
+	"github.com/loomrm/loom/webui"
 )
 
 // YARN's exit statuses for containers the RM ends (ContainerExitStatus).
@@ -55,6 +58,11 @@ type RM struct {
 	wg       sync.WaitGroup
 	launches sync.WaitGroup
 	nmOpts   rpc.ClientOptions
+	web      *http.Server
+
+	metrics    *metrics
+	timeline   timeline
+	altChanges []webui.AltruismChange
 }
 
 type askKey struct {
@@ -136,15 +144,22 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := os.MkdirAll(cfg.HistoryDir, 0o1777); err != nil {
+		return nil, fmt.Errorf("loom.history.dir: %w", err)
+	}
 	now := time.Now()
-	return &RM{cfg: cfg, log: log, core: rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism}),
+	r := &RM{cfg: cfg, log: log, core: rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism}),
 		start: now, clusterTS: now.UnixMilli(), reserved: map[int32]bool{}, apps: map[rm.AppID]*appRec{},
 		nodes: map[string]*nodeRec{}, conts: map[rm.ContainerID]*contRec{}, addrs: map[string]string{},
-		stop: make(chan struct{}), nmOpts: rpc.ClientOptions{User: "loom-rm", CallTimeout: 30 * time.Second}}, nil
+		stop: make(chan struct{}), nmOpts: rpc.ClientOptions{User: "loom-rm", CallTimeout: 30 * time.Second},
+		timeline:   timeline{apps: map[rm.AppID][]webui.AppSample{}},
+		altChanges: []webui.AltruismChange{{UnixMs: now.UnixMilli(), P: cfg.PAltruism, Who: "config"}}}
+	r.metrics = newMetrics(r)
+	return r, nil
 }
 
-// Start listens on the client, scheduler and tracker addresses and starts
-// the liveness monitors.
+// Start listens on the client, scheduler, tracker and web addresses and
+// starts the liveness monitors and the timeline.
 func (r *RM) Start() error {
 	logger := r.log
 	roles := []struct {
@@ -168,12 +183,25 @@ func (r *RM) Start() error {
 		go srv.Serve(ln)
 		r.log.Info().Str("role", ro.role).Str("addr", ln.Addr().String()).Msg("listening")
 	}
-	r.wg.Add(1)
+	ln, err := net.Listen("tcp", r.cfg.WebAddr)
+	if err != nil {
+		r.Stop(context.Background())
+		return fmt.Errorf("web address %s (yarn.resourcemanager.webapp.address): %w", r.cfg.WebAddr, err)
+	}
+	r.addrs["web"] = ln.Addr().String()
+	r.web = &http.Server{Handler: webui.New(webBackend{clientService{r}}, webui.Config{AdminSecret: r.cfg.AdminSecret,
+		Metrics: promhttp.HandlerFor(r.metrics.reg, promhttp.HandlerOpts{}), Log: r.log}),
+		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	go r.web.Serve(ln)
+	r.log.Info().Str("role", "web").Str("addr", ln.Addr().String()).Msg("listening")
+	r.wg.Add(2)
 	go r.monitor()
+	go r.sampler()
 	return nil
 }
 
-// Addr returns the address a role (client, scheduler, tracker) listens on.
+// Addr returns the address a role (client, scheduler, tracker, web)
+// listens on.
 func (r *RM) Addr(role string) string { return r.addrs[role] }
 
 // Stop stops serving, answering calls in flight first.
@@ -184,6 +212,9 @@ func (r *RM) Stop(ctx context.Context) error {
 		close(r.stop)
 	}
 	var errs []error
+	if r.web != nil {
+		errs = append(errs, r.web.Shutdown(ctx))
+	}
 	for _, s := range r.servers {
 		errs = append(errs, s.Shutdown(ctx))
 	}
@@ -308,6 +339,7 @@ func (r *RM) allocated(c rm.Container) {
 	r.conts[c.ID] = cr
 	n.conts[c.ID] = cr
 	a.nodesUsed[n] = true
+	r.metrics.allocated(c.Kind)
 	if at.amContainer == 0 && !at.registered {
 		cr.isAM = true
 		at.amContainer = c.ID
@@ -488,6 +520,7 @@ func (r *RM) forgetCompleted() {
 		if a.done() && done > r.cfg.MaxCompleted {
 			done--
 			delete(r.apps, a.id)
+			delete(r.timeline.apps, a.id)
 			for id, cr := range r.conts {
 				if cr.app == a {
 					delete(r.conts, id)

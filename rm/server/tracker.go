@@ -132,9 +132,11 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 			r.containerEnded(cr.c.ID, cs.GetExitStatus(), cs.GetDiagnostics(), true)
 		}
 	}
+	t0 := time.Now()
 	if err := r.step(rm.Schedule{Nodes: []rm.NodeID{n.id}}); err != nil {
 		r.log.Error().Err(err).Str("node", n.key).Msg("scheduling pass failed")
 	}
+	r.metrics.observeDecision(time.Since(t0))
 	n.respID = st.GetResponseId() + 1
 	resp := &pb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(n.respID), NodeAction: pb.NodeActionProto_NORMAL.Enum(),
 		ContainersToCleanup: n.cleanup, ApplicationsToCleanup: n.appsClean,

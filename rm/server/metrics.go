@@ -1,0 +1,107 @@
+package server
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/loomrm/loom/altruism"
+	"github.com/loomrm/loom/fairness"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// metrics are the RM's Prometheus series. Counters and the histogram are
+// updated as things happen; the gauges are read from the RM's state at
+// scrape time (collect), so they are never stale.
+type metrics struct {
+	reg         *prometheus.Registry
+	allocations *prometheus.CounterVec // by kind
+	asks        *prometheus.CounterVec // by kind: asks received
+	decision    prometheus.Histogram
+	// allocCount is the sum of allocations, for the per-second rate.
+	allocCount float64
+
+	appsDesc, pendingDesc, leftoverDesc, pDesc, rateDesc, nodesDesc *prometheus.Desc
+	r                                                               *RM
+}
+
+func newMetrics(r *RM) *metrics {
+	m := &metrics{r: r, reg: prometheus.NewRegistry()}
+	m.allocations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loom_allocations_total",
+		Help: "Containers allocated to apps (AM containers included), by the kind of ask they served."}, []string{"kind"})
+	m.asks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loom_asks_total",
+		Help: "Containers asked for by AMs (increases of outstanding asks), by kind."}, []string{"kind"})
+	m.decision = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "loom_heartbeat_decision_seconds",
+		Help:    "Time the scheduler took to decide on one NodeManager heartbeat.",
+		Buckets: prometheus.ExponentialBuckets(10e-6, 2, 14)}) // 10 µs to 82 ms
+	m.appsDesc = prometheus.NewDesc("loom_apps", "Applications the RM knows, by YARN state.", []string{"state"}, nil)
+	m.pendingDesc = prometheus.NewDesc("loom_pending_asks", "Containers asked for and not yet allocated, by kind.", []string{"kind"}, nil)
+	m.leftoverDesc = prometheus.NewDesc("loom_leftover", "Resources no container holds (the leftover pool ALTRUISTIC asks are served from), by resource.", []string{"resource"}, nil)
+	m.pDesc = prometheus.NewDesc("loom_p_altruism", "P(Altruism): the probability that an AM yields what it does not need now.", nil, nil)
+	m.rateDesc = prometheus.NewDesc("loom_allocations_per_second", "Containers allocated per second over the last timeline sample.", nil, nil)
+	m.nodesDesc = prometheus.NewDesc("loom_nodes", "NodeManagers by state.", []string{"state"}, nil)
+	for _, k := range []altruism.AskKind{altruism.Default, altruism.Altruistic} {
+		m.allocations.WithLabelValues(k.String())
+		m.asks.WithLabelValues(k.String())
+	}
+	m.reg.MustRegister(m.allocations, m.asks, m.decision, m,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// allocated counts a container. Callers hold the RM's mu.
+func (m *metrics) allocated(k altruism.AskKind) {
+	m.allocations.WithLabelValues(k.String()).Inc()
+	m.allocCount++
+}
+
+func (m *metrics) observeDecision(d time.Duration) { m.decision.Observe(d.Seconds()) }
+
+// Describe and Collect make the state gauges a collector.
+func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{m.appsDesc, m.pendingDesc, m.leftoverDesc, m.pDesc, m.rateDesc, m.nodesDesc} {
+		ch <- d
+	}
+}
+
+func (m *metrics) Collect(ch chan<- prometheus.Metric) {
+	r := m.r
+	r.mu.Lock()
+	apps := map[string]int{}
+	for _, s := range pb.YarnApplicationStateProto_name {
+		apps[s] = 0
+	}
+	var pending [2]int
+	for _, a := range r.appOrder {
+		apps[a.state.String()]++
+		if a.done() {
+			continue
+		}
+		for k, n := range a.asks {
+			pending[k.kind] += n
+		}
+	}
+	nodes := map[string]int{}
+	for _, n := range r.nodes {
+		nodes[n.state.String()]++
+	}
+	left := r.core.Capacity().Sub(r.core.Used()).ClampZero()
+	p := r.core.PAltruism()
+	rate := r.timeline.rate
+	r.mu.Unlock()
+	for s, n := range apps {
+		ch <- prometheus.MustNewConstMetric(m.appsDesc, prometheus.GaugeValue, float64(n), s)
+	}
+	for _, k := range []altruism.AskKind{altruism.Default, altruism.Altruistic} {
+		ch <- prometheus.MustNewConstMetric(m.pendingDesc, prometheus.GaugeValue, float64(pending[k]), k.String())
+	}
+	for k := fairness.Kind(0); k < fairness.NumKinds; k++ {
+		ch <- prometheus.MustNewConstMetric(m.leftoverDesc, prometheus.GaugeValue, left[k], k.String())
+	}
+	for s, n := range nodes {
+		ch <- prometheus.MustNewConstMetric(m.nodesDesc, prometheus.GaugeValue, float64(n), s)
+	}
+	ch <- prometheus.MustNewConstMetric(m.pDesc, prometheus.GaugeValue, p)
+	ch <- prometheus.MustNewConstMetric(m.rateDesc, prometheus.GaugeValue, rate)
+}
