@@ -103,6 +103,8 @@ type cluster struct {
 	rm                         *proc
 	nms                        []*proc
 	client, scheduler, tracker string
+	web                        string // the web port: REST, UI, /metrics
+	history                    string // loom.history.dir
 	ac                         rpc.ApplicationClient
 	dir                        string
 }
@@ -114,9 +116,12 @@ func startCluster(t *testing.T, n int, rmArgs ...string) *cluster {
 	c.client = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	c.scheduler = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	c.tracker = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	c.web = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	c.history = filepath.Join(c.dir, "history")
 	args := []string{"rm", "-D", "yarn.resourcemanager.hostname=127.0.0.1",
 		"-D", "yarn.resourcemanager.address=" + c.client, "-D", "yarn.resourcemanager.scheduler.address=" + c.scheduler,
-		"-D", "yarn.resourcemanager.resource-tracker.address=" + c.tracker, "-D", "loom.heartbeat.interval-ms=100"}
+		"-D", "yarn.resourcemanager.resource-tracker.address=" + c.tracker, "-D", "yarn.resourcemanager.webapp.address=" + c.web,
+		"-D", "loom.history.dir=" + c.history, "-D", "loom.heartbeat.interval-ms=100"}
 	c.rm = start(t, "rm", append(args, rmArgs...)...)
 	for i := range n {
 		c.nms = append(c.nms, c.startNM(t, i))

@@ -58,6 +58,11 @@ type Config struct {
 	// at its arrival with no AM (the paper's model, and the default).
 	AM        fairness.Vector
 	AMStartup time.Duration
+	// TaskOverhead holds each task's container this much longer than the
+	// task runs: what a live task costs beyond its duration (its
+	// allocation on a heartbeat, the AM's next call, the launch). Zero by
+	// default.
+	TaskOverhead time.Duration
 }
 
 // DefaultLeftoverCap is Loom's default bound on what a job may hold while
@@ -151,8 +156,8 @@ func (cfg *Config) check(jobs []*workload.Job) error {
 		return errors.New("the workload has no jobs")
 	case cfg.AM.HasNegative() || !cfg.AM.FitsIn(cfg.Machine):
 		return fmt.Errorf("the AM container %v does not fit a machine of %v", cfg.AM, cfg.Machine)
-	case cfg.AMStartup < 0:
-		return fmt.Errorf("AM startup %v is negative", cfg.AMStartup)
+	case cfg.AMStartup < 0 || cfg.TaskOverhead < 0:
+		return fmt.Errorf("AM startup %v or task overhead %v is negative", cfg.AMStartup, cfg.TaskOverhead)
 	}
 	if cfg.Window <= 0 {
 		cfg.Window = time.Minute
@@ -444,7 +449,7 @@ func (s *sim) start(c rm.Container) error {
 	if rec.Kind == altruism.Altruistic {
 		j.res.Altruistic++
 	}
-	end := s.now + j.actual[j.stage[rec.Stage]]
+	end := s.now + s.cfg.TaskOverhead + j.actual[j.stage[rec.Stage]]
 	t := &task{job: j, cid: c.ID, end: end}
 	heap.Push(&s.ends, t)
 	if s.cfg.Log != nil {

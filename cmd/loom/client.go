@@ -320,7 +320,7 @@ it waits, with a progress bar per job, and prints each app's final state; with
 	fl.StringVar(&arrivals, "arrivals", "batch", "for mix: batch, or poisson:<mean>")
 	fl.Uint64Var(&seed, "seed", 1, "for mix: the seed for drawing jobs and arrivals")
 	fl.StringVar(&queue, "queue", "default", "the queue to submit to")
-	fl.StringVar(&taskKind, "task-kind", "synthetic", "how tasks run: synthetic (use their memory and vcores for their duration), sleep (hold their memory only) or noop")
+	fl.StringVar(&taskKind, "task-kind", "synthetic", "how tasks run: synthetic (use their memory and vcores for their duration), sleep (wait for their duration, using nothing) or noop")
 	fl.Float64Var(&timeScale, "time-scale", 1, "multiply every stage's duration by this")
 	fl.Int64Var(&amMB, "am-memory-mb", 1024, "the AM container's memory")
 	fl.StringVar(&staging, "staging-dir", "", "where job files are staged for the NodeManagers to localise (default: $TMPDIR/loom-staging)")

@@ -9,20 +9,25 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/loomrm/loom/am/driver"
+	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
+	"github.com/loomrm/loom/sim"
 	"github.com/loomrm/loom/workload"
 )
 
@@ -45,6 +50,10 @@ type Options struct {
 type Cluster struct {
 	opts       Options
 	ClientAddr string
+	// WebAddr serves the web UI and the REST API.
+	WebAddr string
+	// HistoryDir holds each DAG job's history, one file per app.
+	HistoryDir string
 	procs      []*exec.Cmd
 	done       []chan struct{}
 }
@@ -61,7 +70,7 @@ func freeAddr() (string, error) {
 // Start launches the RM and the NMs and waits until every NM registered.
 func Start(ctx context.Context, o Options) (*Cluster, error) {
 	c := &Cluster{opts: o}
-	addrs := make([]string, 3)
+	addrs := make([]string, 4)
 	for i := range addrs {
 		a, err := freeAddr()
 		if err != nil {
@@ -69,10 +78,11 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		}
 		addrs[i] = a
 	}
-	c.ClientAddr = addrs[0]
+	c.ClientAddr, c.WebAddr, c.HistoryDir = addrs[0], addrs[3], filepath.Join(o.Dir, "history")
 	rmArgs := []string{"rm", "-D", "yarn.resourcemanager.hostname=127.0.0.1",
 		"-D", "yarn.resourcemanager.address=" + addrs[0], "-D", "yarn.resourcemanager.scheduler.address=" + addrs[1],
-		"-D", "yarn.resourcemanager.resource-tracker.address=" + addrs[2], "-D", "loom.heartbeat.interval-ms=100",
+		"-D", "yarn.resourcemanager.resource-tracker.address=" + addrs[2], "-D", "yarn.resourcemanager.webapp.address=" + addrs[3],
+		"-D", "loom.history.dir=" + c.HistoryDir, "-D", "loom.heartbeat.interval-ms=100",
 		"-D", "yarn.nm.liveness-monitor.expiry-interval-ms=10000",
 		"-D", "yarn.scheduler.minimum-allocation-mb=64", "-D", fmt.Sprintf("yarn.scheduler.maximum-allocation-mb=%d", o.NodeMemoryMB),
 		"-D", fmt.Sprintf("yarn.scheduler.maximum-allocation-vcores=%d", o.NodeVCores),
@@ -173,7 +183,9 @@ func Submit(ctx context.Context, ac rpc.ApplicationClient, j *workload.Job, queu
 	if err != nil {
 		return nil, err
 	}
-	cmd := fmt.Sprintf("%s am --job job.json --task-kind %s --time-scale %g --history <LOG_DIR>/history.json 2><LOG_DIR>/am.log",
+	// Tasks are short at demo time scales: the AM calls every 20 ms, so
+	// that its own wait does not dominate them.
+	cmd := fmt.Sprintf("%s am --job job.json --task-kind %s --time-scale %g --tick 20ms 2><LOG_DIR>/am.log",
 		bin, taskKind, timeScale)
 	_, err = ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
 		ApplicationId: id, ApplicationName: proto.String(j.Name), Queue: proto.String(queue),
@@ -199,11 +211,12 @@ func Ended(r *pb.ApplicationReportProto) bool {
 }
 
 // History is one job's history file (am/driver writes it).
-type History = driver.History
+type History = am.History
 
-// Histories reads every AM's history under the NMs' log dirs, by app id.
+// Histories reads every job history in dir (the RM's loom.history.dir),
+// by app id.
 func Histories(dir string) (map[string]History, error) {
-	paths, err := filepath.Glob(filepath.Join(dir, "nm*", "logs", "application_*", "container_*", "history.json"))
+	paths, err := filepath.Glob(filepath.Join(dir, "application_*.json"))
 	if err != nil {
 		return nil, err
 	}
@@ -220,11 +233,7 @@ func Histories(dir string) (map[string]History, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", p, err))
 			continue
 		}
-		app := filepath.Base(filepath.Dir(filepath.Dir(p)))
-		// A later attempt's history replaces an earlier one's.
-		if old, ok := out[app]; !ok || len(h.Tasks) >= len(old.Tasks) {
-			out[app] = h
-		}
+		out[strings.TrimSuffix(filepath.Base(p), ".json")] = h
 	}
 	return out, errors.Join(errs...)
 }
@@ -325,4 +334,123 @@ func stageDemands(j *workload.Job) map[string]fairness.Vector {
 		demand[s.Name] = s.Demand
 	}
 	return demand
+}
+
+// Counter reads a Prometheus counter or gauge from the RM's /metrics,
+// summed over the series whose labels include the given ones.
+func Counter(ctx context.Context, webAddr, name string, labels map[string]string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+webAddr+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, fmt.Errorf("GET /metrics: %w", err)
+	}
+	fam, ok := fams[name]
+	if !ok {
+		return 0, fmt.Errorf("/metrics has no %s", name)
+	}
+	var sum float64
+	for _, m := range fam.GetMetric() {
+		match := 0
+		for _, l := range m.GetLabel() {
+			if v, ok := labels[l.GetName()]; ok && v == l.GetValue() {
+				match++
+			}
+		}
+		if match < len(labels) {
+			continue
+		}
+		switch {
+		case m.Counter != nil:
+			sum += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			sum += m.GetGauge().GetValue()
+		}
+	}
+	return sum, nil
+}
+
+// SimOptions are what the simulator needs beyond the cluster's options to
+// replay a mini run.
+type SimOptions struct {
+	Seed uint64
+	// AM is the AM container each job asks for first, and AMStartup how
+	// long its process takes to start deciding once granted.
+	AM        fairness.Vector
+	AMStartup time.Duration
+	// TaskOverhead is what a live task costs beyond its duration: the
+	// container's allocation on a heartbeat, the AM's next allocate call,
+	// and the start on the executor.
+	TaskOverhead time.Duration
+}
+
+// Simulate replays the jobs of a mini run (already scaled to it) through
+// the simulator, on the same cluster shape, policy and seed, with every
+// stage's duration multiplied by the time scale as the AMs do.
+func Simulate(o Options, js []*workload.Job, so SimOptions) (sim.Summary, error) {
+	cfg := sim.DefaultConfig()
+	cfg.Machines, cfg.Machine = o.Nodes, fairness.New(float64(o.NodeMemoryMB), float64(o.NodeVCores))
+	cfg.Policy, cfg.PAltruism, cfg.Seed = o.Policy, o.PAltruism, so.Seed
+	cfg.AM, cfg.AMStartup, cfg.TaskOverhead = so.AM, so.AMStartup, so.TaskOverhead
+	cfg.Window = time.Second
+	jobs := make([]*workload.Job, len(js))
+	for i, j := range js {
+		c := j.Clone()
+		for k := range c.Stages {
+			c.Stages[k].Duration = max(time.Duration(float64(c.Stages[k].Duration)*o.TimeScale), time.Millisecond)
+		}
+		jobs[i] = c
+	}
+	r, err := sim.Run(cfg, jobs)
+	if err != nil {
+		return sim.Summary{}, err
+	}
+	return r.Summarize(), nil
+}
+
+// Overheads measures what the live run cost beyond the workload itself,
+// for the simulator to replay: the quickest start of an AM after its app
+// was submitted (appStartMs, by app), and the mean time a task held its
+// container beyond its scaled duration.
+func Overheads(jobs map[string]*workload.Job, hs map[string]History, appStartMs map[string]int64, timeScale float64) (amStartup, perTask time.Duration) {
+	amStartup = -1
+	var extra time.Duration
+	n := 0
+	for app, h := range hs {
+		j := jobs[app]
+		if j == nil {
+			continue
+		}
+		if s, ok := appStartMs[app]; ok && h.StartUnixMs >= s {
+			if d := time.Duration(h.StartUnixMs-s) * time.Millisecond; amStartup < 0 || d < amStartup {
+				amStartup = d
+			}
+		}
+		dur := map[string]time.Duration{}
+		for _, s := range j.Stages {
+			dur[s.Name] = time.Duration(float64(s.Duration) * timeScale)
+		}
+		for _, t := range h.Tasks {
+			if t.State == am.StateRunning {
+				continue
+			}
+			extra += max(time.Duration(t.EndMs-t.StartMs)*time.Millisecond-dur[t.Stage], 0)
+			n++
+		}
+	}
+	if n > 0 {
+		perTask = extra / time.Duration(n)
+	}
+	return max(amStartup, 0), perTask
 }
