@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/loomrm/loom/am"
+	"github.com/loomrm/loom/workload"
 )
 
 // chromiumPath finds the browser the UI test drives: $LOOM_CHROMIUM, or
@@ -32,36 +35,32 @@ func chromiumPath() (string, error) {
 		"google-chrome and $LOOM_CHROMIUM): install it with `apt-get install -y chromium` (Debian), as CI does")
 }
 
-// TestUI serves the UI on the fake cluster and drives it in headless
-// Chromium: the apps table lists the apps and sorts and filters them, the
-// DAG has one stage group per stage, the Gantt one bar per task attempt,
-// and P(Altruism) changes only after a confirmation. Screenshots land in
-// testdata/ to be looked at.
-func TestUI(t *testing.T) {
-	browser, err := chromiumPath()
+// browser drives one headless Chromium tab and fails the test on any
+// error, a script's own included.
+type browser struct {
+	t        *testing.T
+	ctx      context.Context
+	mu       sync.Mutex
+	jsErrors []string
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	path, err := chromiumPath()
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := newFakeBackend()
-	srv := httptest.NewServer(newTestHandler(f, adminKey, nil))
-	defer srv.Close()
-
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 1000),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
 	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
-	defer cancelTimeout()
-
-	// Any script error fails the test.
-	var mu sync.Mutex
-	var jsErrors []string
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	b := &browser{t: t, ctx: ctx}
 	messages := chromedp.Console(ctx)
 	go func() {
 		for m, err := range messages {
@@ -71,76 +70,107 @@ func TestUI(t *testing.T) {
 			// The browser logs every 4xx the UI expects (an app without
 			// history, a refused credential); only the page's own errors count.
 			if m.IsException() || m.Type == chromedp.ConsoleError && m.Source == "" {
-				mu.Lock()
-				jsErrors = append(jsErrors, m.String())
-				mu.Unlock()
+				b.mu.Lock()
+				b.jsErrors = append(b.jsErrors, m.String())
+				b.mu.Unlock()
 			}
 		}
 	}()
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
+	t.Cleanup(func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if len(b.jsErrors) > 0 {
+			t.Errorf("script errors:\n%s", strings.Join(b.jsErrors, "\n"))
 		}
+	})
+	if err := os.MkdirAll("testdata", 0o755); err != nil {
+		t.Fatal(err)
 	}
-	eval := func(what, js string, v any) {
-		t.Helper()
-		res, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](js))
-		if err == nil {
-			err = json.Unmarshal(res, v)
-		}
+	return b
+}
+
+func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, steps...); err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (b *browser) eval(what, js string, v any) {
+	b.t.Helper()
+	res, err := chromedp.Run(b.ctx, chromedp.Evaluate[json.RawMessage](js))
+	if err == nil {
+		err = json.Unmarshal(res, v)
+	}
+	if err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (b *browser) shot(name string) {
+	b.t.Helper()
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join("testdata", name), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		b.t.Fatalf("text of %s: %v", sel, err)
+	}
+	return v
+}
+
+func (b *browser) count(sel string) int {
+	b.t.Helper()
+	var n int
+	b.eval("count "+sel, fmt.Sprintf(`document.querySelectorAll(%q).length`, sel), &n)
+	return n
+}
+
+// waitFor polls a script until it is true.
+func waitFor(what, js string) chromedp.Action[chromedp.Void] {
+	poll := chromedp.Poll[bool](js, chromedp.WithPollingTimeout(5*time.Second))
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := poll(ctx, tg)
 		if err != nil {
-			t.Fatalf("%s: %v", what, err)
+			err = fmt.Errorf("waiting for %s: %w", what, err)
 		}
+		return chromedp.Void{}, err
 	}
-	waitFor := func(what, js string) chromedp.Action[chromedp.Void] {
-		poll := chromedp.Poll[bool](js, chromedp.WithPollingTimeout(5*time.Second))
-		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			_, err := poll(ctx, tg)
-			if err != nil {
-				err = fmt.Errorf("waiting for %s: %w", what, err)
-			}
-			return chromedp.Void{}, err
-		}
-	}
-	change := func(sel, value string) chromedp.Action[chromedp.Void] {
-		return chromedp.Steps(chromedp.SetValue(chromedp.CSS(sel), value), func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			_, err := chromedp.Evaluate[bool](fmt.Sprintf(`document.querySelector(%q).dispatchEvent(new Event('change'))`, sel))(ctx, tg)
-			return chromedp.Void{}, err
-		})
-	}
-	shot := func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join("testdata", name), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("text of %s: %v", sel, err)
-		}
-		return v
-	}
-	count := func(sel string) int {
-		t.Helper()
-		var n int
-		eval("count "+sel, fmt.Sprintf(`document.querySelectorAll(%q).length`, sel), &n)
-		return n
-	}
+}
+
+// change sets a control's value and tells the page, as a user's choice
+// does.
+func change(sel, value string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(chromedp.SetValue(chromedp.CSS(sel), value), func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := chromedp.Evaluate[bool](fmt.Sprintf(`document.querySelector(%q).dispatchEvent(new Event('change'))`, sel))(ctx, tg)
+		return chromedp.Void{}, err
+	})
+}
+
+// TestUI serves the UI on the fake cluster and drives it in headless
+// Chromium: the apps table lists the apps and sorts and filters them, the
+// DAG has one stage group per stage, the Gantt one bar per task attempt,
+// and P(Altruism) changes only after a confirmation. Screenshots land in
+// testdata/ to be looked at.
+func TestUI(t *testing.T) {
+	f := newFakeBackend()
+	srv := httptest.NewServer(newTestHandler(f, adminKey, nil))
+	defer srv.Close()
+	b := newBrowser(t)
+	do, shot, text, count := b.do, b.shot, b.text, b.count
 	rowIDs := func() []string {
 		t.Helper()
 		var ids []string
-		eval("row ids", `[...document.querySelectorAll('#apps tbody tr[data-app-id]')].map(r => r.dataset.appId.slice(-4))`, &ids)
+		b.eval("row ids", `[...document.querySelectorAll('#apps tbody tr[data-app-id]')].map(r => r.dataset.appId.slice(-4))`, &ids)
 		return ids
-	}
-	if err := os.MkdirAll("testdata", 0o755); err != nil {
-		t.Fatal(err)
 	}
 
 	// Apps: newest first, then sorted by name, then only the running.
@@ -173,7 +203,7 @@ func TestUI(t *testing.T) {
 		t.Errorf("%d stage groups in the DAG, want 4", n)
 	}
 	var states map[string]string
-	eval("stage states", `Object.fromEntries([...document.querySelectorAll('#dag g.stage')].map(g => [g.dataset.stage, g.dataset.state]))`, &states)
+	b.eval("stage states", `Object.fromEntries([...document.querySelectorAll('#dag g.stage')].map(g => [g.dataset.stage, g.dataset.state]))`, &states)
 	if want := map[string]string{"scan": "SUCCEEDED", "dim": "SUCCEEDED", "join": "RUNNING", "agg": "WAITING"}; fmt.Sprint(states) != fmt.Sprint(want) {
 		t.Errorf("stage states %v, want %v", states, want)
 	}
@@ -230,10 +260,62 @@ func TestUI(t *testing.T) {
 		t.Errorf("change by %q", ch[len(ch)-1].Who)
 	}
 	shot("ui-ops.png")
+}
 
-	mu.Lock()
-	defer mu.Unlock()
-	if len(jsErrors) > 0 {
-		t.Errorf("script errors:\n%s", strings.Join(jsErrors, "\n"))
+// TestUILargeDAG draws TPC-DS q88, the widest DAG of the catalogue, as a
+// job part-way through: one stage group per stage, one edge per
+// dependency.
+func TestUILargeDAG(t *testing.T) {
+	job, err := workload.TPCDS("q88", 100)
+	if err != nil {
+		t.Fatal(err)
 	}
+	f := newFakeBackend()
+	h := &am.History{Job: "tpcds-q88", App: "application_1700000000000_0001", Attempt: 1, State: am.StateRunning,
+		StartUnixMs: clusterTS + 12_000, UpdatedUnixMs: clusterTS + 99_000}
+	edges := 0
+	clock := int64(0)
+	for i, st := range job.Stages {
+		hs := am.HistoryStage{Name: st.Name, Tasks: st.Tasks, Parents: st.Parents, DurationMs: st.Duration.Milliseconds(),
+			Demand: st.Demand, State: am.StateWaiting}
+		edges += len(st.Parents)
+		switch {
+		case i < len(job.Stages)/2:
+			hs.State, hs.Succeeded = am.StateSucceeded, st.Tasks
+		case i < len(job.Stages)/2+3:
+			hs.State, hs.Running = am.StateRunning, 1
+		case i < len(job.Stages)/2+5:
+			hs.State = am.StateRunnable
+		}
+		for k := 0; k < min(st.Tasks, 3) && hs.State != am.StateWaiting && hs.State != am.StateRunnable; k++ {
+			kind := "DEFAULT"
+			if (i+k)%3 == 0 {
+				kind = "ALTRUISTIC"
+			}
+			task := am.HistoryTask{Stage: st.Name, Task: k, Node: fmt.Sprintf("nm%d:45454", 1+(i+k)%6), StartMs: clock,
+				EndMs: clock + 2000 + int64(k)*500, Kind: kind, State: am.StateSucceeded, Succeeded: true}
+			if hs.State == am.StateRunning {
+				task.EndMs, task.State, task.Succeeded = 0, am.StateRunning, false
+			}
+			h.Tasks = append(h.Tasks, task)
+			clock += 700
+		}
+		h.Stages = append(h.Stages, hs)
+	}
+	f.apps[0].history = h
+	srv := httptest.NewServer(newTestHandler(f, adminKey, nil))
+	defer srv.Close()
+	b := newBrowser(t)
+	b.do("app page", chromedp.Navigate(srv.URL+"/#/apps/application_1700000000000_0001"),
+		chromedp.WaitVisible(chromedp.CSS(`#dag g.stage`)), chromedp.WaitVisible(chromedp.CSS(`#gantt rect.task`)))
+	if n := b.count(`#dag g.stage`); n != len(job.Stages) {
+		t.Errorf("%d stage groups, want %d", n, len(job.Stages))
+	}
+	if n := b.count(`#dag path.edge`); n != edges {
+		t.Errorf("%d edges, want %d", n, edges)
+	}
+	if n := b.count(`#gantt rect.task`); n != len(h.Tasks) {
+		t.Errorf("%d task bars, want %d", n, len(h.Tasks))
+	}
+	b.shot("ui-dag-large.png")
 }
