@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/workload"
@@ -318,4 +319,26 @@ func TestUILargeDAG(t *testing.T) {
 		t.Errorf("%d task bars, want %d", n, len(h.Tasks))
 	}
 	b.shot("ui-dag-large.png")
+}
+
+// TestUIEscapes: what apps report (names, tracking URLs) is shown as text,
+// never run as markup or followed as a javascript: link.
+func TestUIEscapes(t *testing.T) {
+	f := newFakeBackend()
+	f.apps[0].report.Name = proto.String(`<img id="injected" src="x">`)
+	f.apps[0].report.TrackingUrl = proto.String(`javascript:document.title='pwned'`)
+	srv := httptest.NewServer(newTestHandler(f, adminKey, nil))
+	defer srv.Close()
+	b := newBrowser(t)
+	b.do("apps page", chromedp.Navigate(srv.URL+"/#/apps"), chromedp.WaitVisible(chromedp.CSS(`#apps tbody tr[data-app-id]`)))
+	if n := b.count(`#injected`); n != 0 {
+		t.Errorf("an app's name became markup")
+	}
+	if name := b.text(`#apps tr[data-app-id="application_1700000000000_0001"] td:nth-child(2)`); name != `<img id="injected" src="x">` {
+		t.Errorf("name shown as %q", name)
+	}
+	b.do("app page", chromedp.Navigate(srv.URL+"/#/apps/application_1700000000000_0001"), chromedp.WaitVisible(chromedp.CSS(`#dag`)))
+	if n := b.count(`#injected, a[href^="javascript"]`); n != 0 {
+		t.Errorf("%d injected elements or javascript: links on the app page", n)
+	}
 }

@@ -118,3 +118,13 @@ export function inner(panel, fallback = 900) {
   const w = panel.clientWidth - 34;
   return w > 200 ? Math.round(w) : fallback;
 }
+
+// link is an anchor to an http(s) address the server reported (an AM's
+// tracking URL, a node's page), or plain text for anything else: a
+// javascript: or data: URL from an AM never becomes a link.
+export function link(url, text) {
+  if (typeof url === 'string' && /^https?:\/\/[^\s]+$/i.test(url)) {
+    return h('a', { href: url, rel: 'noreferrer noopener', target: '_blank' }, text ?? url);
+  }
+  return text ?? url ?? '';
+}

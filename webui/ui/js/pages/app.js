@@ -1,7 +1,7 @@
 // One app: what YARN knows of it, its DAG, its task attempts over time
 // and its share against its use.
 
-import { h, badge, bar, duration, inner, mb, num, pct, time } from '../dom.js';
+import { h, badge, bar, duration, inner, link, mb, num, pct, time } from '../dom.js';
 import { api } from '../api.js';
 import { poll } from '../live.js';
 import { lineChart } from '../charts.js';
@@ -14,8 +14,8 @@ function facts(a) {
     ['final status', badge(a.finalStatus)], ['progress', [bar(a.progress / 100), `${Math.round(a.progress)}%`]],
     ['started', time(a.startedTime)], ['finished', time(a.finishedTime)], ['elapsed', duration(a.elapsedTime)],
     ['in use', a.runningContainers > 0 ? `${num(a.runningContainers)} containers, ${mb(a.allocatedMB)}, ${num(a.allocatedVCores)} vcores` : ''],
-    ['AM', a.amHostHttpAddress ? h('a', { href: a.amContainerLogs, rel: 'noreferrer' }, `${a.amHostHttpAddress} (logs)`) : ''],
-    ['tracking', a.trackingUrl ? h('a', { href: a.trackingUrl, rel: 'noreferrer' }, a.trackingUI) : a.trackingUI],
+    ['AM', a.amHostHttpAddress ? link(a.amContainerLogs, `${a.amHostHttpAddress} (logs)`) : ''],
+    ['tracking', a.trackingUrl ? link(a.trackingUrl, a.trackingUI) : a.trackingUI],
     ['diagnostics', a.diagnostics],
   ];
   return h('dl', { class: 'facts' }, rows.filter(([, v]) => v !== '' && v !== undefined && v !== null)

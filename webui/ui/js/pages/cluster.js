@@ -1,7 +1,7 @@
 // The cluster: counts, utilisation per resource now, fairness and
 // utilisation over time, nodes, queues and the running apps' shares.
 
-import { h, badge, bar, inner, mb, num, pct, time, vector, KINDS } from '../dom.js';
+import { h, badge, bar, inner, link, mb, num, pct, time, vector, KINDS } from '../dom.js';
 import { api } from '../api.js';
 import { lineChart, utilisationChart } from '../charts.js';
 import { poll } from '../live.js';
@@ -65,7 +65,7 @@ function nodesTable(nodes) {
       const vTotal = n.usedVirtualCores + n.availableVirtualCores;
       const health = n.healthReport || (n.state === 'RUNNING' ? 'healthy' : '');
       return h('tr', { 'data-node-id': n.id },
-        h('td', { class: 'mono' }, n.nodeHTTPAddress ? h('a', { href: `http://${n.nodeHTTPAddress}/`, rel: 'noreferrer' }, n.id) : n.id),
+        h('td', { class: 'mono' }, n.nodeHTTPAddress ? link(`http://${n.nodeHTTPAddress}/`, n.id) : n.id),
         h('td', {}, badge(n.state)), h('td', {}, n.rack), h('td', { class: 'num' }, num(n.numContainers)),
         h('td', {}, bar(memTotal ? n.usedMemoryMB / memTotal : 0), mb(n.usedMemoryMB)), h('td', { class: 'num' }, mb(n.availMemoryMB)),
         h('td', {}, bar(vTotal ? n.usedVirtualCores / vTotal : 0), num(n.usedVirtualCores)), h('td', { class: 'num' }, num(n.availableVirtualCores)),
