@@ -135,12 +135,13 @@ func (c *call) url(path string) string {
 func (s *server) handler() http.Handler {
 	r := mux.NewRouter()
 	for _, rt := range routes {
-		rt := rt
 		methods := []string{rt.Method}
 		if rt.Method == http.MethodGet {
 			methods = append(methods, http.MethodHead)
 		}
-		m := r.Path(rt.Pattern).Methods(methods...).Name(rt.Name + " " + rt.Method)
+		// The path first: a route whose path differs must not touch the
+		// router's method-mismatch bookkeeping.
+		m := r.Path(rt.Pattern).Methods(methods...)
 		if strings.Contains(rt.Pattern, "{appid}") {
 			// apps/new-application is a resource of its own, not an app
 			// id: a GET there is a 405, as in YARN.
