@@ -13,16 +13,17 @@ import (
 )
 
 // readBody reads a request's JSON body into v. Every failure is a 400
-// (415 for a body that says it is not JSON) whose message says what is
-// wrong and where: the byte offset of a syntax error, the field of a
-// wrong type.
+// (415 for a body not sent as JSON) whose message says what is wrong and
+// where: the byte offset of a syntax error, the field of a wrong type.
 func readBody(c *call, v any) error {
-	if ct := c.r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" && !strings.HasSuffix(mt, "+json") && mt != "text/plain" {
-			return &webError{status: http.StatusUnsupportedMediaType, class: classNotSupported,
-				message: fmt.Sprintf("Content-Type %q is not supported: send application/json", ct)}
-		}
+	// Only JSON, declared as such, as YARN's web services consume it. A
+	// browser cannot send that across sites without asking first, so no
+	// other site's page can submit or change anything here in the
+	// visitor's name.
+	ct := c.r.Header.Get("Content-Type")
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" && !strings.HasSuffix(mt, "+json") {
+		return &webError{status: http.StatusUnsupportedMediaType, class: classNotSupported,
+			message: fmt.Sprintf("Content-Type %q is not supported: send the body as application/json", ct)}
 	}
 	return decodeJSON(http.MaxBytesReader(c.w, c.r.Body, maxBody), v)
 }

@@ -22,7 +22,8 @@ type answer struct {
 
 func (a answer) contentType() string { return a.header.Get("Content-Type") }
 
-// serve makes one request; headers come as name, value pairs.
+// serve makes one request; headers come as name, value pairs. A POST or
+// PUT is sent as application/json unless a header says otherwise.
 func serve(h http.Handler, method, target, body string, headers ...string) answer {
 	var r io.Reader
 	if body != "" {
@@ -32,6 +33,9 @@ func serve(h http.Handler, method, target, body string, headers ...string) answe
 	path, query, _ := strings.Cut(target, "?")
 	req.URL.Path, req.URL.RawQuery = path, query
 	req.RemoteAddr = testRemote
+	if method == http.MethodPost || method == http.MethodPut {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(headers); i += 2 {
 		req.Header.Set(headers[i], headers[i+1])
 	}

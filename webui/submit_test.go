@@ -206,6 +206,17 @@ func TestSubmitErrors(t *testing.T) {
 	if re := remoteException(t, a, http.StatusUnsupportedMediaType, "NotSupportedException"); !strings.Contains(re.Message, "application/json") {
 		t.Errorf("XML: %q", re.Message)
 	}
+	// Only a body sent as JSON is read: no other site's form or script can
+	// post one without the browser asking first.
+	for _, ct := range []string{"", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "json"} {
+		a := serve(h, http.MethodPost, "/ws/v1/cluster/apps", submitBody, "Content-Type", ct)
+		remoteException(t, a, http.StatusUnsupportedMediaType, "NotSupportedException")
+		a = serve(h, http.MethodPut, "/ws/v1/cluster/apps/application_1700000000000_0001/state", `{"state":"KILLED"}`, "Content-Type", ct)
+		remoteException(t, a, http.StatusUnsupportedMediaType, "NotSupportedException")
+	}
+	if a := serve(h, http.MethodGet, "/ws/v1/cluster/apps/application_1700000000000_0001/state", ""); string(a.body) != `{"state":"RUNNING"}` {
+		t.Errorf("a refused body changed the app: %s", a.body)
+	}
 	a = serve(h, http.MethodPost, "/ws/v1/cluster/apps", `{"application-id":"`+strings.Repeat("a", maxBody)+`"}`)
 	if re := remoteException(t, a, http.StatusBadRequest, "BadRequestException"); !strings.Contains(re.Message, "larger than 1048576 bytes") {
 		t.Errorf("large body: %q", re.Message)
