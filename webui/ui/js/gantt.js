@@ -57,20 +57,12 @@ export function ganttSvg(tasks, { nowMs, width = 1000 }) {
   const span = Math.max(xmax, xt[xt.length - 1] * 1000);
   const X = (ms) => m.l + (ms / span) * pw;
 
-  const axis = s('g', { class: 'axis' });
-  for (const v of xt) {
-    axis.append(s('line', { x1: X(v * 1000), x2: X(v * 1000), y1: m.t, y2: plotBottom + 5, stroke: v === 0 ? '#5c6470' : '#e4e6e1' }));
-    axis.append(s('text', { x: X(v * 1000), y: plotBottom + 18, 'text-anchor': 'middle' }, `${+v.toFixed(3)}`));
-  }
-  axis.append(s('line', { x1: m.l, x2: m.l + pw, y1: plotBottom, y2: plotBottom, stroke: '#5c6470' }));
-  svg.append(axis);
-  svg.append(s('text', { class: 'axis-title', x: m.l + pw / 2, y: plotBottom + 38, 'text-anchor': 'middle' },
-    'seconds since the AM started'));
-
+  // Lane shading first, the grid over it, the bars on top.
+  const bars = [];
   let y = m.t;
   ls.forEach((l, i) => {
     const h = laneH(l);
-    if (i % 2 === 0) svg.append(s('rect', { x: 0, y, width, height: h, fill: '#f6f7f4' }));
+    if (i % 2 === 0) svg.append(s('rect', { x: 0, y, width, height: h, fill: '#f4f5f2' }));
     svg.append(s('text', { x: m.l - 10, y: y + Math.min(h, rowH + laneGap) / 2 + 4, 'text-anchor': 'end', 'font-size': 12,
       'font-weight': 600, fill: '#1d2126' }, l.node));
     for (const t of l.tasks) {
@@ -81,7 +73,7 @@ export function ganttSvg(tasks, { nowMs, width = 1000 }) {
       const colour = KIND_COLOURS[t.kind] || KIND_COLOURS.DEFAULT;
       const x = X(t.start_ms);
       const w = Math.max(2, X(t.end) - x);
-      svg.append(s('rect', { class: cls.join(' '), 'data-stage': t.stage, x: x.toFixed(1), y: y + laneGap / 2 + t.row * (rowH + rowGap),
+      bars.push(s('rect', { class: cls.join(' '), 'data-stage': t.stage, x: x.toFixed(1), y: y + laneGap / 2 + t.row * (rowH + rowGap),
         width: w.toFixed(1), height: rowH, rx: 2, fill: t.state === 'FAILED' ? '#ffffff' : colour,
         'fill-opacity': t.state === 'RUNNING' ? 0.55 : 1, stroke: t.state === 'FAILED' ? '#b42323' : t.state === 'RUNNING' ? '#1d2126' : 'none',
         'stroke-width': t.state === 'FAILED' || t.state === 'RUNNING' ? 1.5 : 0, 'stroke-dasharray': t.state === 'RUNNING' ? '3 2' : null },
@@ -90,6 +82,17 @@ export function ganttSvg(tasks, { nowMs, width = 1000 }) {
     }
     y += h;
   });
+  const axis = s('g', { class: 'axis' });
+  for (const v of xt) {
+    axis.append(s('line', { x1: X(v * 1000), x2: X(v * 1000), y1: m.t, y2: plotBottom + 5, stroke: v === 0 ? '#5c6470' : '#d9dcd5' }));
+    axis.append(s('text', { x: X(v * 1000), y: plotBottom + 18, 'text-anchor': 'middle' }, `${+v.toFixed(3)}`));
+  }
+  axis.append(s('line', { x1: m.l, x2: m.l + pw, y1: plotBottom, y2: plotBottom, stroke: '#5c6470' }));
+  svg.append(axis);
+  svg.append(s('text', { class: 'axis-title', x: m.l + pw / 2, y: plotBottom + 38, 'text-anchor': 'middle' },
+    'seconds since the AM started'));
+
+  svg.append(...bars);
   svg.append(leg.g);
   return svg;
 }

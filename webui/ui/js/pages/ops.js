@@ -6,6 +6,12 @@ import { h, num, time } from '../dom.js';
 import { api } from '../api.js';
 import { poll } from '../live.js';
 
+// What each leftover order does, in the words of altruism.LeftoverOrder.
+const ORDERS = {
+  'efficiency-first': 'DEFAULT asks packed within shares; the leftover to ALTRUISTIC asks, least remaining work first',
+  'jct-first': 'DEFAULT asks by least remaining work within shares; the leftover packed across apps',
+};
+
 export function render(main) {
   const current = h('div', { class: 'cards' });
   const history = h('tbody');
@@ -74,7 +80,7 @@ export function render(main) {
     current.replaceChildren(
       h('div', { class: 'card' }, h('div', { class: 'label' }, 'P(Altruism)'), h('div', { class: 'value big', id: 'p-now' }, num(a.p))),
       h('div', { class: 'card' }, h('div', { class: 'label' }, 'leftover order'), h('div', { class: 'value' }, s.leftoverOrder),
-        h('div', { class: 'detail' }, s.leftoverOrder === 'srtf-first' ? 'least remaining work first, then packing' : 'packing first, then remaining work')),
+        h('div', { class: 'detail' }, ORDERS[s.leftoverOrder] || '')),
       h('div', { class: 'card' }, h('div', { class: 'label' }, 'leftover cap'), h('div', { class: 'value' }, s.leftoverCap ? num(s.leftoverCap) : 'none')),
       h('div', { class: 'card' }, h('div', { class: 'label' }, 'policy'), h('div', { class: 'value' }, s.policy)));
     if (pInput.value === '' && document.activeElement !== pInput) pInput.value = a.p;
