@@ -34,6 +34,7 @@ func TestOpenNamesTheKey(t *testing.T) {
 		{"hdfs without a URI", Config{Kind: KindHDFS}, KeyHDFSURI},
 		{"hdfs URI of another scheme", Config{Kind: KindHDFS, HDFSURI: "s3a://bucket/rmstore"}, KeyHDFSURI},
 		{"hdfs URI without a host", Config{Kind: KindHDFS, HDFSURI: "hdfs:///rmstore"}, KeyHDFSURI},
+		{"file URI with a relative path", Config{Kind: KindHDFS, HDFSURI: "file:rmstore"}, KeyHDFSURI},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := Open(c.cfg)

@@ -79,6 +79,9 @@ func parseHDFSURI(s string) (addr, dir string, local bool, err error) {
 	if err != nil {
 		return "", "", false, fmt.Errorf("%q is not a URI: %v", s, err)
 	}
+	if u.Opaque != "" {
+		return "", "", false, fmt.Errorf("%q has no absolute path (hdfs://host:port/dir, file:///dir)", s)
+	}
 	dir = u.Path
 	if dir == "" {
 		dir = "/"
