@@ -14,6 +14,8 @@ package executor
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"runtime"
 	"runtime/debug"
@@ -483,6 +485,11 @@ func (e *Executor) command(l *lease, t *Template, task TaskID) (int, string) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its output goes to the executor's own (the container's logs); the
+	// end of its stderr also goes into a failure's diagnostics, as YARN
+	// puts a failed container's stderr tail in its diagnostics.
+	tail := &tailWriter{max: 512}
+	cmd.Stdout, cmd.Stderr = os.Stdout, io.MultiWriter(os.Stderr, tail)
 	e.mu.Lock()
 	select {
 	case <-l.stop:
@@ -507,9 +514,27 @@ func (e *Executor) command(l *lease, t *Template, task TaskID) (int, string) {
 			return -1, "stopped: its lease was revoked"
 		default:
 		}
-		return ee.ExitCode(), ee.Error()
+		why := ee.Error()
+		if t := strings.TrimSpace(string(tail.buf)); t != "" {
+			why += "; stderr: " + t
+		}
+		return ee.ExitCode(), why
 	}
 	return -1, err.Error()
+}
+
+// tailWriter keeps the last max bytes written to it.
+type tailWriter struct {
+	max int
+	buf []byte
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	if over := len(w.buf) - w.max; over > 0 {
+		w.buf = append(w.buf[:0], w.buf[over:]...)
+	}
+	return len(p), nil
 }
 
 // flushWhenIdle reports the pending batch once every running task has

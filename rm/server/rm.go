@@ -350,8 +350,15 @@ func (r *RM) allocated(c rm.Container) {
 		go r.launchAM(cr, r.launchRequest(cr))
 		return
 	}
+	key := askKey{priority: c.Priority, demand: c.Resource, kind: c.Kind}
 	a.newConts = append(a.newConts, r.containerProto(cr))
-	a.newKeys = append(a.newKeys, askKey{priority: c.Priority, demand: c.Resource, kind: c.Kind})
+	a.newKeys = append(a.newKeys, key)
+	// The ask is outstanding for one container fewer, as in YARN's
+	// AppSchedulingInfo: an AM that asks for the same count again (a
+	// failed task's retry) is asking for more, not repeating itself.
+	if a.asks[key] > 0 {
+		a.asks[key]--
+	}
 }
 
 func (r *RM) containerProto(cr *contRec) *pb.ContainerProto {

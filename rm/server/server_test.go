@@ -535,3 +535,51 @@ func TestInFlightContainersServeTheAsk(t *testing.T) {
 		t.Errorf("%d more containers after the ask was served, want 0 (%v)", len(resp.GetAllocatedContainers()), err)
 	}
 }
+
+// TestTheSameAskAgainIsANewAsk: an AM whose task failed asks for one
+// container of the same shape again, with the very ask table it sent for
+// the first; it gets a second container (an ask is outstanding for one
+// fewer once granted, as YARN counts it).
+func TestTheSameAskAgainIsANewAsk(t *testing.T) {
+	r := startRM(t)
+	nm := startNM(t, r.Addr("tracker"), 32768, 32)
+	ac := clientOf(t, r, "hal")
+	submit(t, ac, "default", 1024)
+	nm.beat()
+	am := amClient(t, r, env(nm.waitStarts(1)[0], EnvHadoopUser))
+	ctx := context.Background()
+	am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
+	askFor := func(prio int32, n int32) []*pb.ResourceRequestProto {
+		return []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(prio)}, ResourceName: proto.String("*"),
+			Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(n)}}
+	}
+	// A first stage's container.
+	resp, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: askFor(1, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm.beat()
+	resp, err = am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId()), Ask: askFor(1, 0)})
+	if err != nil || len(resp.GetAllocatedContainers()) != 1 {
+		t.Fatalf("%d containers, %v; want the 1 granted", len(resp.GetAllocatedContainers()), err)
+	}
+	// The stage ends: its container goes back and the next stage's one
+	// task is asked for; the room is offered again in this very call.
+	released := resp.GetAllocatedContainers()[0].GetId()
+	resp, err = am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId()), Ask: askFor(2, 1),
+		Release: []*pb.ContainerIdProto{released}})
+	if err != nil || len(resp.GetAllocatedContainers()) != 1 {
+		t.Fatalf("the next stage got %d containers, %v; want 1 in the same call", len(resp.GetAllocatedContainers()), err)
+	}
+	// Its task fails at once: release it, and ask for one again, the same
+	// ask as before.
+	failed := resp.GetAllocatedContainers()[0].GetId()
+	resp, err = am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId()), Ask: askFor(2, 1),
+		Release: []*pb.ContainerIdProto{failed}})
+	if err != nil || len(resp.GetAllocatedContainers()) != 1 {
+		t.Fatalf("the retry got %d containers, %v; want 1", len(resp.GetAllocatedContainers()), err)
+	}
+	if resp.GetAllocatedContainers()[0].GetId().GetId() == failed.GetId() {
+		t.Errorf("the retry got the released container %d back", failed.GetId())
+	}
+}
