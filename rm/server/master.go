@@ -184,11 +184,18 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 			live++
 		}
 	}
+	// Altruism is Carbyne's: under the baseline policies AMs are told
+	// never to yield, so they ask for everything DEFAULT, as the
+	// simulator's baselines do.
+	pAltruism := r.core.PAltruism()
+	if r.cfg.Policy != "carbyne" {
+		pAltruism = 0
+	}
 	resp := &pb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1),
 		AllocatedContainers: a.newConts, CompletedContainerStatuses: a.completed,
 		Limit:           rpc.ResourceFromVector(share.Sub(usage).ClampZero()),
 		NumClusterNodes: proto.Int32(int32(live)),
-		LoomShare:       rpc.ResourceFromVector(share), LoomPAltruism: proto.Float64(r.core.PAltruism()),
+		LoomShare:       rpc.ResourceFromVector(share), LoomPAltruism: proto.Float64(pAltruism),
 		LoomLeftover: rpc.ResourceFromVector(capacity.Sub(used).ClampZero()), LoomClusterCapacity: rpc.ResourceFromVector(capacity)}
 	a.newConts, a.newKeys, a.completed = nil, nil, nil
 	a.lastResp = resp
