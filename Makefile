@@ -4,7 +4,7 @@ GO      ?= go
 BIN     := bin/loom
 FUZZTIME ?= 5s
 
-.PHONY: build test unit fuzz bench demo clean proto
+.PHONY: build test unit fuzz bench demo sim clean proto
 
 build:
 	$(GO) build -o $(BIN) ./cmd/loom
@@ -31,9 +31,15 @@ bench: build
 	$(GO) test -run '^$$' -bench . ./fairness ./altruism ./rpc ./rm ./rm/server ./nm/executor
 	$(BIN) bench
 
-# The main job: the paper's 100-machine cluster, 250 TPC-H jobs, all four
-# policies compared.
+# The main job: a mini cluster of real processes on loopback (an RM and 4
+# NMs) running 8 TPC-H jobs in about a minute, with the same jobs replayed
+# through the simulator for comparison.
 demo: build
+	$(BIN) mini --compare-sim
+
+# The simulator on the paper's 100-machine cluster: 250 TPC-H jobs, all
+# four policies compared.
+sim: build
 	$(BIN) sim
 
 clean:
