@@ -18,6 +18,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/internal/mini"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
@@ -311,6 +312,19 @@ func TestBadConfigIsRefused(t *testing.T) {
 func TestAMRunsTasksOnRealNMs(t *testing.T) {
 	c := startCluster(t, 2)
 	ctx := context.Background()
+	// A DAG job runs beside it all along: stock AMs and Loom's share the
+	// cluster.
+	jobFile := filepath.Join(c.dir, "job.json")
+	os.WriteFile(jobFile, []byte(dagJob), 0o644)
+	out, err := exec.Command(loomBin, "submit", "--workload", jobFile, "--task-kind", "sleep", "--time-scale", "5",
+		"--staging-dir", c.dir, "--detach", "--rm", c.client).CombinedOutput()
+	if err != nil {
+		t.Fatalf("submit the DAG job: %v\n%s", err, out)
+	}
+	dagApp, err := rpc.ParseAppID(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	id := c.submit(t, "dag", "exec sleep 1000") // stands in for the AM process
 	var attempt string
 	c.waitFor(t, "the AM container to run", func() bool {
@@ -347,6 +361,10 @@ func TestAMRunsTasksOnRealNMs(t *testing.T) {
 		return len(got) >= 3
 	})
 	for i, ct := range got {
+		// A stock AM's asks carry no kind: they are DEFAULT.
+		if k := ct.GetLoomAskKind(); k != pb.LoomAskKindProto_LOOM_DEFAULT {
+			t.Errorf("a stock AM's container %d came as %v, want DEFAULT", i, k)
+		}
 		nm := rpc.NewClient(net.JoinHostPort(ct.GetNodeId().GetHost(), fmt.Sprint(ct.GetNodeId().GetPort())), rpc.ClientOptions{User: "tester"})
 		defer nm.Close()
 		cmd := fmt.Sprintf("echo task-%d-of-$CONTAINER_ID; exit %d", i, i)
@@ -376,5 +394,13 @@ func TestAMRunsTasksOnRealNMs(t *testing.T) {
 	rep := c.report(t, id)
 	if rep.GetYarnApplicationState() != pb.YarnApplicationStateProto_FINISHED || rep.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
 		t.Errorf("after finish: %v %v", rep.GetYarnApplicationState(), rep.GetFinalApplicationStatus())
+	}
+	if r := c.report(t, dagApp); r.GetYarnApplicationState() != pb.YarnApplicationStateProto_RUNNING &&
+		r.GetYarnApplicationState() != pb.YarnApplicationStateProto_FINISHED {
+		t.Errorf("the DAG job beside it is %v", r.GetYarnApplicationState())
+	}
+	c.waitFor(t, "the DAG job beside it to end", func() bool { return mini.Ended(c.report(t, dagApp)) })
+	if r := c.report(t, dagApp); r.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
+		t.Errorf("the DAG job beside the stock AM ended %v: %s", r.GetFinalApplicationStatus(), r.GetDiagnostics())
 	}
 }
