@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/loomrm/loom/internal/browser"
 )
 
 // web is a REST client of one RM's web port.
@@ -168,8 +170,8 @@ func TestRESTAgainstARunningRM(t *testing.T) {
 	var app struct {
 		App struct {
 			ID, User, Name, Queue, State, FinalStatus, ApplicationType string
-			Progress                                                    float64
-			StartedTime, FinishedTime, ElapsedTime                      int64
+			Progress                                                   float64
+			StartedTime, FinishedTime, ElapsedTime                     int64
 		}
 	}
 	w.json("GET", "/ws/v1/cluster/apps/"+dag, "", 200, &app)
@@ -375,9 +377,9 @@ func TestRESTAgainstARunningRM(t *testing.T) {
 // drawn with one node per stage, and a Gantt of tasks. The screenshots
 // are left in testdata/ as the test's artefacts.
 func TestWebUIInChromium(t *testing.T) {
-	path, err := exec.LookPath("chromium")
+	path, err := browser.Path()
 	if err != nil {
-		t.Fatal("no chromium: install it with `apt-get install -y chromium` (Debian), as .ci/run does")
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	mini := exec.Command(loomBin, "mini", "--json", "--keep-running", "--dir", dir, "--nodes", "2", "--jobs", "2",
@@ -412,12 +414,7 @@ func TestWebUIInChromium(t *testing.T) {
 		t.Fatalf("summary: %+v", sum)
 	}
 
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 1000),
-	}
+	opts := browser.Options(path, t.TempDir())
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancelAlloc()
 	ctx, cancel := chromedp.NewContext(actx)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,23 +17,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/am"
+	chromium "github.com/loomrm/loom/internal/browser"
 	"github.com/loomrm/loom/workload"
 )
-
-// chromiumPath finds the browser the UI test drives: $LOOM_CHROMIUM, or
-// Debian's chromium.
-func chromiumPath() (string, error) {
-	if p := os.Getenv("LOOM_CHROMIUM"); p != "" {
-		return p, nil
-	}
-	for _, name := range []string{"/usr/bin/chromium", "chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("no chromium on this machine (looked for /usr/bin/chromium, chromium, chromium-browser, " +
-		"google-chrome and $LOOM_CHROMIUM): install it with `apt-get install -y chromium` (Debian), as CI does")
-}
 
 // browser drives one headless Chromium tab and fails the test on any
 // error, a script's own included.
@@ -47,16 +32,11 @@ type browser struct {
 
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
-	path, err := chromiumPath()
+	path, err := chromium.Path()
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck, chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 1000),
-	}
+	opts := chromium.Options(path, t.TempDir())
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 90*time.Second)
