@@ -69,6 +69,12 @@ type TaskRecord struct {
 	End       time.Duration
 	Kind      altruism.AskKind
 	Succeeded bool
+	// Lost says the attempt was running when its AM died: its outcome is
+	// unknown, and a later AM attempt ran the task again (history state
+	// KILLED). A lost attempt does not count against MaxAttempts.
+	Lost bool
+	// AMAttempt is the AM attempt that ran it (Config.AMAttempt).
+	AMAttempt int
 }
 
 // Config sets how the AM schedules inside its job.
@@ -79,9 +85,12 @@ type Config struct {
 	Altruistic bool
 	// Seed seeds the P(Altruism) draws.
 	Seed uint64
-	// MaxAttempts bounds each task's attempts; 0 means 4, YARN
-	// MapReduce's default.
+	// MaxAttempts bounds each task's failed attempts; 0 means 4, YARN
+	// MapReduce's default. Attempts lost with their AM do not count.
 	MaxAttempts int
+	// AMAttempt is the number of the AM attempt running the job, recorded
+	// on every task it starts (0 where there is none, as in the simulator).
+	AMAttempt int
 }
 
 // DAG is the AM core of one job.
@@ -94,9 +103,10 @@ type DAG struct {
 	// rank is each stage's priority: breadth-first order, or the
 	// reverse-packing order once an altruistic plan exists.
 	rank    []int
-	next    []int   // next task index to start, per stage
-	retries [][]int // task indices waiting to be retried, per stage
-	attempt map[taskKey]int
+	next    []int           // next task index to start, per stage
+	retries [][]int         // task indices waiting to be retried, per stage
+	attempt map[taskKey]int // the highest attempt number given, per task
+	fails   map[taskKey]int // failed attempts, per task
 	running map[int64]*run
 	history []TaskRecord
 	failed  error
@@ -127,6 +137,7 @@ func NewDAG(job *workload.Job, cfg Config) (*DAG, error) {
 		next:    make([]int, len(job.Stages)),
 		retries: make([][]int, len(job.Stages)),
 		attempt: map[taskKey]int{},
+		fails:   map[taskKey]int{},
 		running: map[int64]*run{},
 	}
 	d.rank = breadthFirst(state)
@@ -279,7 +290,7 @@ func (d *DAG) Bind(now time.Duration, g Grant) (TaskRecord, bool) {
 	key := taskKey{best, task}
 	d.attempt[key]++
 	rec := TaskRecord{Stage: d.job.Stages[best].Name, Task: task, Attempt: d.attempt[key],
-		Container: g.ID, Node: g.Node, Start: now, Kind: g.Kind}
+		Container: g.ID, Node: g.Node, Start: now, Kind: g.Kind, AMAttempt: d.cfg.AMAttempt}
 	d.running[g.ID] = &run{rec: rec, stage: best}
 	s.Pending--
 	s.Running = addRun(s.Running, now+s.Duration)
@@ -327,14 +338,20 @@ func (d *DAG) Completed(now time.Duration, container int64, succeeded bool) (boo
 	if succeeded {
 		return d.state.Done(stage), nil
 	}
-	if rec.Attempt >= d.cfg.MaxAttempts {
-		d.failed = fmt.Errorf("job %q: task %d of stage %q failed %d times", d.job.Name, rec.Task, rec.Stage, rec.Attempt)
+	key := taskKey{stage, rec.Task}
+	d.fails[key]++
+	if d.fails[key] >= d.cfg.MaxAttempts {
+		d.failed = d.tooManyFailures(key)
 		return true, nil
 	}
 	s.Pending++
 	d.retries[stage] = append(d.retries[stage], rec.Task)
 	d.planner.Reset() // the job is not where the plan left it
 	return true, nil
+}
+
+func (d *DAG) tooManyFailures(k taskKey) error {
+	return fmt.Errorf("job %q: task %d of stage %q failed %d times", d.job.Name, k.task, d.job.Stages[k.stage].Name, d.fails[k])
 }
 
 // Demand is the job's running plus pending demand, the RM's DRF input.
@@ -358,7 +375,9 @@ func (d *DAG) Finished() bool { return d.state.Finished() && len(d.running) == 0
 // Failed returns why the job failed, nil while it has not.
 func (d *DAG) Failed() error { return d.failed }
 
-// History returns every task attempt that ended, in order of ending.
+// History returns every task attempt that ended, in order of ending;
+// after Recover, the earlier AM attempts' tasks come first, lost ones
+// included.
 func (d *DAG) History() []TaskRecord { return d.history }
 
 // Running returns the number of tasks running.

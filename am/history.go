@@ -20,6 +20,9 @@ const (
 	StateRunning   = "RUNNING"
 	StateSucceeded = "SUCCEEDED"
 	StateFailed    = "FAILED"
+	// StateKilled is a task attempt that was running when its AM died; a
+	// later AM attempt ran the task again.
+	StateKilled = "KILLED"
 )
 
 // HistoryTask is one task attempt.
@@ -29,11 +32,14 @@ type HistoryTask struct {
 	Attempt   int    `json:"attempt"`
 	Container int64  `json:"container"`
 	Node      string `json:"node"`
-	StartMs   int64  `json:"start_ms"` // since the AM started
+	StartMs   int64  `json:"start_ms"` // since History.StartUnixMs
 	EndMs     int64  `json:"end_ms"`   // 0 while it runs
 	Kind      string `json:"kind"`     // DEFAULT or ALTRUISTIC
-	State     string `json:"state"`    // RUNNING, SUCCEEDED or FAILED
+	State     string `json:"state"`    // RUNNING, SUCCEEDED, FAILED or KILLED
 	Succeeded bool   `json:"succeeded"`
+	// AMAttempt is the AM attempt that ran it; 0 when unknown (a
+	// simulated job, or a history from before it was recorded).
+	AMAttempt int `json:"am_attempt,omitempty"`
 }
 
 // HistoryStage is one stage of the DAG and how far it got.
@@ -46,7 +52,8 @@ type HistoryStage struct {
 	State      string          `json:"state"`
 	Succeeded  int             `json:"succeeded"`
 	Running    int             `json:"running"`
-	Failed     int             `json:"failed"` // failed attempts
+	Failed     int             `json:"failed"`           // failed attempts
+	Killed     int             `json:"killed,omitempty"` // attempts lost with their AM
 }
 
 // History is a job's history file.
@@ -56,8 +63,16 @@ type History struct {
 	Attempt     int    `json:"attempt,omitempty"`
 	State       string `json:"state"` // RUNNING, SUCCEEDED or FAILED
 	Diagnostics string `json:"diagnostics,omitempty"`
-	// StartUnixMs is when the AM started: the tasks' times count from it.
-	StartUnixMs   int64          `json:"start_unix_ms"`
+	// StartUnixMs is when the job's first AM attempt started: the tasks'
+	// times count from it, across AM attempts (a recovering AM keeps the
+	// history's time base).
+	StartUnixMs int64 `json:"start_unix_ms"`
+	// AttemptStartMs is when the AM attempt writing the history started,
+	// since StartUnixMs: 0 for the first.
+	AttemptStartMs int64 `json:"attempt_start_ms,omitempty"`
+	// RecoveredFrom is the earlier AM attempt whose history this attempt
+	// took over (am.DAG.Recover); 0 when it started afresh.
+	RecoveredFrom int            `json:"recovered_from,omitempty"`
 	UpdatedUnixMs int64          `json:"updated_unix_ms"`
 	Stages        []HistoryStage `json:"stages"`
 	Tasks         []HistoryTask  `json:"tasks"`
@@ -95,6 +110,8 @@ func (d *DAG) Snapshot(now time.Duration) History {
 			h.Stages[index[t.Stage]].Failed++
 		case StateSucceeded:
 			h.Stages[index[t.Stage]].Succeeded++
+		case StateKilled:
+			h.Stages[index[t.Stage]].Killed++
 		}
 	}
 	for i := range h.Stages {
@@ -118,11 +135,15 @@ func (d *DAG) Snapshot(now time.Duration) History {
 func historyTask(r TaskRecord, state string) HistoryTask {
 	t := HistoryTask{Stage: r.Stage, Task: r.Task, Attempt: r.Attempt, Container: r.Container, Node: r.Node,
 		StartMs: r.Start.Milliseconds(), EndMs: r.End.Milliseconds(), Kind: r.Kind.String(), State: state,
-		Succeeded: r.Succeeded}
+		Succeeded: r.Succeeded, AMAttempt: r.AMAttempt}
 	if state == "" {
-		t.State = StateFailed
-		if r.Succeeded {
+		switch {
+		case r.Succeeded:
 			t.State = StateSucceeded
+		case r.Lost:
+			t.State = StateKilled
+		default:
+			t.State = StateFailed
 		}
 	}
 	return t
