@@ -55,6 +55,10 @@ type Config struct {
 	// core only keeps it, so that operators can change it live; AMs read
 	// it from every allocate response.
 	PAltruism float64
+	// FirstContainer numbers containers: the first grant gets the id
+	// after it. An RM that restarted starts past its epoch (epoch << 40,
+	// as YARN does), so no id repeats one a node still runs.
+	FirstContainer ContainerID
 	// ShareInterval is how often DRF shares are recomputed when only
 	// demands changed; apps or nodes coming and going recompute them at
 	// once. YARN's fair scheduler recomputes fair shares every 500 ms
@@ -123,7 +127,7 @@ func New(cfg Config) *Core {
 		cfg.ShareInterval = 500 * time.Millisecond
 	}
 	return &Core{cfg: cfg, byID: map[AppID]*app{}, conts: map[ContainerID]*Container{},
-		shapeRefs: map[fairness.Vector]int{}}
+		shapeRefs: map[fairness.Vector]int{}, next: cfg.FirstContainer}
 }
 
 // Event is an input to Step.
@@ -175,18 +179,23 @@ type (
 	// SetPolicy swaps the node pass, e.g. to change the leftover order
 	// while the RM runs, from the next decision on.
 	SetPolicy struct{ Policy Policy }
+	// ContainerRecovered puts back a container a node reports running
+	// after an RM restart: it holds its resource on its node and counts in
+	// its app's usage, as if granted. Later grants get higher ids.
+	ContainerRecovered struct{ Container Container }
 )
 
-func (NodeUp) event()        {}
-func (NodeLost) event()      {}
-func (AppAdded) event()      {}
-func (AppRequest) event()    {}
-func (AppDemand) event()     {}
-func (ContainerDone) event() {}
-func (AppRemoved) event()    {}
-func (Schedule) event()      {}
-func (SetAltruism) event()   {}
-func (SetPolicy) event()     {}
+func (NodeUp) event()             {}
+func (NodeLost) event()           {}
+func (AppAdded) event()           {}
+func (AppRequest) event()         {}
+func (AppDemand) event()          {}
+func (ContainerDone) event()      {}
+func (AppRemoved) event()         {}
+func (Schedule) event()           {}
+func (SetAltruism) event()        {}
+func (SetPolicy) event()          {}
+func (ContainerRecovered) event() {}
 
 // Action is an output of Step.
 type Action interface{ action() }
@@ -232,6 +241,8 @@ func (c *Core) Step(now time.Duration, ev Event) ([]Action, error) {
 		}
 		c.cfg.PAltruism = e.P
 		return nil, nil
+	case ContainerRecovered:
+		return nil, c.containerRecovered(e.Container)
 	case SetPolicy:
 		if e.Policy == nil {
 			return nil, fmt.Errorf("no policy")
@@ -240,6 +251,34 @@ func (c *Core) Step(now time.Duration, ev Event) ([]Action, error) {
 		return nil, nil
 	}
 	return nil, fmt.Errorf("unknown event %T", ev)
+}
+
+func (c *Core) containerRecovered(ct Container) error {
+	n, err := c.node(ct.Node)
+	if err != nil {
+		return err
+	}
+	a, err := c.app(ct.App)
+	if err != nil {
+		return err
+	}
+	switch {
+	case ct.ID <= 0:
+		return fmt.Errorf("container %d: an id must be positive", ct.ID)
+	case c.conts[ct.ID] != nil:
+		return fmt.Errorf("container %d is already known", ct.ID)
+	case ct.Resource.HasNegative() || ct.Resource.IsZero():
+		return fmt.Errorf("container %d: resource %v must be positive", ct.ID, ct.Resource)
+	}
+	ctc := ct
+	c.conts[ct.ID] = &ctc
+	n.used = n.used.Add(ct.Resource)
+	c.used = c.used.Add(ct.Resource)
+	a.usage = a.usage.Add(ct.Resource)
+	a.conts[ct.ID] = struct{}{}
+	c.next = max(c.next, ct.ID)
+	c.sharesStale = true
+	return nil
 }
 
 func (c *Core) nodeUp(e NodeUp) error {

@@ -58,6 +58,10 @@ func TestStepErrors(t *testing.T) {
 		{AppRemoved{App: 5}, "app 5 is not running"},
 		{Schedule{Nodes: []NodeID{4}}, "node 4 is not registered"},
 		{SetAltruism{P: 1.5}, "P(Altruism) 1.5 must be between 0 and 1"},
+		{ContainerRecovered{Container{ID: 3, App: 1, Node: 8, Resource: fairness.New(1, 1)}}, "node 8 is not registered"},
+		{ContainerRecovered{Container{ID: 3, App: 6, Node: 0, Resource: fairness.New(1, 1)}}, "app 6 is not running"},
+		{ContainerRecovered{Container{ID: 0, App: 1, Node: 0, Resource: fairness.New(1, 1)}}, "container 0: an id must be positive"},
+		{ContainerRecovered{Container{ID: 3, App: 1, Node: 0}}, "container 3: resource <memory-mb=0, vcores=0> must be positive"},
 	}
 	for _, tc := range tests {
 		_, err := c.Step(0, tc.ev)
@@ -294,5 +298,36 @@ func TestReturningShapeReachesSettledNodes(t *testing.T) {
 	step(t, c, AppRequest{App: 1, Asks: []Ask{{Priority: 1, Demand: small, Count: 1}}, Demand: big})
 	if got := allocated(step(t, c, Schedule{})); len(got) != 1 {
 		t.Errorf("the returning shape got %d containers on the settled node, want 1", len(got))
+	}
+}
+
+// TestContainerRecovered: after an RM restart, containers the nodes report
+// hold their room and count in their apps' usage; new grants are numbered
+// past both the epoch's first id and every recovered one.
+func TestContainerRecovered(t *testing.T) {
+	c := New(Config{Policy: DRF(), FirstContainer: 2 << 40})
+	step(t, c, NodeUp{Node: 0, Capacity: fairness.New(4096, 4)}, AppAdded{App: 1, Weight: 1},
+		ContainerRecovered{Container{ID: 5, App: 1, Node: 0, Resource: fairness.New(1024, 1)}},
+		ContainerRecovered{Container{ID: 2<<40 + 7, App: 1, Node: 0, Resource: fairness.New(1024, 2)}})
+	if _, err := c.Step(0, ContainerRecovered{Container{ID: 5, App: 1, Node: 0, Resource: fairness.New(1, 1)}}); err == nil ||
+		err.Error() != "container 5 is already known" {
+		t.Errorf("recovering container 5 twice: %v", err)
+	}
+	if u, _ := c.Usage(1); u != fairness.New(2048, 3) {
+		t.Errorf("usage %v, want the two recovered containers' 2048 MB and 3 vcores", u)
+	}
+	if c.Used() != fairness.New(2048, 3) {
+		t.Errorf("used %v", c.Used())
+	}
+	// One vcore is left: a 1-vcore ask gets it, with the next id.
+	got := allocated(step(t, c, AppRequest{App: 1, Asks: []Ask{{Priority: 1, Demand: fairness.New(512, 1), Count: 3}},
+		Demand: fairness.New(3584, 6)}, Schedule{}))
+	if len(got) != 1 || got[0].ID != 2<<40+8 {
+		t.Errorf("granted %+v, want one container numbered %d", got, 2<<40+8)
+	}
+	// Done, it frees its room like any other.
+	step(t, c, ContainerDone{Container: 5})
+	if c.Used() != fairness.New(1536, 3) {
+		t.Errorf("used %v after container 5 ended", c.Used())
 	}
 }

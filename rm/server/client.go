@@ -44,7 +44,7 @@ func (r *RM) appByID(id *pb.ApplicationIdProto) (*appRec, error) {
 	if id == nil {
 		return nil, rpc.Errorf(rpc.ClassApplicationIDNotProvided, "ApplicationId is not provided")
 	}
-	if a, ok := r.apps[rm.AppID(id.GetId())]; ok && id.GetClusterTimestamp() == r.clusterTS {
+	if a, ok := r.apps[rm.AppID(id.GetId())]; ok && id.GetClusterTimestamp() == a.yid.GetClusterTimestamp() {
 		return a, nil
 	}
 	return nil, rpc.Errorf(rpc.ClassApplicationNotFound, "Application with id '%s' doesn't exist in RM. Please check that the job submission was successful.", rpc.AppIDString(id))
@@ -84,7 +84,7 @@ func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitAppl
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	id := sc.GetApplicationId()
-	if _, exists := r.apps[rm.AppID(id.GetId())]; exists && id.GetClusterTimestamp() == r.clusterTS {
+	if a, exists := r.apps[rm.AppID(id.GetId())]; exists && id.GetClusterTimestamp() == a.yid.GetClusterTimestamp() {
 		return &pb.SubmitApplicationResponseProto{}, nil // YARN: a repeated submission succeeds
 	}
 	if id.GetClusterTimestamp() != r.clusterTS || !r.reserved[id.GetId()] {
@@ -127,6 +127,7 @@ func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitAppl
 	}
 	r.apps[a.id] = a
 	r.appOrder = append(r.appOrder, a)
+	r.persistApp(a)
 	r.newAttempt(a)
 	r.log.Info().Str("app", rpc.AppIDString(id)).Str("user", a.user).Str("queue", queue).Str("name", sc.GetApplicationName()).Msg("submitted")
 	return &pb.SubmitApplicationResponseProto{}, nil

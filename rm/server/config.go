@@ -16,6 +16,7 @@ import (
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/rm"
+	"github.com/loomrm/loom/rm/store"
 )
 
 // Defaults are YARN's, for the keys Loom reads, and Loom's own.
@@ -36,6 +37,7 @@ var Defaults = map[string]string{
 	"yarn.scheduler.maximum-allocation-vcores":                "4",
 	"yarn.acl.enable":                                         "false",
 	"yarn.admin.acl":                                          "*",
+	"yarn.resourcemanager.recovery.enabled":                   "false",
 
 	"loom.scheduler.policy":         "carbyne",
 	"loom.scheduler.p-altruism":     "1",
@@ -75,6 +77,10 @@ type Config struct {
 	// AdminSecret is the credential the web API asks for before it
 	// changes P(Altruism); empty refuses every change.
 	AdminSecret string
+	// Recovery keeps apps and attempts in Store and recovers them on a
+	// restart (yarn.resourcemanager.recovery.enabled).
+	Recovery bool
+	Store    store.Config
 }
 
 // LoadConfig reads and checks the RM's keys. Every error names the key.
@@ -166,6 +172,14 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	}
 	if cfg.AdminSecret, err = c.String("loom.admin.secret"); err != nil {
 		return cfg, err
+	}
+	if cfg.Recovery, err = c.Bool("yarn.resourcemanager.recovery.enabled"); err != nil {
+		return cfg, err
+	}
+	if cfg.Recovery {
+		if cfg.Store, err = store.LoadConfig(c); err != nil {
+			return cfg, err
+		}
 	}
 	cfg.Queues, err = queues(c)
 	return cfg, err

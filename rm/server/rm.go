@@ -17,6 +17,7 @@ import (
 	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rm"
+	"github.com/loomrm/loom/rm/store"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 	"github.com/loomrm/loom/webui"
@@ -59,6 +60,11 @@ type RM struct {
 	launches sync.WaitGroup
 	nmOpts   rpc.ClientOptions
 	web      *http.Server
+
+	// store keeps apps and attempts across restarts (nil: recovery is
+	// off); epoch counts the RM's starts on it.
+	store store.Store
+	epoch int64
 
 	metrics    *metrics
 	timeline   timeline
@@ -107,6 +113,10 @@ type attemptRec struct {
 	trackingURL string
 	diagnostics string
 	started     time.Time
+	// recovered: read back from the state store after a restart; its AM
+	// must register again. awaitingAM: no node has reported its AM
+	// container yet.
+	recovered, awaitingAM bool
 }
 
 type contRec struct {
@@ -148,14 +158,51 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 		return nil, fmt.Errorf("loom.history.dir: %w", err)
 	}
 	now := time.Now()
-	r := &RM{cfg: cfg, log: log, core: rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism}),
+	r := &RM{cfg: cfg, log: log,
 		start: now, clusterTS: now.UnixMilli(), reserved: map[int32]bool{}, apps: map[rm.AppID]*appRec{},
 		nodes: map[string]*nodeRec{}, conts: map[rm.ContainerID]*contRec{}, addrs: map[string]string{},
 		stop: make(chan struct{}), nmOpts: rpc.ClientOptions{User: "loom-rm", CallTimeout: 30 * time.Second},
 		timeline:   timeline{apps: map[rm.AppID][]webui.AppSample{}},
 		altChanges: []webui.AltruismChange{{UnixMs: now.UnixMilli(), P: cfg.PAltruism, Who: "config"}}}
 	r.metrics = newMetrics(r)
+	var state *store.State
+	if cfg.Recovery {
+		if state, err = r.openStore(); err != nil {
+			return nil, err
+		}
+	}
+	r.core = rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism, FirstContainer: rm.ContainerID(r.epoch << 40)})
+	if state != nil {
+		if err := r.recover(state); err != nil {
+			r.store.Close()
+			return nil, err
+		}
+	}
 	return r, nil
+}
+
+// openStore opens the state store, counts this start in its epoch and
+// reads what it holds.
+func (r *RM) openStore() (*store.State, error) {
+	cfg := r.cfg.Store
+	cfg.Log = r.log
+	st, err := store.Open(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("yarn.resourcemanager.recovery.enabled: the state store: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if r.epoch, err = st.BumpEpoch(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("the state store's epoch: %w", err)
+	}
+	state, err := st.Load(ctx)
+	if err != nil {
+		st.Close()
+		return nil, fmt.Errorf("reading the state store: %w", err)
+	}
+	r.store = st
+	return state, nil
 }
 
 // Start listens on the client, scheduler, tracker and web addresses and
@@ -220,6 +267,9 @@ func (r *RM) Stop(ctx context.Context) error {
 	}
 	r.wg.Wait()
 	r.launches.Wait()
+	if r.store != nil {
+		errs = append(errs, r.store.Close())
+	}
 	r.mu.Lock()
 	for _, n := range r.nodes {
 		if n.cm != nil {
@@ -290,9 +340,10 @@ func (r *RM) monitor() {
 				r.nodeLost(n)
 			}
 		}
+		r.expireUnreportedAMs(now)
 		for _, a := range r.appOrder {
 			at := a.current()
-			if at != nil && at.registered && !a.done() && now.Sub(at.lastSeen) > r.cfg.AMExpiry {
+			if at != nil && (at.registered || at.recovered && !at.awaitingAM) && !a.done() && now.Sub(at.lastSeen) > r.cfg.AMExpiry {
 				r.attemptFailed(a, fmt.Sprintf("ApplicationMaster for attempt %s timed out after %v without an allocate call",
 					rpc.AttemptIDString(at.yid), r.cfg.AMExpiry))
 			}
@@ -344,6 +395,7 @@ func (r *RM) allocated(c rm.Container) {
 		cr.isAM = true
 		at.amContainer = c.ID
 		at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED
+		r.persistAttempt(a, at)
 		a.asks = map[askKey]int{}
 		r.pushAsks(a)
 		r.launches.Add(1)
@@ -426,6 +478,7 @@ func (r *RM) attemptFailed(a *appRec, diag string) {
 	at := a.current()
 	at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED
 	at.diagnostics = diag
+	r.persistAttempt(a, at)
 	r.log.Warn().Str("attempt", rpc.AttemptIDString(at.yid)).Str("why", diag).Msg("attempt failed")
 	r.killAttemptContainers(a, at, ExitAborted, "Container of a failed attempt")
 	if len(a.attempts) >= r.cfg.MaxAttempts {
@@ -456,6 +509,7 @@ func (r *RM) newAttempt(a *appRec) {
 	a.asks = map[askKey]int{{priority: amPriority, demand: a.amResource, kind: altruism.Default}: 1}
 	a.state = pb.YarnApplicationStateProto_ACCEPTED
 	r.pushAsks(a)
+	r.persistAttempt(a, at)
 }
 
 // pushAsks sends the app's asks and demand to the core.
@@ -505,6 +559,10 @@ func (r *RM) finishApp(a *appRec, state pb.YarnApplicationStateProto, final pb.F
 	if err := r.step(rm.AppRemoved{App: a.id}); err != nil {
 		r.log.Error().Err(err).Str("app", rpc.AppIDString(a.yid)).Msg("core refused app removal")
 	}
+	r.persistApp(a)
+	if at := a.current(); at != nil {
+		r.persistAttempt(a, at)
+	}
 	r.forgetCompleted()
 	r.log.Info().Str("app", rpc.AppIDString(a.yid)).Str("state", state.String()).Str("final", final.String()).Msg("application done")
 }
@@ -528,6 +586,7 @@ func (r *RM) forgetCompleted() {
 			done--
 			delete(r.apps, a.id)
 			delete(r.timeline.apps, a.id)
+			r.unpersistApp(a)
 			for id, cr := range r.conts {
 				if cr.app == a {
 					delete(r.conts, id)

@@ -129,6 +129,7 @@ func testConfig(t testing.TB, overrides ...string) Config {
 	c := hadoopconf.New(Defaults)
 	for _, kv := range []string{"yarn.resourcemanager.hostname=127.0.0.1", "yarn.resourcemanager.address=127.0.0.1:0",
 		"yarn.resourcemanager.scheduler.address=127.0.0.1:0", "yarn.resourcemanager.resource-tracker.address=127.0.0.1:0",
+		"yarn.resourcemanager.webapp.address=127.0.0.1:0", "loom.history.dir=" + t.TempDir(),
 		"loom.queues=default,etl", "loom.queue.etl.weight=2"} {
 		k, v, _ := strings.Cut(kv, "=")
 		c.Set(k, v)

@@ -79,6 +79,11 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 	if err := r.step(rm.NodeUp{Node: n.id, Capacity: capacity}); err != nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "node %s: %v", key, err)
 	}
+	if !ok {
+		// A node this RM has not seen: after a restart, the containers
+		// of recovered apps it still runs are taken back.
+		n.cleanup = append(n.cleanup, r.adopt(n, req.GetContainerStatuses())...)
+	}
 	r.log.Info().Str("node", key).Str("capacity", capacity.String()).Msg("node registered")
 	resp.NodeAction = pb.NodeActionProto_NORMAL.Enum()
 	return resp, nil

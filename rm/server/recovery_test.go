@@ -1,0 +1,162 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loomrm/loom/rpc"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// TestWorkPreservingRestart: an RM with recovery on stops in the middle of
+// an app; a new RM on the same store recovers the app and its attempt, the
+// node re-registers with its running containers and they are taken back
+// (in the app's usage, not killed), the AM is told to register again and
+// goes on, and new containers are numbered past the new epoch.
+func TestWorkPreservingRestart(t *testing.T) {
+	dir := t.TempDir()
+	conf := []string{"yarn.resourcemanager.recovery.enabled=true", "loom.store.dir=" + dir}
+	ctx := context.Background()
+	r1, err := New(testConfig(t, conf...), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r1.Start(); err != nil {
+		t.Fatal(err)
+	}
+	nm := startNM(t, r1.Addr("tracker"), 8192, 8)
+	ac := clientOf(t, r1, "ivy")
+	id := submit(t, ac, "etl", 1024)
+	finished := submit(t, ac, "default", 1024)
+	nm.beat()
+	starts := nm.waitStarts(2)
+	attempt := env(starts[0], EnvHadoopUser)
+	am := amClient(t, r1, attempt)
+	am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
+	ask := []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
+		Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(2)}}
+	resp, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: ask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm.beat()
+	resp, err = am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId())})
+	if err != nil || len(resp.GetAllocatedContainers()) != 2 {
+		t.Fatalf("%d containers before the restart, %v", len(resp.GetAllocatedContainers()), err)
+	}
+	task := resp.GetAllocatedContainers()[0]
+	// The task container runs on the NM (the AM started it there).
+	nm.mu.Lock()
+	nm.status[task.GetId().GetId()] = &pb.ContainerStatusProto{ContainerId: task.GetId(), State: pb.ContainerStateProto_C_RUNNING.Enum()}
+	nm.mu.Unlock()
+	// The second app's AM container exits 0: a command that was the app.
+	var second *pb.ContainerIdProto
+	for _, s := range starts {
+		if env(s, EnvHadoopUser) != attempt {
+			var tok pb.ContainerTokenIdentifierProto
+			proto.Unmarshal(s.GetContainerToken().GetIdentifier(), &tok)
+			second = tok.GetContainerId()
+		}
+	}
+	nm.finish(second, 0)
+	nm.beat()
+	if rep := report(t, ac, finished); rep.GetYarnApplicationState() != pb.YarnApplicationStateProto_FINISHED {
+		t.Fatalf("the second app is %v before the restart", rep.GetYarnApplicationState())
+	}
+	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	r1.Stop(stopCtx)
+	cancel()
+
+	// A new RM on the same store, and the same addresses for the NM.
+	r2, err := New(testConfig(t, append(conf, "yarn.resourcemanager.address="+r1.Addr("client"),
+		"yarn.resourcemanager.scheduler.address="+r1.Addr("scheduler"),
+		"yarn.resourcemanager.resource-tracker.address="+r1.Addr("tracker"))...), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		r2.Stop(ctx)
+	})
+	if r2.epoch != 2 {
+		t.Errorf("epoch %d after the second start, want 2", r2.epoch)
+	}
+	ac2 := clientOf(t, r2, "ivy")
+	if rep := report(t, ac2, finished); rep.GetYarnApplicationState() != pb.YarnApplicationStateProto_FINISHED ||
+		rep.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
+		t.Errorf("the finished app came back %v/%v", rep.GetYarnApplicationState(), rep.GetFinalApplicationStatus())
+	}
+	rep := report(t, ac2, id)
+	if rep.GetYarnApplicationState() == pb.YarnApplicationStateProto_FAILED || rep.GetQueue() != "etl" || rep.GetUser() != "ivy" {
+		t.Fatalf("the running app came back %v in %q for %q", rep.GetYarnApplicationState(), rep.GetQueue(), rep.GetUser())
+	}
+	// The NM's next heartbeat is told to resync; it registers again with
+	// what it runs: the AM container and the task.
+	if a := nm.beat().GetNodeAction(); a != pb.NodeActionProto_RESYNC {
+		t.Fatalf("heartbeat to the new RM: %v, want RESYNC", a)
+	}
+	var running []*pb.NMContainerStatusProto
+	nm.mu.Lock()
+	for _, s := range nm.status {
+		running = append(running, &pb.NMContainerStatusProto{ContainerId: s.GetContainerId(), ContainerState: s.GetState().Enum(),
+			Resource: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}})
+	}
+	nm.mu.Unlock()
+	if len(running) != 2 {
+		t.Fatalf("the NM runs %d containers, want the AM's and the task's", len(running))
+	}
+	reg, err := nm.rt.RegisterNodeManager(ctx, &pb.RegisterNodeManagerRequestProto{NodeId: nm.id, HttpPort: proto.Int32(8042),
+		Resource: &pb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(8)}, ContainerStatuses: running})
+	if err != nil || reg.GetNodeAction() != pb.NodeActionProto_NORMAL {
+		t.Fatalf("re-register: %v %v", reg, err)
+	}
+	nm.respID = 0
+	if len(nm.beat().GetContainersToCleanup()) != 0 {
+		t.Errorf("the new RM cleans up containers of a recovered app: %v", nm.last.GetContainersToCleanup())
+	}
+	usage := func() int64 {
+		rep := report(t, ac2, id)
+		return rep.GetAppResource_Usage().GetUsedResources().GetMemory()
+	}
+	if u := usage(); u != 2048 {
+		t.Errorf("the recovered app uses %d MB, want its AM's and its task's 2048", u)
+	}
+	// The AM's next call: register again, then go on.
+	am2 := amClient(t, r2, attempt)
+	_, err = am2.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId())})
+	if !rpc.IsClass(err, rpc.ClassApplicationMasterNotRegistered) {
+		t.Fatalf("allocate before registering again: %v, want ApplicationMasterNotRegisteredException", err)
+	}
+	if _, err := am2.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = am2.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: []*pb.ResourceRequestProto{{
+		Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
+		Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(1)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm.beat()
+	resp, err = am2.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId())})
+	if err != nil || len(resp.GetAllocatedContainers()) != 1 {
+		t.Fatalf("%d containers after the restart, %v", len(resp.GetAllocatedContainers()), err)
+	}
+	if got := resp.GetAllocatedContainers()[0].GetId().GetId(); got>>40 != 2 {
+		t.Errorf("a container granted after the restart is %s: want epoch 2 in its id", rpc.ContainerIDString(resp.GetAllocatedContainers()[0].GetId()))
+	}
+	if u := usage(); u != 3072 {
+		t.Errorf("usage %d MB after one more container, want 3072", u)
+	}
+	// A new app gets a fresh id, not one of the recovered ones.
+	if n := submit(t, ac2, "default", 1024); n.GetId() <= finished.GetId() {
+		t.Errorf("a new app after the restart got number %d", n.GetId())
+	}
+}
