@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"strconv"
@@ -42,11 +43,18 @@ type Runner struct {
 	Log  zerolog.Logger
 	// HistoryPath, when set, is where the job's history (am.History) is
 	// written: every HistoryEvery while it runs, and before the AM
-	// unregisters, so that whoever sees the app end can read it all.
+	// unregisters, so that whoever sees the app end can read it all. An
+	// AM attempt after the first recovers from the history an earlier
+	// attempt of its app left there (see Run).
 	HistoryPath  string
 	HistoryEvery time.Duration
 
-	start     time.Time
+	// start is the job's time base: when its first AM attempt started
+	// (r.now() counts from it, as the history's times do); attemptStart
+	// is when this attempt did.
+	start, attemptStart time.Time
+	// recovered is what this attempt took over from an earlier one.
+	recovered *am.Recovery
 	nodes     map[string]*rpc.Client
 	execs     map[string]*execConn
 	running   map[int64]*task
@@ -86,6 +94,13 @@ type taskDone struct {
 func (r *Runner) now() time.Duration { return time.Since(r.start) }
 
 // Run drives the job to its end and unregisters with its final status.
+//
+// When the history file already holds the history of an earlier attempt
+// of this app, its AM died: Run first recovers from it (am.DAG.Recover),
+// so tasks that succeeded are not run again, and writes the merged
+// history at once. A history it cannot read or trust fails this attempt
+// with an error naming the file, rather than running the job again from
+// scratch over it (see recoverHistory).
 func (r *Runner) Run(ctx context.Context) error {
 	if r.TimeScale <= 0 {
 		r.TimeScale = 1
@@ -103,6 +118,11 @@ func (r *Runner) Run(ctx context.Context) error {
 	ctx, r.cancel = context.WithCancel(ctx)
 	defer r.close()
 	r.start = time.Now()
+	r.attemptStart = r.start
+	if err := r.recoverHistory(); err != nil {
+		r.Log.Error().Err(err).Str("path", r.HistoryPath).Msg("cannot recover from the job history; failing this attempt")
+		return err
+	}
 	r.nodes, r.execs, r.running = map[string]*rpc.Client{}, map[string]*execConn{}, map[int64]*task{}
 	r.done = make(chan taskDone, 1024)
 	r.templates = map[string]executor.Template{}
@@ -114,6 +134,8 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		r.templates[s.Name] = t
 	}
+	// The history so far (after a recovery: merged with the earlier
+	// attempts'), before the first decision.
 	if err := r.writeHistory(); err != nil {
 		r.Log.Warn().Err(err).Str("path", r.HistoryPath).Msg("could not write the job history")
 	}
@@ -175,7 +197,11 @@ func (r *Runner) Run(ctx context.Context) error {
 			if err := r.writeHistory(); err != nil {
 				return errors.Join(err, r.Client.Finish(ctx, false, "writing the history: "+err.Error()))
 			}
-			return r.Client.Finish(ctx, true, fmt.Sprintf("%d tasks in %v", len(r.DAG.History()), r.now().Round(time.Millisecond)))
+			diag := fmt.Sprintf("%d tasks in %v", len(r.DAG.History()), r.now().Round(time.Millisecond))
+			if r.recovered != nil {
+				diag += fmt.Sprintf(" (recovered from attempt %d: %d tasks done before)", r.recovered.From, r.recovered.Tasks)
+			}
+			return r.Client.Finish(ctx, true, diag)
 		}
 		if time.Since(r.lastWrite) >= r.HistoryEvery {
 			if err := r.writeHistory(); err != nil {
@@ -189,7 +215,7 @@ func (r *Runner) Run(ctx context.Context) error {
 func (r *Runner) failedTask() taskKey {
 	h := r.DAG.History()
 	for i := len(h) - 1; i >= 0; i-- {
-		if !h[i].Succeeded {
+		if !h[i].Succeeded && !h[i].Lost {
 			return taskKey{h[i].Stage, h[i].Task}
 		}
 	}
@@ -352,6 +378,10 @@ func (r *Runner) writeHistory() error {
 	}
 	h := r.DAG.Snapshot(r.now())
 	h.StartUnixMs, h.UpdatedUnixMs = r.start.UnixMilli(), r.lastWrite.UnixMilli()
+	h.AttemptStartMs = r.attemptStart.Sub(r.start).Milliseconds()
+	if r.recovered != nil {
+		h.RecoveredFrom = r.recovered.From
+	}
 	if id, err := rpc.ParseAttemptID(r.Client.attempt); err == nil {
 		h.App, h.Attempt = rpc.AppIDString(id.GetApplicationId()), int(id.GetAttemptId())
 	}
@@ -367,4 +397,76 @@ func (r *Runner) writeHistory() error {
 		return err
 	}
 	return os.Rename(tmp, r.HistoryPath)
+}
+
+// AttemptNumber is the attempt number in an attempt id
+// (appattempt_<cluster>_<app>_<attempt>), 0 when it is not one.
+func AttemptNumber(attempt string) int {
+	id, err := rpc.ParseAttemptID(attempt)
+	if err != nil {
+		return 0
+	}
+	return int(id.GetAttemptId())
+}
+
+// recoverHistory takes over the job from the history an earlier attempt
+// of this app left at HistoryPath, like MapReduce's AM recovering from
+// its .jhist: what it finished is not run again, and this attempt keeps
+// the history's time base. No file, or one of another app (a path given
+// by hand and reused), starts the job afresh.
+//
+// A file it cannot read, parse or match to the job is an error: the
+// attempt fails with it (its AM exits non-zero, and the message is in its
+// log and the container's diagnostics). Running everything again instead
+// would rerun tasks with side effects and then overwrite the only record
+// of what the earlier attempts did; since the history is written whole
+// and renamed into place, a bad file is not a crash's leftover but
+// something to look at.
+func (r *Runner) recoverHistory() error {
+	if r.HistoryPath == "" {
+		return nil
+	}
+	b, err := os.ReadFile(r.HistoryPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading the job history to recover from: %w", err)
+	}
+	id, err := rpc.ParseAttemptID(r.Client.attempt)
+	if err != nil {
+		return nil // no attempt of an app: nothing to recover for
+	}
+	app, attempt := rpc.AppIDString(id.GetApplicationId()), int(id.GetAttemptId())
+	var h am.History
+	if err := json.Unmarshal(b, &h); err != nil {
+		return fmt.Errorf("the job history %s is corrupt (%v); attempt %d of %s will not run the job again over it: move it aside to start from scratch",
+			r.HistoryPath, err, attempt, app)
+	}
+	switch {
+	case h.App != app:
+		r.Log.Warn().Str("path", r.HistoryPath).Str("its_app", h.App).Str("app", app).
+			Msg("the history file there is another app's: starting afresh and replacing it")
+		return nil
+	case h.Attempt >= attempt:
+		return fmt.Errorf("the job history %s was written by attempt %d of %s, not an earlier one than this attempt %d",
+			r.HistoryPath, h.Attempt, app, attempt)
+	case h.StartUnixMs <= 0:
+		return fmt.Errorf("the job history %s has no start_unix_ms: its task times cannot be placed", r.HistoryPath)
+	}
+	rc, err := r.DAG.Recover(h)
+	if err != nil {
+		return fmt.Errorf("recovering from the job history %s: %w", r.HistoryPath, err)
+	}
+	r.recovered = &rc
+	// Keep the history's time base, the job's first AM start, with the
+	// monotonic clock of this one.
+	r.start = r.attemptStart.Add(-time.Duration(r.attemptStart.UnixMilli()-h.StartUnixMs) * time.Millisecond)
+	total := r.DAG.Job().TotalTasks()
+	r.Log.Info().Str("path", r.HistoryPath).Int("from_attempt", rc.From).Strs("stages_done", rc.Stages).
+		Int("tasks_done", rc.Tasks).Int("tasks_left", total-rc.Tasks).Int("lost_attempts", rc.Lost).
+		Int("failed_attempts", rc.Failed).Dur("job_age", r.now().Round(time.Millisecond)).
+		Msgf("recovered from attempt %d's history: %d of %d stages and %d of %d tasks done; the rest run now",
+			rc.From, len(rc.Stages), len(r.DAG.Job().Stages), rc.Tasks, total)
+	return nil // Run writes the merged history next, before its first decision
 }

@@ -32,7 +32,11 @@ container, with the scheduler's address and the attempt in its environment
 (LOOM_SCHEDULER_ADDRESS, HADOOP_USER_NAME). It plans the job within its
 share, asks DEFAULT for the tasks that must start now and ALTRUISTIC for the
 rest, and runs each task on the app's executor on the node of the container
-it was granted. It unregisters with SUCCEEDED when every task is done.`,
+it was granted. It unregisters with SUCCEEDED when every task is done.
+
+An attempt after the first (the last AM died) recovers from the job
+history an earlier attempt of its app left: tasks that succeeded are not
+run again. A history it cannot read fails the attempt, naming the file.`,
 		Example: "  loom am --job q5.json --history history.json\n  loom am --catalogue tpch:100g --name q5 --time-scale 0.01",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -70,7 +74,7 @@ it was granted. It unregisters with SUCCEEDED when every task is done.`,
 					job.Stages[i].Demand[k] = 0
 				}
 			}
-			dag, err := am.NewDAG(job, am.Config{Altruistic: !greedy, Seed: seed})
+			dag, err := am.NewDAG(job, am.Config{Altruistic: !greedy, Seed: seed, AMAttempt: driver.AttemptNumber(attempt)})
 			if err != nil {
 				return err
 			}
