@@ -219,33 +219,55 @@ func (f *fakeRM) start(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// TestRunRecoversADoneJob: attempt 1 finished every task but died before
-// it unregistered; attempt 2 runs nothing and unregisters SUCCEEDED.
-func TestRunRecoversADoneJob(t *testing.T) {
+// TestRunRecoversAnEndedJob: attempt 1 ended the job but died before it
+// unregistered. Attempt 2 asks for nothing and unregisters as attempt 1
+// would have: SUCCEEDED when every task had succeeded, FAILED when a task
+// had failed as often as it may.
+func TestRunRecoversAnEndedJob(t *testing.T) {
 	start := time.Now().Add(-time.Minute).Truncate(time.Millisecond)
-	h := firstAttempt(start)
-	h.Tasks[2].State, h.Tasks[2].EndMs, h.Tasks[2].Succeeded = am.StateSucceeded, 2300, true
-	path := filepath.Join(t.TempDir(), app+".json")
-	writeJSON(t, path, h)
-	rm := &fakeRM{}
-	cl := Dial(rm.start(t), attempt2)
-	defer cl.Close()
-	r := newRunner(t, path, attempt2)
-	r.Client = cl
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := r.Run(ctx); err != nil {
-		t.Fatal(err)
+	done := firstAttempt(start)
+	done.Tasks[2].State, done.Tasks[2].EndMs, done.Tasks[2].Succeeded = am.StateSucceeded, 2300, true
+	failed := firstAttempt(start)
+	failed.Tasks = failed.Tasks[:2]
+	for a := 1; a <= 4; a++ {
+		failed.Tasks = append(failed.Tasks, am.HistoryTask{Stage: "load", Task: 0, Attempt: a, Container: int64(3 + a), Node: "n1:1",
+			StartMs: int64(1000 * a), EndMs: int64(1000*a + 500), Kind: "DEFAULT", State: am.StateFailed, AMAttempt: 1})
 	}
-	rm.mu.Lock()
-	defer rm.mu.Unlock()
-	if rm.finish.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED ||
-		!strings.Contains(rm.finish.GetDiagnostics(), "recovered from attempt 1: 3 tasks done before") {
-		t.Errorf("finish %v", rm.finish)
+	tests := []struct {
+		name  string
+		h     am.History
+		final pb.FinalApplicationStatusProto
+		diag  string
+		state string
+	}{
+		{"succeeded", done, pb.FinalApplicationStatusProto_APP_SUCCEEDED, "recovered from attempt 1: 3 tasks done before", am.StateSucceeded},
+		{"failed", failed, pb.FinalApplicationStatusProto_APP_FAILED, `task 0 of stage "load" failed 4 times`, am.StateFailed},
 	}
-	got := readHistory(t, path)
-	if got.State != am.StateSucceeded || got.Attempt != 2 || got.RecoveredFrom != 1 || len(got.Tasks) != 3 {
-		t.Errorf("history %+v", got)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), app+".json")
+			writeJSON(t, path, tc.h)
+			rm := &fakeRM{}
+			cl := Dial(rm.start(t), attempt2)
+			defer cl.Close()
+			r := newRunner(t, path, attempt2)
+			r.Client = cl
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err := r.Run(ctx)
+			if (err == nil) != (tc.final == pb.FinalApplicationStatusProto_APP_SUCCEEDED) {
+				t.Fatalf("Run = %v", err)
+			}
+			rm.mu.Lock()
+			defer rm.mu.Unlock()
+			if rm.finish.GetFinalApplicationStatus() != tc.final || !strings.Contains(rm.finish.GetDiagnostics(), tc.diag) {
+				t.Errorf("finish %v, want %v with %q", rm.finish, tc.final, tc.diag)
+			}
+			got := readHistory(t, path)
+			if got.State != tc.state || got.Attempt != 2 || got.RecoveredFrom != 1 || len(got.Tasks) != len(tc.h.Tasks) {
+				t.Errorf("history %+v", got)
+			}
+		})
 	}
 }
 

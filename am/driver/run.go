@@ -55,6 +55,7 @@ type Runner struct {
 	start, attemptStart time.Time
 	// recovered is what this attempt took over from an earlier one.
 	recovered *am.Recovery
+	succeeded int // tasks done, recovered ones too: the progress
 	nodes     map[string]*rpc.Client
 	execs     map[string]*execConn
 	running   map[int64]*task
@@ -146,8 +147,29 @@ func (r *Runner) Run(ctx context.Context) error {
 	var release []int64
 	total := r.DAG.Job().TotalTasks()
 	for {
+		// Checked before deciding: a recovered job may have ended already
+		// (its last AM died before it unregistered).
+		if err := r.DAG.Failed(); err != nil {
+			r.Client.Allocate(ctx, am.Request{}, release, 1)
+			r.failure = err.Error()
+			if why := r.lastWhy[r.failedTask()]; why != "" {
+				r.failure += "; its last attempt: " + why
+			}
+			return errors.Join(err, r.writeHistory(), r.Client.Finish(ctx, false, r.failure))
+		}
+		if r.DAG.Finished() {
+			r.Client.Allocate(ctx, am.Request{}, release, 1)
+			if err := r.writeHistory(); err != nil {
+				return errors.Join(err, r.Client.Finish(ctx, false, "writing the history: "+err.Error()))
+			}
+			diag := fmt.Sprintf("%d tasks in %v", len(r.DAG.History()), r.now().Round(time.Millisecond))
+			if r.recovered != nil {
+				diag += fmt.Sprintf(" (recovered from attempt %d: %d tasks done before)", r.recovered.From, r.recovered.Tasks)
+			}
+			return r.Client.Finish(ctx, true, diag)
+		}
 		req := r.DAG.Decide(r.now(), resp.Share, resp.Capacity, resp.PAltruism)
-		progress := float32(len(r.DAG.History())) / float32(max(total, 1))
+		progress := float32(r.succeeded) / float32(max(total, 1))
 		if resp, err = r.Client.Allocate(ctx, req, release, min(progress, 1)); err != nil {
 			return err
 		}
@@ -184,25 +206,6 @@ func (r *Runner) Run(ctx context.Context) error {
 				drained = true
 			}
 		}
-		if err := r.DAG.Failed(); err != nil {
-			r.Client.Allocate(ctx, am.Request{}, release, 1)
-			r.failure = err.Error()
-			if why := r.lastWhy[r.failedTask()]; why != "" {
-				r.failure += "; its last attempt: " + why
-			}
-			return errors.Join(err, r.writeHistory(), r.Client.Finish(ctx, false, r.failure))
-		}
-		if r.DAG.Finished() {
-			r.Client.Allocate(ctx, am.Request{}, release, 1)
-			if err := r.writeHistory(); err != nil {
-				return errors.Join(err, r.Client.Finish(ctx, false, "writing the history: "+err.Error()))
-			}
-			diag := fmt.Sprintf("%d tasks in %v", len(r.DAG.History()), r.now().Round(time.Millisecond))
-			if r.recovered != nil {
-				diag += fmt.Sprintf(" (recovered from attempt %d: %d tasks done before)", r.recovered.From, r.recovered.Tasks)
-			}
-			return r.Client.Finish(ctx, true, diag)
-		}
 		if time.Since(r.lastWrite) >= r.HistoryEvery {
 			if err := r.writeHistory(); err != nil {
 				r.Log.Warn().Err(err).Str("path", r.HistoryPath).Msg("could not write the job history")
@@ -231,6 +234,8 @@ func (r *Runner) finished(d taskDone) []int64 {
 	delete(r.running, d.container)
 	if _, err := r.DAG.Completed(r.now(), d.container, d.ok); err != nil {
 		r.Log.Error().Err(err).Msg("completion the core does not know")
+	} else if d.ok {
+		r.succeeded++
 	}
 	if !d.ok {
 		r.lastWhy[taskKey{t.rec.Stage, t.rec.Task}] = d.why
@@ -459,6 +464,7 @@ func (r *Runner) recoverHistory() error {
 		return fmt.Errorf("recovering from the job history %s: %w", r.HistoryPath, err)
 	}
 	r.recovered = &rc
+	r.succeeded = rc.Tasks
 	// Keep the history's time base, the job's first AM start, with the
 	// monotonic clock of this one.
 	r.start = r.attemptStart.Add(-time.Duration(r.attemptStart.UnixMilli()-h.StartUnixMs) * time.Millisecond)
