@@ -42,8 +42,9 @@ type Runner struct {
 	Tick time.Duration
 	Log  zerolog.Logger
 	// HistoryPath, when set, is where the job's history (am.History) is
-	// written: every HistoryEvery while it runs, and before the AM
-	// unregisters, so that whoever sees the app end can read it all. An
+	// written: every HistoryEvery while it runs, at once when a stage
+	// finishes or a task fails, and before the AM unregisters, so that
+	// whoever sees the app end can read it all. An
 	// AM attempt after the first recovers from the history an earlier
 	// attempt of its app left there (see Run).
 	HistoryPath  string
@@ -56,6 +57,10 @@ type Runner struct {
 	// recovered is what this attempt took over from an earlier one.
 	recovered *am.Recovery
 	succeeded int // tasks done, recovered ones too: the progress
+	// changed says a stage finished or a task failed since the history
+	// was last written: it is written at once, so that a later attempt
+	// need not rerun a stage whose end the history missed.
+	changed   bool
 	nodes     map[string]*rpc.Client
 	execs     map[string]*execConn
 	running   map[int64]*task
@@ -206,7 +211,7 @@ func (r *Runner) Run(ctx context.Context) error {
 				drained = true
 			}
 		}
-		if time.Since(r.lastWrite) >= r.HistoryEvery {
+		if r.changed || time.Since(r.lastWrite) >= r.HistoryEvery {
 			if err := r.writeHistory(); err != nil {
 				r.Log.Warn().Err(err).Str("path", r.HistoryPath).Msg("could not write the job history")
 			}
@@ -232,11 +237,13 @@ func (r *Runner) finished(d taskDone) []int64 {
 		return nil
 	}
 	delete(r.running, d.container)
-	if _, err := r.DAG.Completed(r.now(), d.container, d.ok); err != nil {
+	changed, err := r.DAG.Completed(r.now(), d.container, d.ok)
+	if err != nil {
 		r.Log.Error().Err(err).Msg("completion the core does not know")
 	} else if d.ok {
 		r.succeeded++
 	}
+	r.changed = r.changed || changed
 	if !d.ok {
 		r.lastWhy[taskKey{t.rec.Stage, t.rec.Task}] = d.why
 		r.Log.Warn().Str("stage", t.rec.Stage).Int("task", t.rec.Task).Str("why", d.why).Msg("task failed")
@@ -377,7 +384,7 @@ func (r *Runner) close() {
 // renaming a complete file over the old one, so that a reader never sees
 // half a history.
 func (r *Runner) writeHistory() error {
-	r.lastWrite = time.Now()
+	r.lastWrite, r.changed = time.Now(), false
 	if r.HistoryPath == "" {
 		return nil
 	}
