@@ -107,6 +107,7 @@ type cluster struct {
 	client, scheduler, tracker string
 	web                        string // the web port: REST, UI, /metrics
 	history                    string // loom.history.dir
+	rmArgs                     []string
 	ac                         rpc.ApplicationClient
 	dir                        string
 }
@@ -124,7 +125,8 @@ func startCluster(t *testing.T, n int, rmArgs ...string) *cluster {
 		"-D", "yarn.resourcemanager.address=" + c.client, "-D", "yarn.resourcemanager.scheduler.address=" + c.scheduler,
 		"-D", "yarn.resourcemanager.resource-tracker.address=" + c.tracker, "-D", "yarn.resourcemanager.webapp.address=" + c.web,
 		"-D", "loom.history.dir=" + c.history, "-D", "loom.heartbeat.interval-ms=100"}
-	c.rm = start(t, "rm", append(args, rmArgs...)...)
+	c.rmArgs = append(args, rmArgs...)
+	c.rm = start(t, "rm", c.rmArgs...)
 	for i := range n {
 		c.nms = append(c.nms, c.startNM(t, i))
 	}
@@ -146,7 +148,12 @@ func (c *cluster) startNM(t *testing.T, i int) *proc {
 
 func (c *cluster) waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	c.waitWithin(t, 30*time.Second, what, ok)
+}
+
+func (c *cluster) waitWithin(t *testing.T, limit time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for !ok() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -175,11 +182,17 @@ func (c *cluster) submit(t *testing.T, name, command string) *pb.ApplicationIdPr
 
 func (c *cluster) report(t *testing.T, id *pb.ApplicationIdProto) *pb.ApplicationReportProto {
 	t.Helper()
-	r, err := c.ac.GetApplicationReport(context.Background(), &pb.GetApplicationReportRequestProto{ApplicationId: id})
+	r, err := c.reportErr(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r.GetApplicationReport()
+	return r
+}
+
+// reportErr is report for a caller that expects the RM may be away.
+func (c *cluster) reportErr(id *pb.ApplicationIdProto) (*pb.ApplicationReportProto, error) {
+	r, err := c.ac.GetApplicationReport(context.Background(), &pb.GetApplicationReportRequestProto{ApplicationId: id})
+	return r.GetApplicationReport(), err
 }
 
 func (c *cluster) waitState(t *testing.T, id *pb.ApplicationIdProto, want pb.YarnApplicationStateProto) *pb.ApplicationReportProto {

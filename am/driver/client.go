@@ -62,6 +62,51 @@ type Client struct {
 	sent map[askKey]am.Ask
 	// MaxCapability is the largest container the RM grants.
 	MaxCapability fairness.Vector
+	// MaxWait is how long a call rides out an RM it cannot reach (one
+	// restarting) before it gives up: YARN's
+	// yarn.resourcemanager.connect.max-wait.ms, 15 minutes by default.
+	MaxWait time.Duration
+	// registration is what Register sent, sent again when a restarted RM
+	// asks the AM to register again.
+	registration *pb.RegisterApplicationMasterRequestProto
+	// releasing are the containers released and not yet reported
+	// completed: a restarted RM may have taken them back from their
+	// nodes, so they are released again after registering again (as
+	// YARN's AMRMClient keeps its pendingRelease).
+	releasing map[int64]bool
+}
+
+// DefaultMaxWait is YARN's default yarn.resourcemanager.connect.max-wait.ms.
+const DefaultMaxWait = 15 * time.Minute
+
+// retry runs call until it succeeds, fails with anything but a lost
+// connection, or MaxWait has passed since the first loss; the waits
+// between tries grow from 100 ms to 2 s.
+func (c *Client) retry(ctx context.Context, call func() error) error {
+	maxWait := c.MaxWait
+	if maxWait <= 0 {
+		maxWait = DefaultMaxWait
+	}
+	var first time.Time
+	wait := 100 * time.Millisecond
+	for {
+		err := call()
+		var ce *rpc.ConnError
+		if err == nil || !errors.As(err, &ce) {
+			return err
+		}
+		if first.IsZero() {
+			first = time.Now()
+		} else if time.Since(first) > maxWait {
+			return fmt.Errorf("the RM was unreachable for %v (yarn.resourcemanager.connect.max-wait.ms): %w", maxWait, err)
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 type askKey struct {
@@ -81,8 +126,17 @@ func (c *Client) Close() error { return c.rpc.Close() }
 
 // Register registers the AM.
 func (c *Client) Register(ctx context.Context, host string, port int32, trackingURL string) error {
-	resp, err := c.am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{
-		Host: proto.String(host), RpcPort: proto.Int32(port), TrackingUrl: proto.String(trackingURL)})
+	c.registration = &pb.RegisterApplicationMasterRequestProto{
+		Host: proto.String(host), RpcPort: proto.Int32(port), TrackingUrl: proto.String(trackingURL)}
+	return c.register(ctx)
+}
+
+func (c *Client) register(ctx context.Context) error {
+	var resp *pb.RegisterApplicationMasterResponseProto
+	err := c.retry(ctx, func() (err error) {
+		resp, err = c.am.RegisterApplicationMaster(ctx, c.registration)
+		return err
+	})
 	if err != nil {
 		return err
 	}
@@ -127,25 +181,37 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 			RelaxLocality: proto.Bool(true), LoomAskKind: rpc.KindProto(a.Kind).Enum(), LoomDemand: rpc.ResourceFromVector(a.Demand),
 			LoomRemainingWork: finite(req.RemainingWork), LoomCriticalPathMs: proto.Int64(req.CriticalTime.Milliseconds())})
 	}
+	if c.releasing == nil {
+		c.releasing = map[int64]bool{}
+	}
 	for _, id := range release {
 		ar.Release = append(ar.Release, &pb.ContainerIdProto{Id: proto.Int64(id)})
+		c.releasing[id] = true
 	}
 	var resp *pb.AllocateResponseProto
-	var err error
-	for try := 0; ; try++ {
+	call := func() (err error) {
 		resp, err = c.am.Allocate(ctx, ar)
-		var ce *rpc.ConnError
-		if err == nil || !errors.As(err, &ce) || try >= 5 {
-			break
-		}
-		select {
-		case <-time.After(time.Duration(100<<try) * time.Millisecond):
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		return err
+	}
+	err := c.retry(ctx, call)
+	if rpc.IsClass(err, rpc.ClassApplicationMasterNotRegistered) && c.registration != nil {
+		// The RM restarted and recovered this attempt: register again
+		// and start the response ids over, as YARN's AMRMClient does.
+		// The ask table is whole in every call, so nothing is lost.
+		if err = c.register(ctx); err == nil {
+			ar.ResponseId = proto.Int32(0)
+			ar.Release = ar.Release[:0]
+			for id := range c.releasing {
+				ar.Release = append(ar.Release, &pb.ContainerIdProto{Id: proto.Int64(id)})
+			}
+			err = c.retry(ctx, call)
 		}
 	}
 	if err != nil {
 		return nil, err
+	}
+	for _, cs := range resp.GetCompletedContainerStatuses() {
+		delete(c.releasing, cs.GetContainerId().GetId())
 	}
 	c.respID = resp.GetResponseId()
 	c.sent = now
@@ -186,8 +252,17 @@ func (c *Client) Finish(ctx context.Context, succeeded bool, diagnostics string)
 	if !succeeded {
 		final = pb.FinalApplicationStatusProto_APP_FAILED
 	}
-	_, err := c.am.FinishApplicationMaster(ctx, &pb.FinishApplicationMasterRequestProto{
-		FinalApplicationStatus: final.Enum(), Diagnostics: proto.String(diagnostics)})
+	req := &pb.FinishApplicationMasterRequestProto{FinalApplicationStatus: final.Enum(), Diagnostics: proto.String(diagnostics)}
+	finish := func() error {
+		_, err := c.am.FinishApplicationMaster(ctx, req)
+		return err
+	}
+	err := c.retry(ctx, finish)
+	if rpc.IsClass(err, rpc.ClassApplicationMasterNotRegistered) && c.registration != nil {
+		if err = c.register(ctx); err == nil {
+			err = c.retry(ctx, finish)
+		}
+	}
 	return err
 }
 

@@ -256,7 +256,7 @@ func submitCommand() *cobra.Command {
 		catalogue, arrivals        string
 		taskKind, staging, binPath string
 		jobs                       int
-		timeScale                  float64
+		timeScale, memScale        float64
 		amMB                       int64
 		detach                     bool
 		seed                       uint64
@@ -274,6 +274,9 @@ it waits, with a progress bar per job, and prints each app's final state; with
 			all, err := submitJobs(args, file, name, scale, catalogue, arrivals, jobs, seed)
 			if err != nil {
 				return err
+			}
+			if memScale != 1 {
+				mini.Scale(all, memScale, fairness.Vector{})
 			}
 			ctx := cmd.Context()
 			ac, done, err := f.client(ctx)
@@ -322,6 +325,7 @@ it waits, with a progress bar per job, and prints each app's final state; with
 	fl.StringVar(&queue, "queue", "default", "the queue to submit to")
 	fl.StringVar(&taskKind, "task-kind", "synthetic", "how tasks run: synthetic (use their memory and vcores for their duration), sleep (wait for their duration, using nothing) or noop")
 	fl.Float64Var(&timeScale, "time-scale", 1, "multiply every stage's duration by this")
+	fl.Float64Var(&memScale, "memory-scale", 1, "multiply every task's memory by this (at least 64 MB), to fit a catalogue's jobs to small nodes")
 	fl.Int64Var(&amMB, "am-memory-mb", 1024, "the AM container's memory")
 	fl.StringVar(&staging, "staging-dir", "", "where job files are staged for the NodeManagers to localise (default: $TMPDIR/loom-staging)")
 	fl.StringVar(&binPath, "loom-binary", "", "the loom binary the AM runs on the nodes (default: this one)")

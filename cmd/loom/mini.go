@@ -81,18 +81,7 @@ logs and each job's history stay in --dir.`,
 			}
 			a.Assign(js, rng)
 			node := fairness.New(float64(o.NodeMemoryMB), float64(o.NodeVCores))
-			for _, j := range js {
-				for i := range j.Stages {
-					d := &j.Stages[i].Demand
-					d[fairness.Memory] = max(64, d[fairness.Memory]*memScale)
-					d[fairness.VCores] = min(d[fairness.VCores], node[fairness.VCores])
-					// The mini NodeManagers offer no disk or network
-					// bandwidth, so the jobs do not ask for them.
-					for k := fairness.Disk; k < fairness.NumKinds; k++ {
-						d[k] = 0
-					}
-				}
-			}
+			mini.Scale(js, memScale, node)
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			fmt.Fprintf(os.Stderr, "starting an RM and %d NMs of %v on loopback; logs in %s\n", o.Nodes, node, o.Dir)

@@ -150,6 +150,26 @@ func (c *Cluster) Stop() {
 	}
 }
 
+// Scale fits jobs drawn from a catalogue measured on big machines to a
+// small cluster of nodes like node: every task's memory is multiplied by
+// memScale (at least 64 MB), its vcores are capped at the node's, and it
+// asks for no disk or network bandwidth, which the NodeManagers do not
+// offer.
+func Scale(js []*workload.Job, memScale float64, node fairness.Vector) {
+	for _, j := range js {
+		for i := range j.Stages {
+			d := &j.Stages[i].Demand
+			d[fairness.Memory] = max(64, d[fairness.Memory]*memScale)
+			if node[fairness.VCores] > 0 {
+				d[fairness.VCores] = min(d[fairness.VCores], node[fairness.VCores])
+			}
+			for k := fairness.Disk; k < fairness.NumKinds; k++ {
+				d[k] = 0
+			}
+		}
+	}
+}
+
 // Submitted is one job and its app.
 type Submitted struct {
 	Job *workload.Job
