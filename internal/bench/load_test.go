@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestAppTasksSpread(t *testing.T) {
+	for _, c := range []struct{ apps, total int }{{100, 100000}, {5, 500}, {1, 7}, {3, 3}, {7, 100}, {100, 150}} {
+		n := AppTasks(c.apps, c.total)
+		sum := 0
+		for _, x := range n {
+			if x < 1 {
+				t.Errorf("AppTasks(%d, %d) gives an app %d tasks", c.apps, c.total, x)
+			}
+			sum += x
+		}
+		if len(n) != c.apps || sum != c.total {
+			t.Errorf("AppTasks(%d, %d) = %v: %d apps, %d tasks", c.apps, c.total, n, len(n), sum)
+		}
+	}
+	if n := AppTasks(100, 100000); n[0] != 100 || n[99] < 1890 || n[99] > 1910 {
+		t.Errorf("AppTasks(100, 100000) spans %d to %d, want 100 to about 1,900", n[0], n[99])
+	}
+}
+
+// TestLoadSmall runs the load test small and fast: every task completes
+// exactly once, nothing is lost, and the report carries its figures.
+func TestLoadSmall(t *testing.T) {
+	o := DefaultLoadOptions()
+	o.Nodes, o.Apps, o.Tasks = 50, 5, 500
+	o.TaskTime, o.Heartbeat, o.AMInterval = 200*time.Millisecond, 100*time.Millisecond, 50*time.Millisecond
+	o.Timeout = time.Minute
+	var last int
+	o.Progress = func(done, total int) {
+		if done < last || total != 500 {
+			t.Errorf("progress %d/%d after %d", done, total, last)
+		}
+		last = done
+	}
+	rep, err := RunLoad(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := rep.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + out.String())
+	if f := rep.Failures(); len(f) > 0 {
+		t.Fatalf("failures: %v", f)
+	}
+	if rep.TasksOnce != 500 || rep.TasksTwice != 0 || rep.AppsSucceeded != 5 || rep.RMTaskSuccesses != 500 {
+		t.Errorf("tasks once %d, twice %d; apps %d; RM successes %d", rep.TasksOnce, rep.TasksTwice, rep.AppsSucceeded, rep.RMTaskSuccesses)
+	}
+	if rep.Allocations < 500 || rep.RMAllocations != rep.Allocations+5 {
+		t.Errorf("AMs received %d containers, the RM allocated %d", rep.Allocations, rep.RMAllocations)
+	}
+	if last != 500 {
+		t.Errorf("progress ended at %d", last)
+	}
+	if rep.Heartbeats == 0 || rep.HeartbeatP50 <= 0 || rep.HeartbeatP99 < rep.HeartbeatP50 || rep.HBMax < rep.HeartbeatP99 ||
+		rep.DecisionCount == 0 || rep.DecisionP99 <= 0 || rep.AllocationsPerSecond <= 0 || rep.AllocationsMedian <= 0 ||
+		rep.Allocates == 0 || rep.Wall <= 0 {
+		t.Errorf("figures missing: %+v", rep)
+	}
+	for _, want := range []string{"heartbeat round trip p99", "< 10ms", "allocations/s, median of seconds",
+		"tasks completed exactly once", "500/500", "apps FINISHED SUCCEEDED", "5/5"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+}
+
+// TestLoadCountsLostTasks checks that the checks can fail: a run cut
+// short by its timeout reports tasks never completed and apps lost.
+func TestLoadCountsLostTasks(t *testing.T) {
+	o := DefaultLoadOptions()
+	o.Nodes, o.Apps, o.Tasks = 4, 2, 40
+	o.TaskTime, o.Heartbeat, o.AMInterval = 5*time.Second, 100*time.Millisecond, 50*time.Millisecond
+	o.Timeout = 1500 * time.Millisecond
+	rep, err := RunLoad(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.TasksOnce == 40 || rep.TasksNever == 0 || rep.AppsSucceeded == 2 || len(rep.Failures()) == 0 {
+		t.Errorf("a timed-out run passed: once %d, never %d, apps %d, failures %v", rep.TasksOnce, rep.TasksNever, rep.AppsSucceeded, rep.Failures())
+	}
+}
+
+func TestHistQuantile(t *testing.T) {
+	before := map[string]float64{}
+	after := map[string]float64{
+		`h_bucket{le="0.001"}`: 50, `h_bucket{le="0.002"}`: 90, `h_bucket{le="0.004"}`: 100, `h_bucket{le="+Inf"}`: 100, "h_count": 100,
+	}
+	h := histDelta(before, after, "h")
+	if got := h.quantile(0.5); got != time.Millisecond {
+		t.Errorf("p50 %v, want 1ms", got)
+	}
+	if got := h.quantile(0.95); got != 3*time.Millisecond {
+		t.Errorf("p95 %v, want 3ms", got)
+	}
+}
