@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -134,8 +139,10 @@ func benchCommand() *cobra.Command {
 runs beside its target. Without arguments, every target but "scale", which
 takes minutes.
 
-Targets: ` + targetNames() + `; "rpc" names the three rpc- targets.`,
-		Example: "  loom bench\n  loom bench reverse-pack drf\n  loom bench rpc\n  loom bench scale",
+Targets: ` + targetNames() + `; "rpc" names the three rpc- targets.
+
+"loom bench load" is the RM's load test over real RPC (its own flags).`,
+		Example: "  loom bench\n  loom bench reverse-pack drf\n  loom bench rpc\n  loom bench scale\n  loom bench load",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				for _, t := range targets {
@@ -191,7 +198,104 @@ Targets: ` + targetNames() + `; "rpc" names the three rpc- targets.`,
 		},
 	}
 	cmd.Flags().IntVar(&runs, "runs", 0, "runs per target (default: each target's own)")
+	cmd.AddCommand(loadCommand())
 	return cmd
+}
+
+// loadCommand is `loom bench load`: a real RM in process driven over
+// loopback RPC by simulated NodeManagers and AMs.
+func loadCommand() *cobra.Command {
+	o := bench.DefaultLoadOptions()
+	var taskMS int
+	var quiet bool
+	var cpuProfile, mutexProfile string
+	cmd := &cobra.Command{
+		Use:   "load",
+		Short: "Load-test the RM over real RPC: 1,000 simulated NMs, 100 apps, 100,000 tasks",
+		Long: `Start a real ResourceManager in this process (the default carbyne policy,
+every address on 127.0.0.1) and drive it over real RPC on loopback:
+simulated NodeManagers register and heartbeat over the resource tracker and
+serve ContainerManagementProtocol, on which the RM launches each app's AM
+container; the apps are submitted over the client protocol, and each AM,
+identified by its attempt id, registers, asks for its tasks (a share of them
+ALTRUISTIC), starts each granted container on its node (in process), sees
+the completions in its allocate replies and finishes SUCCEEDED.
+
+Prints allocations/s, heartbeat round trips (p50, p99 against the 10 ms
+target, max) and the checks: every task completed exactly once, every app
+FINISHED SUCCEEDED, no container lost. Exits non-zero when a check fails.
+A run of the defaults takes about 70 s.`,
+		Example: "  loom bench load\n  loom bench load --nodes 200 --apps 20 --tasks 20000\n  loom bench load --cpuprofile rm.pprof",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.TaskTime = time.Duration(taskMS) * time.Millisecond
+			bar := newBar(quiet, o.Tasks, "tasks done")
+			o.Progress = bar.runDone
+			if mutexProfile != "" {
+				runtime.SetMutexProfileFraction(5)
+			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+			defer stop()
+			rep, err := bench.RunLoad(ctx, o)
+			bar.finish()
+			if err != nil {
+				return err
+			}
+			if mutexProfile != "" {
+				if err := writeProfile("mutex", mutexProfile); err != nil {
+					return err
+				}
+			}
+			if err := rep.WriteTable(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			if f := rep.Failures(); len(f) > 0 {
+				return fmt.Errorf("load test failed: %s", strings.Join(f, "; "))
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.Nodes, "nodes", o.Nodes, "simulated NodeManagers")
+	f.IntVar(&o.Apps, "apps", o.Apps, "apps, submitted at once")
+	f.IntVar(&o.Tasks, "tasks", o.Tasks, "tasks over all apps (spread 0.1x to 1.9x the mean per app)")
+	f.IntVar(&taskMS, "task-ms", int(o.TaskTime/time.Millisecond), "a task's mean run time in ms (each draws 0.5x to 1.5x)")
+	f.DurationVar(&o.Heartbeat, "heartbeat", o.Heartbeat, "the NMs' heartbeat interval (the RM's loom.heartbeat.interval-ms)")
+	f.DurationVar(&o.AMInterval, "am-interval", o.AMInterval, "wait between an AM's allocate calls")
+	f.IntVar(&o.NodeVCores, "node-vcores", o.NodeVCores, "each NM's vcores (a task takes 1)")
+	f.IntVar(&o.NodeMB, "node-mb", o.NodeMB, "each NM's memory in MB (a task takes 1024)")
+	f.Float64Var(&o.Altruistic, "altruistic", o.Altruistic, "fraction of each AM's asks sent ALTRUISTIC")
+	f.IntVar(&o.NMConns, "nm-conns", o.NMConns, "tracker connections the NMs share (0: one per NM)")
+	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long; unfinished apps count as lost")
+	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed for task durations")
+	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run (RM and simulation) to this file")
+	f.StringVar(&mutexProfile, "mutexprofile", "", "write a mutex contention profile of the run to this file")
+	return cmd
+}
+
+func writeProfile(name, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup(name).WriteTo(f, 0)
 }
 
 func targetNames() string {
