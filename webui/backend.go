@@ -9,6 +9,7 @@
 package webui
 
 import (
+	"context"
 	"errors"
 
 	"github.com/loomrm/loom/am"
@@ -30,8 +31,10 @@ type Backend interface {
 	// Scheduler is the scheduler's state now.
 	Scheduler() Scheduler
 	// SetAltruism sets P(Altruism) for the next decisions; who is logged
-	// and kept in AltruismChanges.
-	SetAltruism(p float64, who string) error
+	// and kept in AltruismChanges. The context carries the caller, as for
+	// the client protocol: the backend refuses one who is not an admin
+	// with an rpc.ClassAccessControl error.
+	SetAltruism(ctx context.Context, p float64, who string) error
 	// AltruismChanges lists every change of P(Altruism), oldest first,
 	// starting with the configured value.
 	AltruismChanges() []AltruismChange
@@ -68,7 +71,7 @@ type ClusterInfo struct {
 type Scheduler struct {
 	Policy        string  // carbyne, drf, tetris or sjf
 	PAltruism     float64 // P(Altruism)
-	LeftoverOrder string  // srtf-first or packing-first
+	LeftoverOrder string  // efficiency-first or jct-first
 	LeftoverCap   float64 // 0: none
 	Capacity      fairness.Vector
 	Used          fairness.Vector

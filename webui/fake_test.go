@@ -371,7 +371,7 @@ func (f *fakeBackend) Scheduler() Scheduler {
 	return f.sched
 }
 
-func (f *fakeBackend) SetAltruism(p float64, who string) error {
+func (f *fakeBackend) SetAltruism(_ context.Context, p float64, who string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if p < 0 || p > 1 {

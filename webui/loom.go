@@ -188,8 +188,8 @@ func setAltruism(c *call) error {
 	}
 	who := fmt.Sprintf("%s from %s", c.user(), remoteIP(c.r))
 	before := c.s.b.Scheduler().PAltruism
-	if err := c.s.b.SetAltruism(p, who); err != nil {
-		return err
+	if err := c.s.b.SetAltruism(c.ctx(), p, who); err != nil {
+		return fromBackend(err)
 	}
 	c.s.cfg.Log.Info().Float64("from", before).Float64("p", p).Str("who", who).Msg("P(Altruism) changed")
 	return c.json(http.StatusOK, c.s.altruism())

@@ -236,6 +236,10 @@ func (s clientService) ForceKillApplication(ctx context.Context, req *pb.KillApp
 	if err != nil {
 		return nil, err
 	}
+	if err := r.checkModify(caller(ctx), a); err != nil {
+		r.log.Warn().Str("app", rpc.AppIDString(a.yid)).Str("user", caller(ctx)).Msg("kill refused")
+		return nil, err
+	}
 	if !a.done() {
 		diag := fmt.Sprintf("Application %s was killed by user %s", rpc.AppIDString(a.yid), caller(ctx))
 		if d := req.GetDiagnostics(); d != "" {

@@ -77,6 +77,10 @@ type Config struct {
 	// AdminSecret is the credential the web API asks for before it
 	// changes P(Altruism); empty refuses every change.
 	AdminSecret string
+	// ACLEnabled turns on the ACLs (yarn.acl.enable); AdminACL is
+	// yarn.admin.acl.
+	ACLEnabled bool
+	AdminACL   acl
 	// Recovery keeps apps and attempts in Store and recovers them on a
 	// restart (yarn.resourcemanager.recovery.enabled).
 	Recovery bool
@@ -173,6 +177,14 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	if cfg.AdminSecret, err = c.String("loom.admin.secret"); err != nil {
 		return cfg, err
 	}
+	if cfg.ACLEnabled, err = c.Bool("yarn.acl.enable"); err != nil {
+		return cfg, err
+	}
+	admins, err := c.String("yarn.admin.acl")
+	if err != nil {
+		return cfg, err
+	}
+	cfg.AdminACL = parseACL(admins)
 	if cfg.Recovery, err = c.Bool("yarn.resourcemanager.recovery.enabled"); err != nil {
 		return cfg, err
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -163,8 +164,11 @@ func (b webBackend) Scheduler() webui.Scheduler {
 	return s
 }
 
-func (b webBackend) SetAltruism(p float64, who string) error {
+func (b webBackend) SetAltruism(ctx context.Context, p float64, who string) error {
 	r := b.r
+	if user := caller(ctx); !r.isAdmin(user) {
+		return rpc.Errorf(rpc.ClassAccessControl, "User %s is not an admin (yarn.admin.acl): only an admin may change P(Altruism)", user)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.step(rm.SetAltruism{P: p}); err != nil {
