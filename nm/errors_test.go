@@ -24,7 +24,15 @@ func TestBadTokensFailTheWholeCallAndStartNothing(t *testing.T) {
 	good := &pb.StartContainerRequestProto{ContainerLaunchContext: launch("exec sleep 30", nil, nil),
 		ContainerToken: token(t, n, containerID(20, 1), 128)}
 	otherNode, _ := NewContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(20, 3),
-		NmHostAddr: proto.String("elsewhere:45454"), AppSubmitter: proto.String("alice")}, "elsewhere:45454")
+		NmHostAddr: proto.String("elsewhere:45454"), AppSubmitter: proto.String("alice")}, "elsewhere:45454", testMasterKey)
+	// Tokens the RM did not sign: none, forged with a guessed key, and
+	// signed with another key id.
+	unsigned := token(t, n, containerID(20, 4), 128)
+	unsigned.Password = []byte{}
+	forged, _ := NewContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(20, 5), NmHostAddr: proto.String(n.NodeID()),
+		AppSubmitter: proto.String("alice")}, n.NodeID(), &pb.MasterKeyProto{KeyId: testMasterKey.KeyId, Bytes: []byte("guess")})
+	otherKey, _ := NewContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(20, 6), NmHostAddr: proto.String(n.NodeID()),
+		AppSubmitter: proto.String("alice")}, n.NodeID(), &pb.MasterKeyProto{KeyId: proto.Int32(99), Bytes: testMasterKey.Bytes})
 	for _, tc := range []struct {
 		name  string
 		tok   *hadooppb.TokenProto
@@ -37,6 +45,9 @@ func TestBadTokensFailTheWholeCallAndStartNothing(t *testing.T) {
 		{"no container in the identifier", &hadooppb.TokenProto{Identifier: []byte{0x12, 0x01, 0x78}, Password: []byte{},
 			Kind: proto.String(ContainerTokenKind), Service: proto.String(n.NodeID())}, rpc.ClassYarnException, "names no container"},
 		{"for another node", otherNode, classInvalidToken, "not valid for current Node manager. Expected : " + n.NodeID()},
+		{"unsigned", unsigned, classInvalidToken, "its password is not the RM's signature"},
+		{"forged", forged, classInvalidToken, "its password is not the RM's signature"},
+		{"another master key", otherKey, classInvalidToken, "signed with master key 99, but the RM's current key is 7"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := &pb.StartContainerRequestProto{ContainerLaunchContext: launch("true", nil, nil), ContainerToken: tc.tok}
@@ -61,11 +72,11 @@ func TestPerContainerRefusalsGoInFailedRequests(t *testing.T) {
 	start(t, cm, token(t, n, dup, 128), launch("true", nil, nil))
 
 	expired, _ := NewContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(21, 2), NmHostAddr: proto.String(n.NodeID()),
-		AppSubmitter: proto.String("alice"), ExpiryTimeStamp: proto.Int64(time.Now().Add(-time.Minute).UnixMilli())}, n.NodeID())
+		AppSubmitter: proto.String("alice"), ExpiryTimeStamp: proto.Int64(time.Now().Add(-time.Minute).UnixMilli())}, n.NodeID(), testMasterKey)
 	oldRM, _ := NewContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(21, 3), NmHostAddr: proto.String(n.NodeID()),
-		AppSubmitter: proto.String("alice"), RmIdentifier: proto.Int64(42)}, n.NodeID())
+		AppSubmitter: proto.String("alice"), RmIdentifier: proto.Int64(42)}, n.NodeID(), testMasterKey)
 	badUser, _ := NewContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(21, 4), NmHostAddr: proto.String(n.NodeID()),
-		AppSubmitter: proto.String("../root")}, n.NodeID())
+		AppSubmitter: proto.String("../root")}, n.NodeID(), testMasterKey)
 	aux := launch("true", nil, nil)
 	aux.ServiceData = []*pb.StringBytesMapProto{{Key: proto.String("mapreduce_shuffle"), Value: []byte{0, 0}}}
 	escape := launch("true", nil, map[string]*pb.LocalResourceProto{"../x": fileResource("/etc/hostname", pb.LocalResourceTypeProto_FILE)})

@@ -2,6 +2,7 @@ package nm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
@@ -59,7 +60,9 @@ func (s cmService) StartContainers(ctx context.Context, req *pb.StartContainersR
 			return nil, rpc.Errorf(classInvalidToken, "Given Container %s identifier is not valid for current Node manager. Expected : %s Found : %s",
 				ContainerIDString(id.GetContainerId()), n.nodeKey, addr)
 		}
-		if err := n.verifyContainerTokenPassword(r.GetContainerToken(), id); err != nil {
+		if err := n.verifyContainerTokenPassword(r.GetContainerToken(), id); errors.Is(err, errNoMasterKey) {
+			return nil, rpc.Errorf(rpc.ClassNMNotYetReady, "%v", err)
+		} else if err != nil {
 			return nil, rpc.Errorf(classInvalidToken, "%v", err)
 		}
 		ids[i] = id

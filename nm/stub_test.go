@@ -83,7 +83,7 @@ func (s *rmStub) RegisterNodeManager(ctx context.Context, req *pb.RegisterNodeMa
 	s.respID = 0
 	action := s.regAction
 	return &pb.RegisterNodeManagerResponseProto{NodeAction: action.Enum(), RmIdentifier: proto.Int64(s.rmIdentifier),
-		RmVersion: proto.String("stub"), DiagnosticsMessage: proto.String(s.regDiag)}, nil
+		RmVersion: proto.String("stub"), DiagnosticsMessage: proto.String(s.regDiag), ContainerTokenMasterKey: testMasterKey}, nil
 }
 
 func (s *rmStub) UnRegisterNodeManager(ctx context.Context, req *pb.UnRegisterNodeManagerRequestProto) (*pb.UnRegisterNodeManagerResponseProto, error) {
@@ -251,6 +251,10 @@ func cmClient(t *testing.T, n *NodeManager) rpc.ContainerManagementClient {
 
 const testClusterTS = 1700000000000
 
+// testMasterKey is the container-token master key the stub RM hands the
+// NM; tests sign their tokens with it, as the RM would.
+var testMasterKey = &pb.MasterKeyProto{KeyId: proto.Int32(7), Bytes: []byte("the stub RM's container-token master key")}
+
 func containerID(app int32, seq int64) *pb.ContainerIdProto {
 	a := &pb.ApplicationIdProto{Id: proto.Int32(app), ClusterTimestamp: proto.Int64(testClusterTS)}
 	return &pb.ContainerIdProto{AppId: a, AppAttemptId: &pb.ApplicationAttemptIdProto{ApplicationId: a, AttemptId: proto.Int32(1)},
@@ -263,7 +267,7 @@ func token(t *testing.T, n *NodeManager, cid *pb.ContainerIdProto, memMB int64) 
 	tok, err := NewContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: cid, NmHostAddr: proto.String(n.NodeID()),
 		AppSubmitter: proto.String("alice"), Resource: &pb.ResourceProto{Memory: proto.Int64(memMB), VirtualCores: proto.Int32(1)},
 		ExpiryTimeStamp: proto.Int64(time.Now().Add(10 * time.Minute).UnixMilli()), RmIdentifier: proto.Int64(1700000000000),
-		CreationTime: proto.Int64(time.Now().UnixMilli())}, n.NodeID())
+		CreationTime: proto.Int64(time.Now().UnixMilli())}, n.NodeID(), testMasterKey)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,18 +15,24 @@ import (
 // container (YARN's ContainerTokenIdentifier.KIND).
 const ContainerTokenKind = "ContainerToken"
 
-// NewContainerToken wraps a container token identifier as the RM hands it
-// out: the marshalled identifier, kind "ContainerToken", and the NM's
-// "host:port" as the service. The password is empty until the RM signs
-// its tokens (see verifyContainerTokenPassword).
-func NewContainerToken(id *pb.ContainerTokenIdentifierProto, service string) (*hadooppb.TokenProto, error) {
+// NewContainerToken makes a container token as the RM hands it out: the
+// marshalled identifier (naming the master key), signed with the master
+// key (rpc.TokenPassword), kind "ContainerToken", and the NM's
+// "host:port" as the service.
+func NewContainerToken(id *pb.ContainerTokenIdentifierProto, service string, key *pb.MasterKeyProto) (*hadooppb.TokenProto, error) {
+	id = proto.CloneOf(id)
+	id.MasterKeyId = proto.Int32(key.GetKeyId())
 	b, err := proto.Marshal(id)
 	if err != nil {
 		return nil, err
 	}
-	return &hadooppb.TokenProto{Identifier: b, Password: []byte{}, Kind: proto.String(ContainerTokenKind),
+	return &hadooppb.TokenProto{Identifier: b, Password: rpc.TokenPassword(key.GetBytes(), b), Kind: proto.String(ContainerTokenKind),
 		Service: proto.String(service)}, nil
 }
+
+// errNoMasterKey: the NM has not registered yet, so it cannot check a
+// token; the caller may try again (YARN's NMNotYetReadyException).
+var errNoMasterKey = errors.New("Rejecting new containers as NodeManager has not yet connected with ResourceManager (it has no container-token master key)")
 
 // errNoToken is a start request without a container token, or with an
 // empty identifier.
@@ -53,19 +59,25 @@ func DecodeContainerToken(tok *hadooppb.TokenProto) (*pb.ContainerTokenIdentifie
 	return id, nil
 }
 
-// verifyContainerTokenPassword is where a container token's password is
-// checked: YARN's is an HMAC-SHA1 of the identifier under the RM's
-// container-token master key, which the RM sends in the registration and
-// heartbeat responses (container_token_master_key, kept in
-// NodeManager.masterKey).
-//
-// SECURITY HOOK, NOT YET ENFORCED: Loom's RM does not sign container
-// tokens yet, so every password is accepted. Enforcing it belongs to the
-// token-security issue; until then any client that can reach the NM's
-// port can start containers, as with YARN's SIMPLE auth and no tokens.
+// verifyContainerTokenPassword checks that the RM signed a container
+// token: its password must be the HMAC-SHA1 of its identifier under the
+// RM's container-token master key, which the RM sends in the registration
+// and heartbeat responses (container_token_master_key, kept in
+// NodeManager.masterKey). A token signed with another key, or by no one,
+// starts nothing: the NM starts only the containers the RM granted.
 func (n *NodeManager) verifyContainerTokenPassword(tok *hadooppb.TokenProto, id *pb.ContainerTokenIdentifierProto) error {
-	_ = tok.GetPassword()
-	_ = id.GetMasterKeyId()
+	n.mu.Lock()
+	key := n.masterKey
+	n.mu.Unlock()
+	cid := ContainerIDString(id.GetContainerId())
+	switch {
+	case key == nil:
+		return errNoMasterKey
+	case id.GetMasterKeyId() != key.GetKeyId():
+		return fmt.Errorf("Invalid container token for %s: signed with master key %d, but the RM's current key is %d", cid, id.GetMasterKeyId(), key.GetKeyId())
+	case !rpc.TokenPasswordOK(key.GetBytes(), tok.GetIdentifier(), tok.GetPassword()):
+		return fmt.Errorf("Invalid container token used for starting container %s on %s: its password is not the RM's signature", cid, n.nodeKey)
+	}
 	return nil
 }
 

@@ -14,7 +14,7 @@ func TestContainerTokenRoundTrip(t *testing.T) {
 		AppSubmitter: proto.String("bob"), Resource: &pb.ResourceProto{Memory: proto.Int64(2048), VirtualCores: proto.Int32(2)},
 		ExpiryTimeStamp: proto.Int64(1800000000000), RmIdentifier: proto.Int64(7),
 		ContainerType: pb.ContainerTypeProto_APPLICATION_MASTER.Enum(), AllocationTags: []string{"spark"}}
-	tok, err := NewContainerToken(id, "node1:45454")
+	tok, err := NewContainerToken(id, "node1:45454", testMasterKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,8 +25,13 @@ func TestContainerTokenRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !proto.Equal(got, id) {
-		t.Errorf("decoded %v, want %v", got, id)
+	want := proto.CloneOf(id)
+	want.MasterKeyId = proto.Int32(7) // the key that signed it
+	if !proto.Equal(got, want) {
+		t.Errorf("decoded %v, want %v", got, want)
+	}
+	if !rpc.TokenPasswordOK(testMasterKey.GetBytes(), tok.GetIdentifier(), tok.GetPassword()) {
+		t.Errorf("the token's password is not the master key's HMAC of its identifier")
 	}
 	// YARN's field numbers: containerId 1, nmHostAddr 2, appSubmitter 3,
 	// resource 4, expiryTimeStamp 5.

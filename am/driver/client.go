@@ -74,6 +74,13 @@ type Client struct {
 	// nodes, so they are released again after registering again (as
 	// YARN's AMRMClient keeps its pendingRelease).
 	releasing map[int64]bool
+	// InUse, when set, says whether the AM uses a container: after a
+	// restarted RM hands back the AM's containers, the ones it does not
+	// use are released.
+	InUse func(id int64) bool
+	// stale are containers a restarted RM handed back that the AM does
+	// not use: released on the next call.
+	stale []int64
 }
 
 // DefaultMaxWait is YARN's default yarn.resourcemanager.connect.max-wait.ms.
@@ -140,6 +147,11 @@ func (c *Client) register(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, ct := range resp.GetContainersFromPreviousAttempts() {
+		if id := ct.GetId().GetId(); c.InUse != nil && !c.InUse(id) {
+			c.stale = append(c.stale, id)
+		}
+	}
 	c.MaxCapability, err = rpc.VectorFromResource(resp.GetMaximumCapability())
 	return err
 }
@@ -201,6 +213,10 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 		if err = c.register(ctx); err == nil {
 			ar.ResponseId = proto.Int32(0)
 			ar.Release = ar.Release[:0]
+			for _, id := range c.stale {
+				c.releasing[id] = true
+			}
+			c.stale = nil
 			for id := range c.releasing {
 				ar.Release = append(ar.Release, &pb.ContainerIdProto{Id: proto.Int64(id)})
 			}

@@ -121,6 +121,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.HistoryEvery = time.Second
 	}
 	r.lastWhy = map[taskKey]string{}
+	r.Client.InUse = func(id int64) bool { _, ok := r.running[id]; return ok }
 	ctx, r.cancel = context.WithCancel(ctx)
 	defer r.close()
 	r.start = time.Now()

@@ -21,7 +21,7 @@ func TestParseACL(t *testing.T) {
 		{"alice,bob", "bob", true},
 		{"alice,bob", "carol", false},
 		{"alice,bob admins", "bob", true},
-		{"alice, bob", "bob", false}, // Hadoop's format: users, a space, groups
+		{"alice, bob", "bob", false},      // Hadoop's format: users, a space, groups
 		{"alice admins", "admins", false}, // a group, and Loom knows no groups
 		{"", "alice", false},
 		{" ops", "ops", false}, // groups only

@@ -29,20 +29,21 @@ const (
 
 // containerToken is the token an NM checks before it starts a container:
 // YARN's ContainerTokenIdentifierProto, naming the container, its node,
-// submitter and resource. (Its password, the RM's signature, comes with
-// the security issue.)
+// submitter, resource and the master key, signed with that key
+// (rpc.TokenPassword), so that an NM starts only what the RM granted.
 func (r *RM) containerToken(cr *contRec) *hadooppb.TokenProto {
 	id := &pb.ContainerTokenIdentifierProto{ContainerId: cr.yid, NmHostAddr: proto.String(cr.node.key),
 		AppSubmitter: proto.String(cr.app.user), Resource: rpc.ResourceFromVector(cr.c.Resource),
 		ExpiryTimeStamp: proto.Int64(time.Now().Add(10 * time.Minute).UnixMilli()), RmIdentifier: proto.Int64(r.clusterTS),
-		Priority: &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))}, CreationTime: millis(cr.created)}
+		Priority: &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))}, CreationTime: millis(cr.created),
+		MasterKeyId: r.tokenKey.KeyId}
 	if cr.isAM {
 		id.ContainerType = pb.ContainerTypeProto_APPLICATION_MASTER.Enum()
 	} else {
 		id.ContainerType = pb.ContainerTypeProto_TASK.Enum()
 	}
 	b, _ := proto.Marshal(id)
-	return &hadooppb.TokenProto{Identifier: b, Password: []byte{}, Kind: proto.String("ContainerToken"),
+	return &hadooppb.TokenProto{Identifier: b, Password: rpc.TokenPassword(r.tokenKey.GetBytes(), b), Kind: proto.String("ContainerToken"),
 		Service: proto.String(cr.node.key)}
 }
 

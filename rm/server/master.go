@@ -60,10 +60,20 @@ func (s masterService) RegisterApplicationMaster(ctx context.Context, req *pb.Re
 	at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING
 	a.state = pb.YarnApplicationStateProto_RUNNING
 	r.log.Info().Str("attempt", rpc.AttemptIDString(at.yid)).Str("host", at.host).Msg("AM registered")
-	return &pb.RegisterApplicationMasterResponseProto{MaximumCapability: rpc.ResourceFromVector(r.cfg.MaxAlloc),
-		Queue:                          proto.String(a.queue),
-		SchedulerResourceTypes:         []pb.SchedulerResourceTypes{pb.SchedulerResourceTypes_MEMORY, pb.SchedulerResourceTypes_CPU},
-		ContainersFromPreviousAttempts: nil}, nil
+	resp := &pb.RegisterApplicationMasterResponseProto{MaximumCapability: rpc.ResourceFromVector(r.cfg.MaxAlloc),
+		Queue:                  proto.String(a.queue),
+		SchedulerResourceTypes: []pb.SchedulerResourceTypes{pb.SchedulerResourceTypes_MEMORY, pb.SchedulerResourceTypes_CPU}}
+	if at.recovered {
+		// After an RM restart: the containers the nodes gave back, so
+		// that the AM can release the ones it no longer uses (released
+		// to the old RM before their nodes heard of it).
+		for _, cr := range r.conts {
+			if cr.app == a && cr.attempt == at && !cr.isAM && cr.state != pb.ContainerStateProto_C_COMPLETE {
+				resp.ContainersFromPreviousAttempts = append(resp.ContainersFromPreviousAttempts, r.containerProto(cr))
+			}
+		}
+	}
+	return resp, nil
 }
 
 func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -65,6 +67,8 @@ type RM struct {
 	// off); epoch counts the RM's starts on it.
 	store store.Store
 	epoch int64
+	// tokenKey signs container tokens; NMs get it when they register.
+	tokenKey *pb.MasterKeyProto
 
 	metrics    *metrics
 	timeline   timeline
@@ -171,6 +175,12 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 			return nil, err
 		}
 	}
+	if r.tokenKey, err = r.masterKey(state); err != nil {
+		if r.store != nil {
+			r.store.Close()
+		}
+		return nil, err
+	}
 	r.core = rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism, FirstContainer: rm.ContainerID(r.epoch << 40)})
 	if state != nil {
 		if err := r.recover(state); err != nil {
@@ -179,6 +189,37 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 		}
 	}
 	return r, nil
+}
+
+// containerKeySecret names the container-token master key in the store.
+const containerKeySecret = "ContainerTokenMasterKey"
+
+// masterKey is the container-token master key: the one the state store
+// kept, so that tokens issued before a restart stay valid, or a new one.
+func (r *RM) masterKey(state *store.State) (*pb.MasterKeyProto, error) {
+	if state != nil {
+		if b, ok := state.Secrets[containerKeySecret]; ok {
+			k := &pb.MasterKeyProto{}
+			if err := proto.Unmarshal(b, k); err != nil || len(k.GetBytes()) == 0 {
+				return nil, fmt.Errorf("the state store's %s is damaged: %v", containerKeySecret, err)
+			}
+			return k, nil
+		}
+	}
+	secret := make([]byte, 64)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, err
+	}
+	k := &pb.MasterKeyProto{KeyId: proto.Int32(int32(binary.BigEndian.Uint32(secret) >> 1)), Bytes: secret}
+	if r.store != nil {
+		b, _ := proto.Marshal(k)
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		if err := r.store.PutSecret(ctx, containerKeySecret, b); err != nil {
+			return nil, fmt.Errorf("saving the container-token master key: %w", err)
+		}
+	}
+	return k, nil
 }
 
 // openStore opens the state store, counts this start in its epoch and

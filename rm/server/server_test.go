@@ -30,6 +30,7 @@ type testNM struct {
 	status map[int64]*pb.ContainerStatusProto
 	respID int32
 	last   *pb.NodeHeartbeatResponseProto
+	key    *pb.MasterKeyProto // the container-token master key, from registering
 }
 
 func (n *testNM) StartContainers(ctx context.Context, req *pb.StartContainersRequestProto) (*pb.StartContainersResponseProto, error) {
@@ -40,6 +41,11 @@ func (n *testNM) StartContainers(ctx context.Context, req *pb.StartContainersReq
 		var tok pb.ContainerTokenIdentifierProto
 		if err := proto.Unmarshal(s.GetContainerToken().GetIdentifier(), &tok); err != nil {
 			return nil, err
+		}
+		// As a real NM does: only tokens the RM signed start anything.
+		if tok.GetMasterKeyId() != n.key.GetKeyId() ||
+			!rpc.TokenPasswordOK(n.key.GetBytes(), s.GetContainerToken().GetIdentifier(), s.GetContainerToken().GetPassword()) {
+			return nil, rpc.Errorf(rpc.ClassYarnException, "container token not signed with master key %d", n.key.GetKeyId())
 		}
 		n.starts = append(n.starts, s)
 		n.status[tok.GetContainerId().GetId()] = &pb.ContainerStatusProto{ContainerId: tok.GetContainerId(), State: pb.ContainerStateProto_C_RUNNING.Enum()}
@@ -76,6 +82,9 @@ func startNM(t testing.TB, trackerAddr string, mem int64, cores int32) *testNM {
 		Resource: &pb.ResourceProto{Memory: proto.Int64(mem), VirtualCores: proto.Int32(cores)}})
 	if err != nil || resp.GetNodeAction() != pb.NodeActionProto_NORMAL {
 		t.Fatalf("register: %v %v", resp, err)
+	}
+	if n.key = resp.GetContainerTokenMasterKey(); len(n.key.GetBytes()) == 0 {
+		t.Fatalf("the RM sent no container-token master key on registration")
 	}
 	return n
 }

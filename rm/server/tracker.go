@@ -33,7 +33,8 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 	if err != nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "node %s: %v", nodeKey(id), err)
 	}
-	resp := &pb.RegisterNodeManagerResponseProto{RmIdentifier: proto.Int64(r.clusterTS), RmVersion: proto.String("loom")}
+	resp := &pb.RegisterNodeManagerResponseProto{RmIdentifier: proto.Int64(r.clusterTS), RmVersion: proto.String("loom"),
+		ContainerTokenMasterKey: r.tokenKey}
 	if !r.cfg.MinAlloc.FitsIn(capacity) {
 		// As YARN does: a node smaller than the smallest container is
 		// told to shut down.
@@ -146,6 +147,9 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 	resp := &pb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(n.respID), NodeAction: pb.NodeActionProto_NORMAL.Enum(),
 		ContainersToCleanup: n.cleanup, ApplicationsToCleanup: n.appsClean,
 		NextHeartBeatInterval: proto.Int64(r.cfg.HeartbeatInterval.Milliseconds())}
+	if req.GetLastKnownContainerTokenMasterKey().GetKeyId() != r.tokenKey.GetKeyId() {
+		resp.ContainerTokenMasterKey = r.tokenKey
+	}
 	n.cleanup, n.appsClean = nil, nil
 	return resp, nil
 }
