@@ -3,7 +3,6 @@ package integration
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -45,21 +44,7 @@ func TestNMFailureLosesNoJob(t *testing.T) {
 	c := startCluster(t, 4, "-D", "yarn.nm.liveness-monitor.expiry-interval-ms=3000",
 		"-D", "yarn.scheduler.minimum-allocation-mb=64")
 	dir := t.TempDir()
-	out, err := exec.Command(loomBin, "submit", "mix", "--catalogue", "tpch:50g", "--jobs", "6", "--arrivals", "batch",
-		"--time-scale", "0.01", "--task-kind", "sleep", "--memory-scale", "0.03125", "--am-memory-mb", "256", "--detach",
-		"--staging-dir", dir, "--rm", c.client).CombinedOutput()
-	if err != nil {
-		t.Fatalf("submit: %v\n%s", err, out)
-	}
-	var apps []*pb.ApplicationIdProto
-	for _, f := range strings.Fields(string(out)) {
-		if id, err := rpc.ParseAppID(f); err == nil {
-			apps = append(apps, id)
-		}
-	}
-	if len(apps) != 6 {
-		t.Fatalf("submit printed %d app ids, want 6:\n%s", len(apps), out)
-	}
+	apps := submitMix(t, c, dir, 6)
 	c.waitWithin(t, 2*time.Minute, "tasks to complete before the failure", func() bool {
 		done := 0
 		for _, id := range apps {
@@ -89,34 +74,7 @@ func TestNMFailureLosesNoJob(t *testing.T) {
 		}
 		return true
 	})
-	for _, id := range apps {
-		r := c.report(t, id)
-		name := rpc.AppIDString(id)
-		if r.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
-			t.Errorf("%s ended %v/%v: %s", name, r.GetYarnApplicationState(), r.GetFinalApplicationStatus(), r.GetDiagnostics())
-			continue
-		}
-		h := readHistory(t, c.history, name)
-		runs := map[string]int{}
-		for _, tk := range h.Tasks {
-			if tk.State == "SUCCEEDED" {
-				runs[fmt.Sprintf("%s/%d", tk.Stage, tk.Task)]++
-			}
-		}
-		total := 0
-		for _, s := range h.Stages {
-			total += s.Tasks
-		}
-		if len(runs) != total {
-			t.Errorf("%s: %d tasks succeeded, want all %d", name, len(runs), total)
-		}
-		for key, n := range runs {
-			if n != 1 {
-				t.Errorf("%s: task %s succeeded %d times", name, key, n)
-			}
-		}
-		t.Logf("%s: attempt %d, %d task executions for %d tasks", name, r.GetCurrentApplicationAttemptId().GetAttemptId(), len(h.Tasks), total)
-	}
+	checkEveryTaskOnce(t, c, apps)
 	if n := c.report(t, apps[0]).GetCurrentApplicationAttemptId().GetAttemptId(); n != 2 {
 		t.Errorf("the job whose AM died with its node is on attempt %d, want 2", n)
 	}

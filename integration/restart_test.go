@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,21 +37,7 @@ func TestRMRestartLosesNothing(t *testing.T) {
 			t.Logf("%s (last lines):\n%s", l, strings.Join(lines[max(0, len(lines)-6):], "\n"))
 		}
 	})
-	out, err := exec.Command(loomBin, "submit", "mix", "--catalogue", "tpch:50g", "--jobs", "10", "--arrivals", "batch",
-		"--time-scale", "0.01", "--task-kind", "sleep", "--memory-scale", "0.03125", "--am-memory-mb", "256", "--detach",
-		"--staging-dir", dir, "--rm", c.client).CombinedOutput()
-	if err != nil {
-		t.Fatalf("submit: %v\n%s", err, out)
-	}
-	var apps []*pb.ApplicationIdProto
-	for _, f := range strings.Fields(string(out)) {
-		if id, err := rpc.ParseAppID(f); err == nil {
-			apps = append(apps, id)
-		}
-	}
-	if len(apps) != 10 {
-		t.Fatalf("submit printed %d app ids, want 10:\n%s", len(apps), out)
-	}
+	apps := submitMix(t, c, dir, 10)
 	// Mid-run: some tasks of some jobs have ended, no job has.
 	c.waitWithin(t, 2*time.Minute, "tasks to complete before the crash", func() bool {
 		done := 0
@@ -83,20 +70,51 @@ func TestRMRestartLosesNothing(t *testing.T) {
 		return true
 	})
 	for _, id := range apps {
+		if n := c.report(t, id).GetCurrentApplicationAttemptId().GetAttemptId(); n != 1 {
+			t.Errorf("%s is on attempt %d, want its first AM to have gone on", rpc.AppIDString(id), n)
+		}
+	}
+	checkEveryTaskOnce(t, c, apps)
+}
+
+// submitMix submits n TPC-H 50g jobs at once, scaled to the test
+// cluster's 4 GB nodes, and returns their ids.
+func submitMix(t *testing.T, c *cluster, dir string, n int) []*pb.ApplicationIdProto {
+	t.Helper()
+	out, err := exec.Command(loomBin, "submit", "mix", "--catalogue", "tpch:50g", "--jobs", strconv.Itoa(n), "--arrivals", "batch",
+		"--time-scale", "0.01", "--task-kind", "sleep", "--memory-scale", "0.03125", "--am-memory-mb", "256", "--detach",
+		"--staging-dir", dir, "--rm", c.client).CombinedOutput()
+	if err != nil {
+		t.Fatalf("submit: %v\n%s", err, out)
+	}
+	var apps []*pb.ApplicationIdProto
+	for _, f := range strings.Fields(string(out)) {
+		if id, err := rpc.ParseAppID(f); err == nil {
+			apps = append(apps, id)
+		}
+	}
+	if len(apps) != n {
+		t.Fatalf("submit printed %d app ids, want %d:\n%s", len(apps), n, out)
+	}
+	return apps
+}
+
+// checkEveryTaskOnce: every app SUCCEEDED, and its history shows each of
+// its tasks succeeding exactly once.
+func checkEveryTaskOnce(t *testing.T, c *cluster, apps []*pb.ApplicationIdProto) {
+	t.Helper()
+	for _, id := range apps {
 		r := c.report(t, id)
 		name := rpc.AppIDString(id)
 		if r.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
 			t.Errorf("%s ended %v/%v: %s", name, r.GetYarnApplicationState(), r.GetFinalApplicationStatus(), r.GetDiagnostics())
-		}
-		if n := r.GetCurrentApplicationAttemptId().GetAttemptId(); n != 1 {
-			t.Errorf("%s is on attempt %d, want its first AM to have gone on", name, n)
+			continue
 		}
 		h := readHistory(t, c.history, name)
 		runs := map[string]int{}
 		for _, tk := range h.Tasks {
-			key := fmt.Sprintf("%s/%d", tk.Stage, tk.Task)
 			if tk.State == "SUCCEEDED" {
-				runs[key]++
+				runs[fmt.Sprintf("%s/%d", tk.Stage, tk.Task)]++
 			}
 		}
 		total := 0
@@ -111,6 +129,7 @@ func TestRMRestartLosesNothing(t *testing.T) {
 				t.Errorf("%s: task %s succeeded %d times", name, key, n)
 			}
 		}
+		t.Logf("%s: attempt %d, %d task executions for %d tasks", name, r.GetCurrentApplicationAttemptId().GetAttemptId(), len(h.Tasks), total)
 	}
 }
 
