@@ -29,9 +29,10 @@ import (
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
-// The load test's targets, from the reliability issue: heartbeats handled
-// with a p99 under 10 ms while every task completes exactly once and
-// every app succeeds.
+// LoadHeartbeatP99Target is the load test's latency target, from the
+// reliability issue: heartbeats handled with a p99 under 10 ms. Its
+// correctness targets (every task completed exactly once, every app
+// SUCCEEDED, nothing lost) are LoadReport.Failures.
 const LoadHeartbeatP99Target = 10 * time.Millisecond
 
 // envApp names, in an AM container's launch environment, which of the
@@ -157,8 +158,14 @@ type LoadReport struct {
 	// round trips are measured by the NM around nodeHeartbeat.
 	Heartbeats                        int
 	HeartbeatP50, HeartbeatP99, HBMax time.Duration
-	// HeartbeatOver10ms counts heartbeats slower than the target.
+	// HeartbeatOverTarget counts heartbeats slower than the target.
 	HeartbeatOverTarget int
+	// QuietP99 is the p99 over the seconds in which other processes used
+	// under a tenth of a core (QuietSeconds of Seconds; QuietHeartbeats
+	// heartbeats): the RM's own tail, apart from a busy machine's.
+	QuietP99              time.Duration
+	QuietHeartbeats       int
+	QuietSeconds, Seconds int
 	// DecisionP50 and DecisionP99 are the RM's own scheduling pass per
 	// heartbeat (loom_heartbeat_decision_seconds, interpolated within its
 	// buckets), over DecisionCount passes.
@@ -202,6 +209,11 @@ type LoadReport struct {
 	ErrorCount int
 	// PeakRSS is the process's, RM and simulation together.
 	PeakRSS uint64
+	// CPU is the CPU time this process used over the run, and OtherCPU
+	// what the rest of the machine used meanwhile (from /proc; zero where
+	// it is missing): on a shared 2-core machine, other work is the first
+	// suspect for a latency tail.
+	CPU, OtherCPU time.Duration
 }
 
 // Failures lists the correctness targets the run missed: none when every
@@ -248,7 +260,11 @@ func (r *LoadReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "%d simulated NMs (%d vcores, %d MB; heartbeat %v; tracker connections: %s), %d apps, %d tasks (%d-%d per app, %v mean, %.0f%% asked ALTRUISTIC), AMs allocate every %v\n",
 		o.Nodes, o.NodeVCores, o.NodeMB, o.Heartbeat, conns, o.Apps, o.Tasks, r.AppTasksMin, r.AppTasksMax, o.TaskTime,
 		100*o.Altruistic, o.AMInterval)
-	fmt.Fprintf(w, "ran %v after %v of setup; peak RSS %d MiB\n\n", r.Wall.Round(10*time.Millisecond), r.Setup.Round(10*time.Millisecond), r.PeakRSS>>20)
+	fmt.Fprintf(w, "ran %v after %v of setup; peak RSS %d MiB", r.Wall.Round(10*time.Millisecond), r.Setup.Round(10*time.Millisecond), r.PeakRSS>>20)
+	if r.CPU > 0 {
+		fmt.Fprintf(w, "; CPU %.1f s, other processes %.1f s (%s)", r.CPU.Seconds(), r.OtherCPU.Seconds(), busyness(r.OtherCPU, r.Wall))
+	}
+	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "figure\tmeasured\ttarget\tverdict")
 	row := func(name, measured, target, verdict string) {
@@ -260,6 +276,13 @@ func (r *LoadReport) WriteTable(w io.Writer) error {
 	}
 	row("heartbeat round trip p50", fmtDur(r.HeartbeatP50), "", "")
 	row("heartbeat round trip p99", fmtDur(r.HeartbeatP99), "< "+LoadHeartbeatP99Target.String(), p99)
+	if r.Seconds > 0 {
+		q := "none quiet"
+		if r.QuietHeartbeats > 0 {
+			q = fmtDur(r.QuietP99)
+		}
+		row("heartbeat round trip p99, quiet seconds", q, "", fmt.Sprintf("(%d of %d seconds, %d heartbeats)", r.QuietSeconds, r.Seconds, r.QuietHeartbeats))
+	}
 	row("heartbeat round trip max", fmtDur(r.HBMax), "", "")
 	row("heartbeats (over 10ms)", fmt.Sprintf("%d (%d)", r.Heartbeats, r.HeartbeatOverTarget), "", "")
 	row("RM decision per pass p50 / p99", fmtDur(r.DecisionP50)+" / "+fmtDur(r.DecisionP99), "", fmt.Sprintf("(%d passes)", r.DecisionCount))
@@ -291,6 +314,60 @@ func (r *LoadReport) WriteTable(w io.Writer) error {
 	return nil
 }
 
+// busyness calls a run quiet when other processes used under a tenth of
+// one core on average.
+func busyness(other, wall time.Duration) string {
+	if wall <= 0 || other.Seconds() < 0.1*wall.Seconds() {
+		return "quiet"
+	}
+	return fmt.Sprintf("busy: %.0f%% of a core", 100*other.Seconds()/wall.Seconds())
+}
+
+// cpuTimes reads the machine's busy CPU time and this process's, in
+// clock ticks (USER_HZ, 100 a second on Linux); ok is false without /proc.
+func cpuTimes() (machine, self int64, ok bool) {
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	line, _, _ := strings.Cut(string(stat), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0, 0, false
+	}
+	for i, v := range f[1:] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		if i >= 8 { // guest time is already in user
+			break
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		machine += n
+	}
+	own, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	// The command may hold spaces: fields count from its closing paren.
+	i := strings.LastIndexByte(string(own), ')')
+	g := strings.Fields(string(own)[i+1:])
+	if i < 0 || len(g) < 13 {
+		return 0, 0, false
+	}
+	for _, v := range g[11:13] { // utime, stime
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		self += n
+	}
+	return machine, self, true
+}
+
 func fmtDur(d time.Duration) string {
 	switch {
 	case d >= time.Second:
@@ -318,6 +395,9 @@ type loadRun struct {
 	appsDone  atomic.Int64
 	allDone   chan struct{}
 	perSecond []atomic.Int64 // task containers received, by second of the run
+	// otherCPU is the CPU time, in clock ticks, other processes used in
+	// each second of the run; nil without /proc.
+	otherCPU []int64
 	// ctx ends the AMs: at the timeout, or once the run is over.
 	ctx context.Context
 	ams sync.WaitGroup
@@ -434,10 +514,12 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 	l.clients = append(l.clients, ac)
 	client := rpc.ApplicationClient{C: ac}
 
+	m0, s0, cpuOK := cpuTimes()
 	l.measuring.Store(true)
 	l.start = time.Now()
-	progressDone := make(chan struct{})
+	progressDone, samplerDone := make(chan struct{}), make(chan struct{})
 	go l.progress(ctx, progressDone)
+	go l.sampleCPU(ctx, samplerDone)
 	for _, a := range l.apps {
 		if err := l.submit(ctx, client, a); err != nil {
 			l.fail("submitting app %d: %v", a.k, err)
@@ -451,12 +533,17 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 	}
 	end := time.Now()
 	l.measuring.Store(false)
+	if m1, s1, ok := cpuTimes(); ok && cpuOK {
+		const tick = 10 * time.Millisecond
+		rep.CPU, rep.OtherCPU = time.Duration(s1-s0)*tick, time.Duration(max(0, (m1-m0)-(s1-s0)))*tick
+	}
 	cancel()
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
 	l.ams.Wait()
 	<-progressDone
+	<-samplerDone
 	rep.Wall = end.Sub(l.start)
 
 	// Let the NMs report the AM containers' ends and take their cleanups
@@ -490,6 +577,29 @@ func (l *loadRun) progress(ctx context.Context, done chan struct{}) {
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// sampleCPU records, each second of the run, how much CPU other
+// processes used.
+func (l *loadRun) sampleCPU(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	m0, s0, ok := cpuTimes()
+	if !ok {
+		return
+	}
+	for s := 1; ; s++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(l.start.Add(time.Duration(s) * time.Second))):
+		}
+		m1, s1, ok := cpuTimes()
+		if !ok {
+			return
+		}
+		l.otherCPU = append(l.otherCPU, max(0, (m1-m0)-(s1-s0)))
+		m0, s0 = m1, s1
 	}
 }
 
@@ -570,7 +680,10 @@ type simNM struct {
 	conts  map[int64]*simCont
 	ended  []*pb.ContainerStatusProto // reported COMPLETE, not yet acknowledged
 	respID int32
-	rtts   []time.Duration // the heartbeat goroutine's own
+	// rtts are the heartbeats' round trips and secs the second of the
+	// run each started in: the heartbeat goroutine's own.
+	rtts []time.Duration
+	secs []int32
 }
 
 type simCont struct {
@@ -710,6 +823,7 @@ func (n *simNM) beat() {
 	}
 	if measuring {
 		n.rtts = append(n.rtts, rtt)
+		n.secs = append(n.secs, int32(t0.Sub(n.l.start)/time.Second))
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -912,10 +1026,26 @@ func (a *simAM) settle(conts map[int64]*grant) {
 // measure fills in the figures from what the NMs, the AMs and the RM's
 // metrics recorded.
 func (l *loadRun) measure(rep *LoadReport, before, after map[string]float64) {
-	var rtts []time.Duration
+	var rtts, quiet []time.Duration
+	// A quiet second: other processes used under a tenth of a core (10
+	// clock ticks).
+	isQuiet := func(s int32) bool { return int(s) < len(l.otherCPU) && l.otherCPU[s] < 10 }
 	for _, n := range l.nodes {
 		rtts = append(rtts, n.rtts...)
+		for i, s := range n.secs {
+			if isQuiet(s) {
+				quiet = append(quiet, n.rtts[i])
+			}
+		}
 	}
+	rep.Seconds = len(l.otherCPU)
+	for s := range l.otherCPU {
+		if isQuiet(int32(s)) {
+			rep.QuietSeconds++
+		}
+	}
+	slices.Sort(quiet)
+	rep.QuietHeartbeats, rep.QuietP99 = len(quiet), quantile(quiet, 0.99)
 	slices.Sort(rtts)
 	rep.Heartbeats = len(rtts)
 	rep.HeartbeatP50, rep.HeartbeatP99 = quantile(rtts, 0.5), quantile(rtts, 0.99)
@@ -1004,7 +1134,7 @@ func (l *loadRun) checkRM(c rpc.ApplicationClient, rep *LoadReport) {
 			r.GetFinalApplicationStatus() == pb.FinalApplicationStatusProto_APP_SUCCEEDED {
 			rep.AppsSucceeded++
 		} else {
-			l.fail("%s ended %v %v: %s", rpc.AppIDString(r.GetApplicationId()), r.GetYarnApplicationState(),
+			l.fail("%s is %v, final status %v, after the run: %s", rpc.AppIDString(r.GetApplicationId()), r.GetYarnApplicationState(),
 				r.GetFinalApplicationStatus(), r.GetDiagnostics())
 		}
 		for _, rc := range l.containers(ctx, c, r) {
