@@ -76,6 +76,14 @@ max attempts, min/max allocation) and Loom's own loom.* keys:
   loom.heartbeat.interval-ms     the NodeManagers' heartbeat interval
   loom.queues                    queues, comma-separated (default)
   loom.queue.<name>.weight       a queue's DRF weight (1)
+  loom.history.dir               where DAG AMs write job histories (/tmp/loom/history)
+  loom.admin.secret              the credential REST asks for to change P(Altruism) (none: refused)
+
+With yarn.resourcemanager.recovery.enabled=true it keeps apps and attempts in
+a state store (loom.store.kind: local, zookeeper or hdfs; loom.store.dir,
+loom.store.zk-address, loom.store.hdfs-uri) and a restart is work-preserving.
+yarn.acl.enable and yarn.admin.acl guard kills and P(Altruism). The web UI,
+YARN's REST API and /metrics are on yarn.resourcemanager.webapp.address.
 
 A broken or contradictory config is refused at start, naming the key.`,
 		Example: "  loom rm --conf-dir /etc/hadoop/conf\n  loom rm -D yarn.resourcemanager.hostname=127.0.0.1 -D loom.scheduler.p-altruism=0.5",
