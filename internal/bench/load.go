@@ -273,6 +273,9 @@ func (r *LoadReport) WriteTable(w io.Writer) error {
 	p99 := "met"
 	if r.HeartbeatP99 >= LoadHeartbeatP99Target {
 		p99 = fmt.Sprintf("MISSED by %.0f%%", 100*(float64(r.HeartbeatP99)/float64(LoadHeartbeatP99Target)-1))
+		if r.CPU > 0 && busyness(r.OtherCPU, r.Wall) != "quiet" {
+			p99 += " (machine busy)"
+		}
 	}
 	row("heartbeat round trip p50", fmtDur(r.HeartbeatP50), "", "")
 	row("heartbeat round trip p99", fmtDur(r.HeartbeatP99), "< "+LoadHeartbeatP99Target.String(), p99)
@@ -528,7 +531,11 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 	select {
 	case <-l.allDone:
 	case <-ctx.Done():
-		l.fail("timed out after %v with %d of %d apps finished and %d of %d tasks done", opts.Timeout,
+		why := fmt.Sprintf("timed out after %v", opts.Timeout)
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			why = "interrupted"
+		}
+		l.fail("%s with %d of %d apps finished and %d of %d tasks done", why,
 			l.appsDone.Load(), opts.Apps, l.tasksDone.Load(), opts.Tasks)
 	}
 	end := time.Now()
