@@ -170,12 +170,7 @@ func (r *RM) report(a *appRec) *pb.ApplicationReportProto {
 		rep.Progress = proto.Float32(1)
 	}
 	usage, _ := r.core.Usage(a.id)
-	n := 0
-	for _, cr := range r.conts {
-		if cr.app == a && cr.state != pb.ContainerStateProto_C_COMPLETE {
-			n++
-		}
-	}
+	n := len(a.live)
 	rep.AppResource_Usage = &pb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(int32(n)),
 		UsedResources: rpc.ResourceFromVector(usage)}
 	return rep

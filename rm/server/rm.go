@@ -103,6 +103,7 @@ type appRec struct {
 	completed []*pb.ContainerStatusProto
 	lastResp  *pb.AllocateResponseProto
 	nodesUsed map[*nodeRec]bool
+	live      map[rm.ContainerID]*contRec // the app's containers not yet COMPLETE
 }
 
 type attemptRec struct {
@@ -430,6 +431,7 @@ func (r *RM) allocated(c rm.Container) {
 		created: time.Now(), yid: &pb.ContainerIdProto{AppId: a.yid, AppAttemptId: at.yid, Id: proto.Int64(int64(c.ID))}}
 	r.conts[c.ID] = cr
 	n.conts[c.ID] = cr
+	a.track(cr)
 	a.nodesUsed[n] = true
 	r.metrics.allocated(c.Kind)
 	if at.amContainer == 0 && !at.registered {
@@ -470,6 +472,7 @@ func (r *RM) containerEnded(id rm.ContainerID, exit int32, diag string, coreNeed
 	if !ok || cr.state == pb.ContainerStateProto_C_COMPLETE {
 		return
 	}
+	delete(cr.app.live, id)
 	if coreNeedsDone {
 		if _, live := r.core.Container(id); live {
 			if err := r.step(rm.ContainerDone{Container: id}); err != nil {
@@ -532,8 +535,8 @@ func (r *RM) attemptFailed(a *appRec, diag string) {
 }
 
 func (r *RM) killAttemptContainers(a *appRec, at *attemptRec, exit int32, diag string) {
-	for id, cr := range r.conts {
-		if cr.app == a && cr.attempt == at && cr.state != pb.ContainerStateProto_C_COMPLETE {
+	for id, cr := range a.live {
+		if cr.attempt == at && cr.state != pb.ContainerStateProto_C_COMPLETE {
 			cr.node.cleanup = append(cr.node.cleanup, cr.yid)
 			r.containerEnded(id, exit, diag, true)
 		}
@@ -588,8 +591,8 @@ func (r *RM) finishApp(a *appRec, state pb.YarnApplicationStateProto, final pb.F
 			at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
 		}
 	}
-	for id, cr := range r.conts {
-		if cr.app == a && cr.state != pb.ContainerStateProto_C_COMPLETE {
+	for id, cr := range a.live {
+		if cr.state != pb.ContainerStateProto_C_COMPLETE {
 			cr.node.cleanup = append(cr.node.cleanup, cr.yid)
 			r.containerEnded(id, ExitKilledAppDone, "Container of a completed application", false)
 		}
@@ -654,4 +657,12 @@ func advertised(addr string) string {
 		}
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// track indexes a live container under its app.
+func (a *appRec) track(cr *contRec) {
+	if a.live == nil {
+		a.live = map[rm.ContainerID]*contRec{}
+	}
+	a.live[cr.c.ID] = cr
 }
