@@ -67,8 +67,8 @@ func (s masterService) RegisterApplicationMaster(ctx context.Context, req *pb.Re
 		// After an RM restart: the containers the nodes gave back, so
 		// that the AM can release the ones it no longer uses (released
 		// to the old RM before their nodes heard of it).
-		for _, cr := range r.conts {
-			if cr.app == a && cr.attempt == at && !cr.isAM && cr.state != pb.ContainerStateProto_C_COMPLETE {
+		for _, cr := range a.live {
+			if cr.attempt == at && !cr.isAM {
 				resp.ContainersFromPreviousAttempts = append(resp.ContainersFromPreviousAttempts, r.containerProto(cr))
 			}
 		}

@@ -17,7 +17,6 @@ import (
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
-	pb "github.com/loomrm/loom/rpc/yarnpb"
 	"github.com/loomrm/loom/webui"
 )
 
@@ -124,12 +123,6 @@ func (b webBackend) Scheduler() webui.Scheduler {
 	capacity, used := r.core.Capacity(), r.core.Used()
 	s := webui.Scheduler{Policy: r.cfg.Policy, PAltruism: r.core.PAltruism(), LeftoverOrder: r.cfg.LeftoverOrder.String(),
 		LeftoverCap: r.cfg.LeftoverCap, Capacity: capacity, Used: used, Leftover: capacity.Sub(used).ClampZero()}
-	running := map[*appRec]int{}
-	for _, cr := range r.conts {
-		if cr.state != pb.ContainerStateProto_C_COMPLETE {
-			running[cr.app]++
-		}
-	}
 	queues := map[string]*webui.QueueShare{}
 	for name, w := range r.cfg.Queues {
 		queues[name] = &webui.QueueShare{Name: name, Weight: w}
@@ -151,7 +144,7 @@ func (b webBackend) Scheduler() webui.Scheduler {
 				as.PendingDefault += n
 			}
 		}
-		as.Running = running[a]
+		as.Running = len(a.live)
 		s.Apps = append(s.Apps, as)
 		if q := queues[a.queue]; q != nil {
 			q.Usage = q.Usage.Add(usage)
