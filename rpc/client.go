@@ -45,6 +45,11 @@ type ClientOptions struct {
 	ClientID []byte
 	// SASL makes the client negotiate first, as Java clients do.
 	SASL bool
+	// Token, when set, authenticates the connection with it (SASL
+	// DIGEST-MD5, Hadoop's TOKEN auth), as a Java client holding a token
+	// for the server does; the token, not User, then names the caller.
+	// A server that offers only SIMPLE auth is spoken to with User.
+	Token *hadooppb.TokenProto
 	// DialTimeout bounds connecting (10 s); CallTimeout bounds a call
 	// whose context has no deadline (60 s).
 	DialTimeout time.Duration
@@ -165,42 +170,39 @@ func (c *Conn) handshake(ctx context.Context) error {
 		c.nc.SetDeadline(time.Now().Add(c.opts.DialTimeout))
 	}
 	defer c.nc.SetDeadline(time.Time{})
+	sasl := c.opts.SASL || c.opts.Token != nil
 	auth := byte(AuthNone)
-	if c.opts.SASL {
+	if sasl {
 		auth = AuthSASL
 	}
 	b := AppendPreamble(nil, Preamble{Version: Version, AuthProtocol: auth})
 	var err error
-	if c.opts.SASL {
+	tokenAuth := false
+	if sasl {
 		b, err = AppendFrame(b, c.header(SASLCallID), &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_NEGOTIATE.Enum()})
 		if err != nil {
 			return err
 		}
-		if _, err := c.nc.Write(b); err != nil {
+		s, err := c.saslRoundTrip(b)
+		if err != nil {
 			return err
 		}
 		b = b[:0]
-		frame, err := ReadFrame(c.nc, c.opts.MaxFrame, nil)
-		if err != nil {
-			return fmt.Errorf("SASL negotiation: %w", err)
-		}
-		var h hadooppb.RpcResponseHeaderProto
-		rest, err := unmarshalDelimitedPartial(frame, &h)
-		if err != nil {
-			return fmt.Errorf("SASL negotiation: %w", err)
-		}
-		if h.GetStatus() != hadooppb.RpcResponseHeaderProto_SUCCESS {
-			return remoteError(&h)
-		}
-		var s hadooppb.RpcSaslProto
-		if _, err := unmarshalDelimitedPartial(rest, &s); err != nil {
-			return fmt.Errorf("SASL negotiation: %w", err)
-		}
-		if s.GetState() != hadooppb.RpcSaslProto_SUCCESS {
-			return fmt.Errorf("the server wants SASL %v; Loom's client speaks SIMPLE auth only", s.GetState())
+		switch s.GetState() {
+		case hadooppb.RpcSaslProto_SUCCESS: // a SIMPLE-only server
+		case hadooppb.RpcSaslProto_NEGOTIATE:
+			if tokenAuth, b, err = c.chooseAuth(s.GetAuths()); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("SASL negotiation: the server answered NEGOTIATE with %v", s.GetState())
 		}
 	}
 	cc := &hadooppb.IpcConnectionContextProto{UserInfo: &hadooppb.UserInformationProto{EffectiveUser: proto.String(c.opts.User)}}
+	if tokenAuth {
+		// The token named the user; Java clients send none.
+		cc.UserInfo = &hadooppb.UserInformationProto{}
+	}
 	if c.opts.Protocol != "" {
 		cc.Protocol = proto.String(c.opts.Protocol)
 	}
@@ -209,6 +211,75 @@ func (c *Conn) handshake(ctx context.Context) error {
 	}
 	_, err = c.nc.Write(b)
 	return err
+}
+
+// saslRoundTrip sends a SASL frame (already in b) and reads the answer.
+func (c *Conn) saslRoundTrip(b []byte) (*hadooppb.RpcSaslProto, error) {
+	if _, err := c.nc.Write(b); err != nil {
+		return nil, err
+	}
+	frame, err := ReadFrame(c.nc, c.opts.MaxFrame, nil)
+	if err != nil {
+		return nil, fmt.Errorf("SASL negotiation: %w", err)
+	}
+	var h hadooppb.RpcResponseHeaderProto
+	rest, err := unmarshalDelimitedPartial(frame, &h)
+	if err != nil {
+		return nil, fmt.Errorf("SASL negotiation: %w", err)
+	}
+	if h.GetStatus() != hadooppb.RpcResponseHeaderProto_SUCCESS {
+		return nil, remoteError(&h)
+	}
+	var s hadooppb.RpcSaslProto
+	if _, err := unmarshalDelimitedPartial(rest, &s); err != nil {
+		return nil, fmt.Errorf("SASL negotiation: %w", err)
+	}
+	return &s, nil
+}
+
+// chooseAuth picks from the server's offer as Hadoop's SaslRpcClient
+// does, in the server's order: TOKEN when this client holds a token,
+// SIMPLE otherwise. For TOKEN it answers the challenge and checks the
+// server's rspauth; it returns what is left to send before the
+// connection context.
+func (c *Conn) chooseAuth(auths []*hadooppb.RpcSaslProto_SaslAuth) (tokenAuth bool, rest []byte, err error) {
+	for _, a := range auths {
+		switch {
+		case a.GetMethod() == saslSimpleMethod:
+			return false, nil, nil
+		case a.GetMethod() == saslTokenMethod && a.GetMechanism() == saslDigestMech && c.opts.Token != nil:
+			if len(a.GetChallenge()) == 0 {
+				return false, nil, errors.New("SASL negotiation: the server offered TOKEN auth without a DIGEST-MD5 challenge")
+			}
+			resp, check, err := digestClient(a.GetChallenge(), c.opts.Token.GetIdentifier(), c.opts.Token.GetPassword())
+			if err != nil {
+				return false, nil, err
+			}
+			chosen := proto.Clone(a).(*hadooppb.RpcSaslProto_SaslAuth)
+			chosen.Challenge = nil
+			b, err := AppendFrame(nil, c.header(SASLCallID), &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_INITIATE.Enum(),
+				Token: resp, Auths: []*hadooppb.RpcSaslProto_SaslAuth{chosen}})
+			if err != nil {
+				return false, nil, err
+			}
+			s, err := c.saslRoundTrip(b)
+			if err != nil {
+				return false, nil, err
+			}
+			if s.GetState() != hadooppb.RpcSaslProto_SUCCESS {
+				return false, nil, fmt.Errorf("SASL negotiation: the server answered the DIGEST-MD5 response with %v", s.GetState())
+			}
+			return true, nil, check(s.GetToken())
+		}
+	}
+	var offered []string
+	for _, a := range auths {
+		offered = append(offered, a.GetMethod())
+	}
+	if c.opts.Token == nil {
+		return false, nil, fmt.Errorf("the server accepts %v and this client holds no token for it", offered)
+	}
+	return false, nil, fmt.Errorf("the server accepts %v: none that Loom's client speaks", offered)
 }
 
 func (c *Conn) header(id int32) *hadooppb.RpcRequestHeaderProto {

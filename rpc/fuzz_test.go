@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"net"
 	"testing"
@@ -140,7 +141,17 @@ func FuzzServerConn(f *testing.F) {
 	f.Add([]byte("hrpc\x09\x00\x00\x00\x00\x00\x01\x00"))
 	e := &echoServer{release: make(chan struct{}), entered: make(chan struct{}, 1)}
 	close(e.release)
-	srv := NewServer(ServerOptions{IdleTimeout: time.Second, ReadTimeout: time.Second, MaxFrame: 1 << 16})
+	// A TOKEN auth attempt: its nonce cannot match, but its parsing runs.
+	resp, _, _ := digestClient(newDigestServer().challenge(), []byte("id:u"), []byte("pw"))
+	h := &hadooppb.RpcRequestHeaderProto{RpcKind: hadooppb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(), CallId: proto.Int32(SASLCallID),
+		ClientId: []byte("0123456789abcdef"), RetryCount: proto.Int32(-1)}
+	initiate, _ := AppendFrame(nil, h, &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_INITIATE.Enum(), Token: resp,
+		Auths: []*hadooppb.RpcSaslProto_SaslAuth{{Method: proto.String("TOKEN"), Mechanism: proto.String("DIGEST-MD5")}}})
+	v := validStream(f)
+	negotiate := 7 + 4 + int(binary.BigEndian.Uint32(v[7:11])) // the preamble and the NEGOTIATE frame
+	f.Add(append(v[:negotiate], initiate...))
+	// The server offers TOKEN auth, as the RM's scheduler port does.
+	srv := NewServer(ServerOptions{IdleTimeout: time.Second, ReadTimeout: time.Second, MaxFrame: 1 << 16, Secrets: testSecrets{[]byte("k")}})
 	srv.Register(e.protocol())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		client, server := net.Pipe()

@@ -61,6 +61,18 @@ type CallInfo struct {
 	CallID   int32
 	ClientID []byte
 	Remote   net.Addr
+	// Token is the identifier of the token the connection authenticated
+	// with (TOKEN auth), nil under SIMPLE auth.
+	Token []byte
+}
+
+// SecretManager checks the tokens clients authenticate with, as Hadoop's
+// SecretManager does.
+type SecretManager interface {
+	// RetrievePassword returns the password of a token identifier and the
+	// user the token authenticates, or an error saying why the token is
+	// not valid (it is sent to the client as InvalidToken).
+	RetrievePassword(identifier []byte) (password []byte, user string, err error)
 }
 
 type callKey struct{}
@@ -93,7 +105,12 @@ type ServerOptions struct {
 	// ErrorClass is the Java class of handler errors that are not a
 	// *RemoteError (java.io.IOException).
 	ErrorClass string
-	Logger     *zerolog.Logger
+	// Secrets, when set, make the server offer TOKEN auth (SASL
+	// DIGEST-MD5) before SIMPLE, as a Hadoop server with a secret
+	// manager does; calls on a connection authenticated so carry the
+	// token's identifier and run as the token's user.
+	Secrets SecretManager
+	Logger  *zerolog.Logger
 }
 
 func (o *ServerOptions) defaults() {
@@ -309,6 +326,12 @@ type serverConn struct {
 	user     string
 	realUser string
 	ctxDone  bool // the connection context arrived
+	// digest is the DIGEST-MD5 exchange under way; token is the
+	// identifier of the token the connection authenticated with, and
+	// tokenUser the user it names.
+	digest    *digestServer
+	token     []byte
+	tokenUser string
 
 	slots    chan struct{} // calls in flight
 	inflight sync.WaitGroup
@@ -421,6 +444,14 @@ func (c *serverConn) readLoop() error {
 			if c.user == "" {
 				c.user = c.realUser
 			}
+			if c.token != nil {
+				// The token, not the context, says who the caller is.
+				if c.user != "" && c.user != c.tokenUser {
+					return c.fatalCall(id, h.clientID, fatal(hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassAccessControl,
+						"Authenticated user (%s) doesn't match what the client claims to be (%s)", c.tokenUser, c.user))
+				}
+				c.user, c.realUser = c.tokenUser, ""
+			}
 			c.ctxDone = true
 			continue
 		case id < 0:
@@ -482,28 +513,80 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
+// invalidTokenError is a token the secret manager refused.
+type invalidTokenError struct{ error }
+
 func (c *serverConn) sasl(h *requestHeader, rest []byte) error {
 	var m hadooppb.RpcSaslProto
 	if _, err := unmarshalDelimitedPartial(rest, &m); err != nil {
 		return c.fatalCall(SASLCallID, h.clientID, fatal(FatalDeserializing, ClassIPC, "unparseable RpcSaslProto: %v", err))
 	}
+	unauthorized := func(class, format string, args ...any) error {
+		return c.fatalCall(SASLCallID, h.clientID, fatal(hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, class, format, args...))
+	}
+	if c.ctxDone || c.token != nil {
+		return unauthorized(ClassSasl, "SASL %v after the connection was set up", m.GetState())
+	}
+	reply := &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_SUCCESS.Enum()}
 	switch m.GetState() {
 	case hadooppb.RpcSaslProto_NEGOTIATE:
+		if c.s.opts.Secrets != nil {
+			// TOKEN first, with its challenge, to save a round trip, as
+			// Hadoop's server does; then SIMPLE.
+			c.digest = newDigestServer()
+			reply = &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_NEGOTIATE.Enum(), Auths: []*hadooppb.RpcSaslProto_SaslAuth{
+				{Method: proto.String(saslTokenMethod), Mechanism: proto.String(saslDigestMech), Protocol: proto.String(""),
+					ServerId: proto.String(saslDefaultRealm), Challenge: c.digest.challenge()},
+				{Method: proto.String(saslSimpleMethod), Mechanism: proto.String("")}}}
+		}
+		// A SIMPLE-only server answers NEGOTIATE with SUCCESS, and the
+		// client goes on without SASL, as Hadoop's own server does.
 	case hadooppb.RpcSaslProto_INITIATE:
-		if auths := m.GetAuths(); len(auths) > 0 && auths[0].GetMethod() != "SIMPLE" {
-			return c.fatalCall(SASLCallID, h.clientID, &RemoteError{Class: "javax.security.sasl.SaslException",
-				Message: fmt.Sprintf("auth method %s is not supported: this server accepts SIMPLE auth only (Kerberos is not supported)",
-					auths[0].GetMethod()), Code: hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, Fatal: true})
+		auths := m.GetAuths()
+		if len(auths) != 1 {
+			return unauthorized(ClassSasl, "Client mechanism is malformed: %d auths, want 1", len(auths))
+		}
+		switch method := auths[0].GetMethod(); {
+		case method == saslSimpleMethod:
+		case method == saslTokenMethod && c.s.opts.Secrets != nil:
+			if auths[0].GetMechanism() != saslDigestMech {
+				return unauthorized(ClassSasl, "TOKEN auth with mechanism %q: this server speaks DIGEST-MD5", auths[0].GetMechanism())
+			}
+			if c.digest == nil {
+				return unauthorized(ClassSasl, "TOKEN auth without NEGOTIATE first: no challenge was sent")
+			}
+			var user string
+			id, rspauth, err := c.digest.verify(m.GetToken(), func(id []byte) ([]byte, error) {
+				pw, u, err := c.s.opts.Secrets.RetrievePassword(id)
+				if err != nil {
+					return nil, invalidTokenError{err}
+				}
+				user = u
+				return pw, nil
+			})
+			if err != nil {
+				class := ClassSasl
+				if errors.As(err, new(invalidTokenError)) {
+					class = ClassInvalidToken
+				}
+				c.log.Warn().Err(err).Msg("token authentication failed")
+				return unauthorized(class, "%v", err)
+			}
+			c.digest, c.token, c.tokenUser = nil, id, user
+			reply.Token = rspauth
+		default:
+			offer := "SIMPLE auth only (Kerberos is not supported)"
+			if c.s.opts.Secrets != nil {
+				offer = "TOKEN (DIGEST-MD5) and SIMPLE auth only (Kerberos is not supported)"
+			}
+			return unauthorized(ClassSasl, "auth method %s is not supported: this server accepts %s", method, offer)
 		}
 	default:
-		return c.fatalCall(SASLCallID, h.clientID, fatal(hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED,
-			"javax.security.sasl.SaslException", "unexpected SASL state %v", m.GetState()))
+		return unauthorized(ClassSasl, "unexpected SASL state %v", m.GetState())
 	}
-	// A SIMPLE-only server answers NEGOTIATE with SUCCESS, and the client
-	// goes on without SASL, as Hadoop's own server does.
 	hdr := &hadooppb.RpcResponseHeaderProto{CallId: proto.Uint32(wireCallID(SASLCallID)),
 		Status: hadooppb.RpcResponseHeaderProto_SUCCESS.Enum(), ServerIpcVersionNum: proto.Uint32(Version)}
-	frame, err := AppendFrame(nil, hdr, &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_SUCCESS.Enum()})
+	frame, err := AppendFrame(nil, hdr, reply)
 	if err != nil {
 		return err
 	}
@@ -543,7 +626,7 @@ func (c *serverConn) call(h *requestHeader, rest []byte) error {
 	// The frame buffer is reused for the next call: keep a copy of the
 	// client id.
 	info := &CallInfo{User: c.user, RealUser: c.realUser, Protocol: p.name, Method: m.Name, CallID: id,
-		ClientID: bytes.Clone(h.clientID), Remote: c.nc.RemoteAddr()}
+		ClientID: bytes.Clone(h.clientID), Remote: c.nc.RemoteAddr(), Token: c.token}
 	c.slots <- struct{}{}
 	c.inflight.Add(1)
 	c.s.dispatch(func() {
