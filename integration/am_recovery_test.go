@@ -61,10 +61,15 @@ func recoveryHistory(t *testing.T, path string) (am.History, bool) {
 }
 
 // amProcess finds the loom am process of an AM attempt: a loom am whose
-// environment names that attempt (the RM launches each AM as its attempt,
-// HADOOP_USER_NAME). Zero while there is none.
+// CONTAINER_ID is a container of that attempt. Zero while there is none.
 func amProcess(t *testing.T, attempt string) int {
 	t.Helper()
+	aid, err := rpc.ParseAttemptID(attempt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// container_[e<epoch>_]<ts>_<app>_<attempt>_<id>
+	ofAttempt := fmt.Sprintf("%d_%04d_%02d_", aid.GetApplicationId().GetClusterTimestamp(), aid.GetApplicationId().GetId(), aid.GetAttemptId())
 	out, _ := exec.Command("pgrep", "-f", loomBin+" am --job").Output()
 	bin, err := filepath.EvalSymlinks(loomBin) // as /proc shows it
 	if err != nil {
@@ -81,7 +86,7 @@ func amProcess(t *testing.T, attempt string) int {
 		}
 		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		for _, kv := range bytes.Split(env, []byte{0}) {
-			if string(kv) == "HADOOP_USER_NAME="+attempt {
+			if v, ok := strings.CutPrefix(string(kv), "CONTAINER_ID=container_"); ok && strings.Contains(v, ofAttempt) {
 				return pid
 			}
 		}

@@ -18,6 +18,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/am/driver"
 	"github.com/loomrm/loom/internal/mini"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -180,6 +181,36 @@ func (c *cluster) submit(t *testing.T, name, command string) *pb.ApplicationIdPr
 	return na.GetApplicationId()
 }
 
+// stockAM plays a stock YARN AM: an app whose AM container hands its
+// credentials file (HADOOP_TOKEN_FILE_LOCATION, written by the NM) to the
+// test and waits, and a scheduler client that authenticates with the
+// AMRM token it finds there, as a Java AM's UserGroupInformation does.
+func (c *cluster) stockAM(t *testing.T, name string) (*pb.ApplicationIdProto, string, rpc.ApplicationMasterClient) {
+	t.Helper()
+	file := filepath.Join(c.dir, name+".tokens")
+	id := c.submit(t, name, fmt.Sprintf(`cp "$HADOOP_TOKEN_FILE_LOCATION" %[1]s.part && mv %[1]s.part %[1]s && exec sleep 1000`, file))
+	var creds *rpc.Credentials
+	c.waitFor(t, "the AM container to hand over its credentials", func() bool {
+		var err error
+		creds, err = rpc.ReadCredentialsFile(file)
+		return err == nil
+	})
+	tok := creds.Find(rpc.AMRMTokenKind)
+	if tok == nil {
+		t.Fatalf("the AM's credentials hold no AMRM token: %+v", creds)
+	}
+	launch, err := driver.LaunchWith(c.scheduler, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := rpc.AttemptIDString(c.report(t, id).GetCurrentApplicationAttemptId()); launch.Attempt != want {
+		t.Fatalf("the AMRM token names %s, want %s", launch.Attempt, want)
+	}
+	cl := rpc.NewClient(c.scheduler, rpc.ClientOptions{Token: tok})
+	t.Cleanup(func() { cl.Close() })
+	return id, launch.Attempt, rpc.ApplicationMasterClient{C: cl}
+}
+
 func (c *cluster) report(t *testing.T, id *pb.ApplicationIdProto) *pb.ApplicationReportProto {
 	t.Helper()
 	r, err := c.reportErr(id)
@@ -339,21 +370,16 @@ func TestAMRunsTasksOnRealNMs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := c.submit(t, "dag", "exec sleep 1000") // stands in for the AM process
-	var attempt string
-	c.waitFor(t, "the AM container to run", func() bool {
-		rep := c.report(t, id)
-		cs, err := c.ac.GetContainers(ctx, &pb.GetContainersRequestProto{ApplicationAttemptId: rep.GetCurrentApplicationAttemptId()})
-		if err != nil || len(cs.GetContainers()) == 0 || cs.GetContainers()[0].GetContainerState() != pb.ContainerStateProto_C_RUNNING {
-			return false
-		}
-		a := rep.GetCurrentApplicationAttemptId()
-		attempt = fmt.Sprintf("appattempt_%d_%04d_%06d", a.GetApplicationId().GetClusterTimestamp(), a.GetApplicationId().GetId(), a.GetAttemptId())
-		return true
-	})
-	cl := rpc.NewClient(c.scheduler, rpc.ClientOptions{User: attempt})
-	defer cl.Close()
-	am := rpc.ApplicationMasterClient{C: cl}
+	id, attempt, am := c.stockAM(t, "stock")
+	// Without the token, posing as the attempt under SIMPLE auth, as
+	// Loom allowed before AMRM tokens: refused, and the app goes on.
+	spoof := rpc.NewClient(c.scheduler, rpc.ClientOptions{User: attempt})
+	defer spoof.Close()
+	if _, err := (rpc.ApplicationMasterClient{C: spoof}).FinishApplicationMaster(ctx, &pb.FinishApplicationMasterRequestProto{
+		FinalApplicationStatus: pb.FinalApplicationStatusProto_APP_FAILED.Enum()}); !rpc.IsClass(err, rpc.ClassAccessControl) ||
+		!strings.Contains(err.Error(), "No AMRMToken found") {
+		t.Fatalf("finish without the AMRM token: %v, want AccessControlException", err)
+	}
 	if _, err := am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{Host: proto.String("127.0.0.1")}); err != nil {
 		t.Fatal(err)
 	}

@@ -23,21 +23,7 @@ import (
 func TestAMRunsTasksThroughAnExecutor(t *testing.T) {
 	c := startCluster(t, 1)
 	ctx := context.Background()
-	id := c.submit(t, "dag", "exec sleep 1000") // stands in for the AM process
-	var attempt string
-	c.waitFor(t, "the AM container to run", func() bool {
-		rep := c.report(t, id)
-		cs, err := c.ac.GetContainers(ctx, &pb.GetContainersRequestProto{ApplicationAttemptId: rep.GetCurrentApplicationAttemptId()})
-		if err != nil || len(cs.GetContainers()) == 0 || cs.GetContainers()[0].GetContainerState() != pb.ContainerStateProto_C_RUNNING {
-			return false
-		}
-		a := rep.GetCurrentApplicationAttemptId()
-		attempt = fmt.Sprintf("appattempt_%d_%04d_%06d", a.GetApplicationId().GetClusterTimestamp(), a.GetApplicationId().GetId(), a.GetAttemptId())
-		return true
-	})
-	cl := rpc.NewClient(c.scheduler, rpc.ClientOptions{User: attempt})
-	defer cl.Close()
-	am := rpc.ApplicationMasterClient{C: cl}
+	id, attempt, am := c.stockAM(t, "executor")
 	if _, err := am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{Host: proto.String("127.0.0.1")}); err != nil {
 		t.Fatal(err)
 	}

@@ -157,6 +157,12 @@ func Dial(ctx context.Context, addr string, opts ClientOptions) (*Conn, error) {
 		pending: map[int32]chan reply{}}
 	if err := c.handshake(ctx); err != nil {
 		nc.Close()
+		// A server that refused the credentials will refuse them again:
+		// that is the call's answer, not a broken connection to retry.
+		var re *RemoteError
+		if errors.As(err, &re) && re.Code == hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED {
+			return nil, re
+		}
 		return nil, &ConnError{Addr: addr, Err: err}
 	}
 	go c.readLoop()

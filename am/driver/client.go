@@ -18,26 +18,54 @@ import (
 	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
 // Environment the RM sets for every AM it launches.
 const (
 	EnvSchedulerAddress = "LOOM_SCHEDULER_ADDRESS"
-	EnvAttempt          = "HADOOP_USER_NAME"
+	// EnvTokenFile names the AM's credentials: its AMRM token is there.
+	EnvTokenFile = rpc.EnvTokenFile
 	// EnvHistoryDir is where the RM wants job histories (loom.history.dir).
 	EnvHistoryDir  = "LOOM_HISTORY_DIR"
 	EnvContainerID = "CONTAINER_ID"
 )
 
-// FromEnv reads where the scheduler is and which attempt this AM is, as
-// the RM set them at launch.
-func FromEnv() (addr, attempt string, err error) {
-	addr, attempt = os.Getenv(EnvSchedulerAddress), os.Getenv(EnvAttempt)
-	if addr == "" || attempt == "" {
-		return "", "", fmt.Errorf("not launched by a Loom RM: %s and %s must be set", EnvSchedulerAddress, EnvAttempt)
+// Launch is what an AM needs to reach the scheduler: its address, and
+// the AMRM token the RM gave the AM, which names the attempt.
+type Launch struct {
+	Addr    string
+	Attempt string
+	Token   *hadooppb.TokenProto
+}
+
+// FromEnv reads where the scheduler is and the AM's AMRM token, as the
+// RM set them at launch (the token through the credentials file the NM
+// wrote, as for any YARN AM).
+func FromEnv() (Launch, error) {
+	addr, file := os.Getenv(EnvSchedulerAddress), os.Getenv(EnvTokenFile)
+	if addr == "" || file == "" {
+		return Launch{}, fmt.Errorf("not launched by a Loom RM: %s and %s must be set", EnvSchedulerAddress, EnvTokenFile)
 	}
-	return addr, attempt, nil
+	creds, err := rpc.ReadCredentialsFile(file)
+	if err != nil {
+		return Launch{}, fmt.Errorf("the AM's credentials: %w", err)
+	}
+	tok := creds.Find(rpc.AMRMTokenKind)
+	if tok == nil {
+		return Launch{}, fmt.Errorf("the AM's credentials (%s) hold no %s: the RM gives one to every AM it launches", file, rpc.AMRMTokenKind)
+	}
+	return LaunchWith(addr, tok)
+}
+
+// LaunchWith is the launch of the AM that holds tok.
+func LaunchWith(addr string, tok *hadooppb.TokenProto) (Launch, error) {
+	id, err := rpc.ParseAMRMIdentifier(tok.GetIdentifier())
+	if err != nil {
+		return Launch{}, fmt.Errorf("the AM's %s: %w", rpc.AMRMTokenKind, err)
+	}
+	return Launch{Addr: addr, Attempt: rpc.AttemptIDString(id.GetAppAttemptId()), Token: tok}, nil
 }
 
 // HistoryPathFromEnv is where the RM wants this attempt's app to write
@@ -122,10 +150,11 @@ type askKey struct {
 	kind     altruism.AskKind
 }
 
-// Dial connects to the scheduler as the given attempt.
-func Dial(addr, attempt string) *Client {
-	cl := rpc.NewClient(addr, rpc.ClientOptions{User: attempt})
-	return &Client{rpc: cl, am: rpc.ApplicationMasterClient{C: cl}, attempt: attempt}
+// Dial connects to the scheduler as the launched attempt, authenticating
+// with its AMRM token.
+func Dial(l Launch) *Client {
+	cl := rpc.NewClient(l.Addr, rpc.ClientOptions{Token: l.Token})
+	return &Client{rpc: cl, am: rpc.ApplicationMasterClient{C: cl}, attempt: l.Attempt}
 }
 
 // Close closes the connection.

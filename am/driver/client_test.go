@@ -3,7 +3,10 @@ package driver
 import (
 	"context"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -118,13 +121,21 @@ func TestClientAgainstARealRM(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// The NM writes the AM's credentials to a file, as YARN's does.
+	tokens := filepath.Join(t.TempDir(), "container_tokens")
+	n.mu.Lock()
+	os.WriteFile(tokens, n.starts[0].GetContainerLaunchContext().GetTokens(), 0o600)
+	n.mu.Unlock()
 	t.Setenv(EnvSchedulerAddress, amEnv[EnvSchedulerAddress])
-	t.Setenv(EnvAttempt, amEnv[EnvAttempt])
-	addr, attempt, err := FromEnv()
+	t.Setenv(EnvTokenFile, tokens)
+	launch, err := FromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := Dial(addr, attempt)
+	if !strings.HasPrefix(launch.Attempt, "appattempt_") || !strings.HasSuffix(launch.Attempt, "_000001") {
+		t.Errorf("the token names attempt %q", launch.Attempt)
+	}
+	cl := Dial(launch)
 	defer cl.Close()
 	if err := cl.Register(ctx, "127.0.0.1", 0, ""); err != nil {
 		t.Fatal(err)
@@ -173,9 +184,17 @@ func TestClientAgainstARealRM(t *testing.T) {
 	if rep.GetApplicationReport().GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
 		t.Errorf("final status %v", rep.GetApplicationReport().GetFinalApplicationStatus())
 	}
-	t.Setenv(EnvAttempt, "")
-	if _, _, err := FromEnv(); err == nil {
-		t.Error("FromEnv without the RM's environment succeeded")
+	// Without the RM's environment, or with credentials holding no AMRM
+	// token, the AM says what is missing.
+	notCreds := filepath.Join(t.TempDir(), "junk")
+	os.WriteFile(notCreds, []byte("junk"), 0o600)
+	noAMRM := filepath.Join(t.TempDir(), "other")
+	os.WriteFile(noAMRM, (&rpc.Credentials{}).Marshal(), 0o600)
+	for file, want := range map[string]string{"": "must be set", notCreds: "no HDTS header", noAMRM: "hold no YARN_AM_RM_TOKEN"} {
+		t.Setenv(EnvTokenFile, file)
+		if _, err := FromEnv(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("FromEnv with %q: %v, want an error naming %q", file, err, want)
+		}
 	}
 }
 
@@ -194,7 +213,7 @@ func TestDroppedAsksAreCancelled(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	go srv.Serve(ln)
 	defer srv.Close()
-	cl := Dial(ln.Addr().String(), "appattempt_1_0001_000001")
+	cl := Dial(Launch{Addr: ln.Addr().String(), Attempt: "appattempt_1_0001_000001"})
 	defer cl.Close()
 	ctx := context.Background()
 	a := am.Ask{Priority: 1, Demand: fairness.New(1024, 1), Kind: altruism.Altruistic, Count: 4}

@@ -248,7 +248,7 @@ func TestRunRecoversAnEndedJob(t *testing.T) {
 			path := filepath.Join(t.TempDir(), app+".json")
 			writeJSON(t, path, tc.h)
 			rm := &fakeRM{}
-			cl := Dial(rm.start(t), attempt2)
+			cl := Dial(Launch{Addr: rm.start(t), Attempt: attempt2})
 			defer cl.Close()
 			r := newRunner(t, path, attempt2)
 			r.Client = cl
@@ -277,7 +277,7 @@ func TestRunRefusesACorruptHistory(t *testing.T) {
 	path := filepath.Join(t.TempDir(), app+".json")
 	os.WriteFile(path, []byte("{not json"), 0o644)
 	rm := &fakeRM{}
-	cl := Dial(rm.start(t), attempt2)
+	cl := Dial(Launch{Addr: rm.start(t), Attempt: attempt2})
 	defer cl.Close()
 	r := newRunner(t, path, attempt2)
 	r.Client = cl

@@ -28,8 +28,9 @@ func amCommand() *cobra.Command {
 		Use:   "am",
 		Short: "Run a DAG job's application master (launched by the RM)",
 		Long: `Run one DAG job as its application master. The RM launches it in the AM
-container, with the scheduler's address and the attempt in its environment
-(LOOM_SCHEDULER_ADDRESS, HADOOP_USER_NAME). It plans the job within its
+container, with the scheduler's address in its environment
+(LOOM_SCHEDULER_ADDRESS) and its AMRM token, which names its attempt, in its
+credentials (HADOOP_TOKEN_FILE_LOCATION). It plans the job within its
 share, asks DEFAULT for the tasks that must start now and ALTRUISTIC for the
 rest, and runs each task on the app's executor on the node of the container
 it was granted. It unregisters with SUCCEEDED when every task is done.
@@ -44,16 +45,17 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 			if err != nil {
 				return err
 			}
-			addr, attempt, err := driver.FromEnv()
+			launch, err := driver.FromEnv()
 			if err != nil {
 				return err
 			}
+			addr := launch.Addr
 			if history == "" {
-				history = driver.HistoryPathFromEnv(attempt)
+				history = driver.HistoryPathFromEnv(launch.Attempt)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
-			cl := driver.Dial(addr, attempt)
+			cl := driver.Dial(launch)
 			defer cl.Close()
 			host, _ := os.Hostname()
 			if err := cl.Register(ctx, host, 0, ""); err != nil {
@@ -74,7 +76,7 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 					job.Stages[i].Demand[k] = 0
 				}
 			}
-			dag, err := am.NewDAG(job, am.Config{Altruistic: !greedy, Seed: seed, AMAttempt: driver.AttemptNumber(attempt)})
+			dag, err := am.NewDAG(job, am.Config{Altruistic: !greedy, Seed: seed, AMAttempt: driver.AttemptNumber(launch.Attempt)})
 			if err != nil {
 				return err
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/rm/server"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -740,7 +741,7 @@ func (n *simNM) StartContainers(ctx context.Context, req *pb.StartContainersRequ
 		n.mu.Lock()
 		n.conts[cid.GetId()] = &simCont{id: cid}
 		n.mu.Unlock()
-		go l.apps[k].run(env, n, cid)
+		go l.apps[k].run(env, s.GetContainerLaunchContext().GetTokens(), n, cid)
 		resp.SucceededRequests = append(resp.SucceededRequests, cid)
 	}
 	return resp, nil
@@ -868,12 +869,29 @@ type grant struct {
 	ended bool
 }
 
-func (a *simAM) run(env map[string]string, nm *simNM, amContainer *pb.ContainerIdProto) {
+func (a *simAM) run(env map[string]string, credentials []byte, nm *simNM, amContainer *pb.ContainerIdProto) {
 	l := a.l
 	defer l.ams.Done()
 	a.amContainer = amContainer
-	attempt, addr := env[server.EnvHadoopUser], env[server.EnvSchedulerAddress]
-	cl := rpc.NewClient(addr, rpc.ClientOptions{User: attempt})
+	addr := env[server.EnvSchedulerAddress]
+	// The AMRM token the RM gave this AM, as a real AM reads it from its
+	// credentials file.
+	creds, err := rpc.ParseCredentials(credentials)
+	var tok *hadooppb.TokenProto
+	if err == nil {
+		if tok = creds.Find(rpc.AMRMTokenKind); tok == nil {
+			err = fmt.Errorf("no %s in the AM's credentials", rpc.AMRMTokenKind)
+		}
+	}
+	if err != nil {
+		l.fail("AM of app %d: %v", a.k, err)
+		return
+	}
+	attempt := "the attempt of app " + strconv.Itoa(a.k)
+	if id, err := rpc.ParseAMRMIdentifier(tok.GetIdentifier()); err == nil {
+		attempt = rpc.AttemptIDString(id.GetAppAttemptId())
+	}
+	cl := rpc.NewClient(addr, rpc.ClientOptions{Token: tok})
 	defer cl.Close()
 	c := rpc.ApplicationMasterClient{C: cl}
 	ctx := l.ctx

@@ -54,7 +54,7 @@ func BenchmarkAllocationThroughput(b *testing.B) {
 		b.Fatalf("%d AMs started, want %d", len(starts), len(ams))
 	}
 	for i, s := range starts {
-		ams[i] = amClient(b, r, env(s, EnvHadoopUser))
+		ams[i] = amClient(b, r, s)
 		if _, err := ams[i].RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{}); err != nil {
 			b.Fatal(err)
 		}

@@ -108,6 +108,11 @@ func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitAppl
 	if sc.GetAmContainerSpec() == nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "Application %s has no AM container spec (am_container_spec)", rpc.AppIDString(id))
 	}
+	if tok := sc.GetAmContainerSpec().GetTokens(); len(tok) > 0 {
+		if _, err := rpc.ParseCredentials(tok); err != nil {
+			return nil, rpc.Errorf(rpc.ClassYarnException, "Application %s: the AM container's tokens are not Hadoop credentials: %v", rpc.AppIDString(id), err)
+		}
+	}
 	amRes, err := rpc.VectorFromResource(sc.GetResource())
 	if err != nil {
 		return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "AM resource of %s: %v", rpc.AppIDString(id), err)

@@ -55,7 +55,7 @@ func (r *RM) launchRequest(cr *contRec) *pb.StartContainersRequestProto {
 		{EnvContainerID, rpc.ContainerIDString(cr.yid)},
 		{EnvAppSubmitTime, strconv.FormatInt(a.submitted.UnixMilli(), 10)},
 		{EnvMaxAppAttempts, strconv.Itoa(r.cfg.MaxAttempts)},
-		{EnvHadoopUser, rpc.AttemptIDString(cr.attempt.yid)},
+		{EnvHadoopUser, a.user},
 		{EnvSchedulerAddress, advertised(r.Addr("scheduler"))},
 		{EnvAppSubmitter, a.user},
 		{EnvHistoryDir, r.cfg.HistoryDir},
@@ -70,6 +70,7 @@ func (r *RM) launchRequest(cr *contRec) *pb.StartContainersRequestProto {
 			clc.Environment = append(clc.Environment, e)
 		}
 	}
+	clc.Tokens = r.amCredentials(cr.attempt, clc.GetTokens())
 	return &pb.StartContainersRequestProto{StartContainerRequest: []*pb.StartContainerRequestProto{{
 		ContainerLaunchContext: clc, ContainerToken: r.containerToken(cr)}}}
 }

@@ -19,17 +19,14 @@ type masterService struct{ r *RM }
 
 var _ rpc.ApplicationMasterServer = masterService{}
 
-// attemptOf finds the attempt an AM call belongs to. In YARN the AMRM
-// token names the attempt; Loom, with SIMPLE auth, launches each AM with
-// HADOOP_USER_NAME set to its attempt id, so the connection's user names
-// it, as the token's user would.
+// attemptOf finds the attempt an AM call belongs to: the one its
+// connection's AMRM token names, as in YARN.
 func (r *RM) attemptOf(ctx context.Context) (*appRec, *attemptRec, error) {
-	user := caller(ctx)
-	id, err := rpc.ParseAttemptID(user)
+	id, err := tokenAttempt(ctx)
 	if err != nil {
-		return nil, nil, rpc.Errorf(rpc.ClassAccessControl,
-			"the caller %q is not an application attempt: an AM must run with HADOOP_USER_NAME set to its attempt id, as the RM sets it at launch (%v)", user, err)
+		return nil, nil, err
 	}
+	user := rpc.AttemptIDString(id)
 	a, err := r.appByID(id.GetApplicationId())
 	if err != nil {
 		return nil, nil, err

@@ -34,8 +34,11 @@ func TestWorkPreservingRestart(t *testing.T) {
 	finished := submit(t, ac, "default", 1024)
 	nm.beat()
 	starts := nm.waitStarts(2)
-	attempt := env(starts[0], EnvHadoopUser)
-	am := amClient(t, r1, attempt)
+	// The AM of app id (the NM may have started the two in either order).
+	if containerOf(t, starts[0]).GetAppAttemptId().GetApplicationId().GetId() != id.GetId() {
+		starts[0], starts[1] = starts[1], starts[0]
+	}
+	am := amClient(t, r1, starts[0])
 	am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
 	ask := []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
 		Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(2)}}
@@ -54,14 +57,7 @@ func TestWorkPreservingRestart(t *testing.T) {
 	nm.status[task.GetId().GetId()] = &pb.ContainerStatusProto{ContainerId: task.GetId(), State: pb.ContainerStateProto_C_RUNNING.Enum()}
 	nm.mu.Unlock()
 	// The second app's AM container exits 0: a command that was the app.
-	var second *pb.ContainerIdProto
-	for _, s := range starts {
-		if env(s, EnvHadoopUser) != attempt {
-			var tok pb.ContainerTokenIdentifierProto
-			proto.Unmarshal(s.GetContainerToken().GetIdentifier(), &tok)
-			second = tok.GetContainerId()
-		}
-	}
+	second := containerOf(t, starts[1])
 	nm.finish(second, 0)
 	nm.beat()
 	if rep := report(t, ac, finished); rep.GetYarnApplicationState() != pb.YarnApplicationStateProto_FINISHED {
@@ -130,7 +126,8 @@ func TestWorkPreservingRestart(t *testing.T) {
 		t.Errorf("the recovered app uses %d MB, want its AM's and its task's 2048", u)
 	}
 	// The AM's next call: register again, then go on.
-	am2 := amClient(t, r2, attempt)
+	// with the token it had: the AMRM master key outlived the RM.
+	am2 := amClient(t, r2, starts[0])
 	_, err = am2.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId())})
 	if !rpc.IsClass(err, rpc.ClassApplicationMasterNotRegistered) {
 		t.Fatalf("allocate before registering again: %v, want ApplicationMasterNotRegisteredException", err)

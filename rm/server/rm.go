@@ -69,6 +69,8 @@ type RM struct {
 	epoch int64
 	// tokenKey signs container tokens; NMs get it when they register.
 	tokenKey *pb.MasterKeyProto
+	// amrmKey signs AMRM tokens.
+	amrmKey *pb.MasterKeyProto
 
 	metrics    *metrics
 	timeline   timeline
@@ -176,7 +178,11 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 			return nil, err
 		}
 	}
-	if r.tokenKey, err = r.masterKey(state); err != nil {
+	r.tokenKey, err = r.masterKey(state, containerKeySecret)
+	if err == nil {
+		r.amrmKey, err = r.masterKey(state, amrmKeySecret)
+	}
+	if err != nil {
 		if r.store != nil {
 			r.store.Close()
 		}
@@ -195,14 +201,15 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 // containerKeySecret names the container-token master key in the store.
 const containerKeySecret = "ContainerTokenMasterKey"
 
-// masterKey is the container-token master key: the one the state store
-// kept, so that tokens issued before a restart stay valid, or a new one.
-func (r *RM) masterKey(state *store.State) (*pb.MasterKeyProto, error) {
+// masterKey is a token master key (the container-token or the AMRM
+// one): the one the state store kept under name, so that tokens issued
+// before a restart stay valid, or a new one.
+func (r *RM) masterKey(state *store.State, name string) (*pb.MasterKeyProto, error) {
 	if state != nil {
-		if b, ok := state.Secrets[containerKeySecret]; ok {
+		if b, ok := state.Secrets[name]; ok {
 			k := &pb.MasterKeyProto{}
 			if err := proto.Unmarshal(b, k); err != nil || len(k.GetBytes()) == 0 {
-				return nil, fmt.Errorf("the state store's %s is damaged: %v", containerKeySecret, err)
+				return nil, fmt.Errorf("the state store's %s is damaged: %v", name, err)
 			}
 			return k, nil
 		}
@@ -216,8 +223,8 @@ func (r *RM) masterKey(state *store.State) (*pb.MasterKeyProto, error) {
 		b, _ := proto.Marshal(k)
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		defer cancel()
-		if err := r.store.PutSecret(ctx, containerKeySecret, b); err != nil {
-			return nil, fmt.Errorf("saving the container-token master key: %w", err)
+		if err := r.store.PutSecret(ctx, name, b); err != nil {
+			return nil, fmt.Errorf("saving the %s: %w", name, err)
 		}
 	}
 	return k, nil
@@ -265,7 +272,11 @@ func (r *RM) Start() error {
 			r.Stop(context.Background())
 			return fmt.Errorf("%s address %s: %w", ro.role, ro.addr, err)
 		}
-		srv := rpc.NewServer(rpc.ServerOptions{ErrorClass: rpc.ClassYarnException, Logger: &logger})
+		opts := rpc.ServerOptions{ErrorClass: rpc.ClassYarnException, Logger: &logger}
+		if ro.role == "scheduler" {
+			opts.Secrets = amrmSecrets{r}
+		}
+		srv := rpc.NewServer(opts)
 		srv.Register(ro.p)
 		r.servers = append(r.servers, srv)
 		r.addrs[ro.role] = ln.Addr().String()

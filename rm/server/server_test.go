@@ -13,6 +13,7 @@ import (
 
 	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -231,8 +232,14 @@ func TestShellAMFinishesSucceeded(t *testing.T) {
 	if tok.GetResource().GetMemory() != 1024 || tok.GetAppSubmitter() != "alice" || tok.GetContainerType() != pb.ContainerTypeProto_APPLICATION_MASTER {
 		t.Errorf("container token %v", &tok)
 	}
-	if got := env(start, EnvHadoopUser); !strings.HasPrefix(got, "appattempt_") || !strings.HasSuffix(got, "_000001") {
-		t.Errorf("HADOOP_USER_NAME = %q, want the attempt id", got)
+	// The AM runs as its submitter, and its AMRM token names its attempt.
+	if got := env(start, EnvHadoopUser); got != "alice" {
+		t.Errorf("HADOOP_USER_NAME = %q, want the submitter", got)
+	}
+	var amrm pb.AMRMTokenIdentifierProto
+	if tok := amToken(t, start); proto.Unmarshal(tok.GetIdentifier(), &amrm) != nil || amrm.GetAppAttemptId().GetAttemptId() != 1 ||
+		amrm.GetAppAttemptId().GetApplicationId().GetId() != id.GetId() || tok.GetService() != r.Addr("scheduler") {
+		t.Errorf("AMRM token %v for %v", tok, &amrm)
 	}
 	if got := env(start, EnvContainerID); got != rpc.ContainerIDString(tok.GetContainerId()) {
 		t.Errorf("CONTAINER_ID = %q", got)
@@ -249,9 +256,28 @@ func TestShellAMFinishesSucceeded(t *testing.T) {
 	}
 }
 
-// amClient talks to the scheduler as the AM of the app's current attempt.
-func amClient(t testing.TB, r *RM, attempt string) rpc.ApplicationMasterClient {
-	cl := rpc.NewClient(r.Addr("scheduler"), rpc.ClientOptions{User: attempt})
+// amToken is the AMRM token the RM put in an AM's launch request.
+func amToken(t testing.TB, start *pb.StartContainerRequestProto) *hadooppb.TokenProto {
+	t.Helper()
+	creds, err := rpc.ParseCredentials(start.GetContainerLaunchContext().GetTokens())
+	if err != nil {
+		t.Fatalf("the AM's credentials: %v", err)
+	}
+	tok := creds.Find(rpc.AMRMTokenKind)
+	if tok == nil {
+		t.Fatalf("the AM's credentials hold no %s: %+v", rpc.AMRMTokenKind, creds)
+	}
+	return tok
+}
+
+// amClient talks to the scheduler as the AM launched by start, with the
+// AMRM token it was given.
+func amClient(t testing.TB, r *RM, start *pb.StartContainerRequestProto) rpc.ApplicationMasterClient {
+	return amClientWith(t, r, rpc.ClientOptions{User: "appuser", Token: amToken(t, start)})
+}
+
+func amClientWith(t testing.TB, r *RM, opts rpc.ClientOptions) rpc.ApplicationMasterClient {
+	cl := rpc.NewClient(r.Addr("scheduler"), opts)
 	t.Cleanup(func() { cl.Close() })
 	return rpc.ApplicationMasterClient{C: cl}
 }
@@ -262,7 +288,7 @@ func TestAMAllocatesAndFinishes(t *testing.T) {
 	ac := clientOf(t, r, "bob")
 	id := submit(t, ac, "etl", 1024)
 	nm.beat()
-	am := amClient(t, r, env(nm.waitStarts(1)[0], EnvHadoopUser))
+	am := amClient(t, r, nm.waitStarts(1)[0])
 	ctx := context.Background()
 	if _, err := am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{Host: proto.String("am.host"), RpcPort: proto.Int32(0)}); err != nil {
 		t.Fatal(err)
@@ -361,9 +387,9 @@ func TestBadRequestsGetYARNErrors(t *testing.T) {
 			return err
 		}(), rpc.ClassApplicationNotFound, "doesn't exist"},
 		{"AM call from a user", func() error {
-			_, err := amClient(t, r, "carol").RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
+			_, err := amClientWith(t, r, rpc.ClientOptions{User: "carol"}).RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
 			return err
-		}(), rpc.ClassAccessControl, `the caller "carol" is not an application attempt`},
+		}(), rpc.ClassAccessControl, `No AMRMToken found for user carol`},
 	}
 	for _, tc := range tests {
 		if !rpc.IsClass(tc.err, tc.class) || !strings.Contains(tc.err.Error(), tc.msg) {
@@ -373,7 +399,7 @@ func TestBadRequestsGetYARNErrors(t *testing.T) {
 	// Asks beyond the maximum or negative fail the whole allocate.
 	id := submit(t, ac, "default", 1024)
 	nm.beat()
-	am := amClient(t, r, env(nm.waitStarts(1)[0], EnvHadoopUser))
+	am := amClient(t, r, nm.waitStarts(1)[0])
 	if _, err := am.Allocate(ctx, &pb.AllocateRequestProto{}); !rpc.IsClass(err, rpc.ClassApplicationMasterNotRegistered) {
 		t.Errorf("allocate before register: %v", err)
 	}
@@ -524,7 +550,7 @@ func TestInFlightContainersServeTheAsk(t *testing.T) {
 	ac := clientOf(t, r, "gina")
 	submit(t, ac, "default", 1024)
 	nm.beat()
-	am := amClient(t, r, env(nm.waitStarts(1)[0], EnvHadoopUser))
+	am := amClient(t, r, nm.waitStarts(1)[0])
 	ctx := context.Background()
 	am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
 	ask := []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
@@ -556,7 +582,7 @@ func TestTheSameAskAgainIsANewAsk(t *testing.T) {
 	ac := clientOf(t, r, "hal")
 	submit(t, ac, "default", 1024)
 	nm.beat()
-	am := amClient(t, r, env(nm.waitStarts(1)[0], EnvHadoopUser))
+	am := amClient(t, r, nm.waitStarts(1)[0])
 	ctx := context.Background()
 	am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
 	askFor := func(prio int32, n int32) []*pb.ResourceRequestProto {

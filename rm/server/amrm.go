@@ -1,0 +1,87 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/hadooppb"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// AMRM tokens, as YARN's AMRMTokenSecretManager makes them: each attempt's
+// AM gets, at launch, a token naming the attempt, signed with the RM's
+// AMRM master key. The scheduler port takes TOKEN auth (SASL DIGEST-MD5)
+// with it, and refuses register, allocate and finish on a connection that
+// has none, so an app cannot call the scheduler for another.
+
+// amrmKeySecret names the AMRM master key in the state store: AMs keep
+// their tokens across an RM restart.
+const amrmKeySecret = "AMRMTokenMasterKey"
+
+// amrmToken is the AMRM token of an attempt. Callers hold mu.
+func (r *RM) amrmToken(at *attemptRec) *hadooppb.TokenProto {
+	id, _ := proto.Marshal(&pb.AMRMTokenIdentifierProto{AppAttemptId: at.yid, KeyId: r.amrmKey.KeyId})
+	return &hadooppb.TokenProto{Identifier: id, Password: rpc.TokenPassword(r.amrmKey.GetBytes(), id),
+		Kind: proto.String(rpc.AMRMTokenKind), Service: proto.String(advertised(r.Addr("scheduler")))}
+}
+
+// amrmSecrets checks AMRM tokens for the scheduler's RPC server.
+type amrmSecrets struct{ r *RM }
+
+// RetrievePassword gives the password of a token for a live attempt of
+// this RM's master key, and the attempt as the connection's user.
+func (s amrmSecrets) RetrievePassword(identifier []byte) ([]byte, string, error) {
+	r := s.r
+	id, err := rpc.ParseAMRMIdentifier(identifier)
+	if err != nil {
+		return nil, "", err
+	}
+	attempt := rpc.AttemptIDString(id.GetAppAttemptId())
+	if id.GetKeyId() != r.amrmKey.GetKeyId() {
+		return nil, "", fmt.Errorf("Invalid AMRMToken from %s: master key %d is not this RM's", attempt, id.GetKeyId())
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, err := r.appByID(id.GetAppAttemptId().GetApplicationId())
+	if err != nil {
+		return nil, "", fmt.Errorf("Password not found for ApplicationAttempt %s: its app is unknown", attempt)
+	}
+	if at := a.current(); at == nil || at.n != id.GetAppAttemptId().GetAttemptId() || a.done() {
+		return nil, "", fmt.Errorf("Password not found for ApplicationAttempt %s: it is not a running attempt", attempt)
+	}
+	return rpc.TokenPassword(r.amrmKey.GetBytes(), identifier), attempt, nil
+}
+
+// tokenAttempt is the attempt named by the AMRM token the call's
+// connection authenticated with.
+func tokenAttempt(ctx context.Context) (*pb.ApplicationAttemptIdProto, error) {
+	ci, ok := rpc.CallFromContext(ctx)
+	if !ok || ci.Token == nil {
+		return nil, rpc.Errorf(rpc.ClassAccessControl,
+			"No AMRMToken found for user %s: an AM must authenticate with the AMRM token the RM gave it at launch (in the file named by %s)",
+			caller(ctx), rpc.EnvTokenFile)
+	}
+	id, err := rpc.ParseAMRMIdentifier(ci.Token)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.ClassAccessControl, "the connection's token: %v", err)
+	}
+	return id.GetAppAttemptId(), nil
+}
+
+// amCredentials adds the attempt's AMRM token to the credentials the
+// submitter gave the AM container (checked at submission). Callers hold
+// mu.
+func (r *RM) amCredentials(at *attemptRec, submitted []byte) []byte {
+	creds := &rpc.Credentials{}
+	if len(submitted) > 0 {
+		if c, err := rpc.ParseCredentials(submitted); err == nil {
+			creds = c
+		}
+	}
+	tok := r.amrmToken(at)
+	creds.Add(tok.GetService(), tok)
+	return creds.Marshal()
+}

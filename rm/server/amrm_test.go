@@ -1,0 +1,140 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loomrm/loom/rm"
+	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/hadooppb"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+func containerOf(t testing.TB, s *pb.StartContainerRequestProto) *pb.ContainerIdProto {
+	var tok pb.ContainerTokenIdentifierProto
+	if err := proto.Unmarshal(s.GetContainerToken().GetIdentifier(), &tok); err != nil {
+		t.Fatal(err)
+	}
+	return tok.GetContainerId()
+}
+
+// TestAMRMTokenRefusals: one app cannot register, allocate or finish for
+// another. Without a token, with a forged one, with one of another key,
+// of an attempt that failed or of an app that ended, the scheduler says
+// no, and the app the caller aimed at goes on untouched.
+func TestAMRMTokenRefusals(t *testing.T) {
+	r := startRM(t)
+	nm := startNM(t, r.Addr("tracker"), 16384, 16)
+	ac := clientOf(t, r, "alice")
+	ctx := context.Background()
+	victim := submit(t, ac, "default", 1024)
+	other := submit(t, ac, "default", 1024)
+	nm.beat()
+	starts := nm.waitStarts(2)
+	victimStart, otherStart := starts[0], starts[1]
+	if containerOf(t, victimStart).GetAppAttemptId().GetApplicationId().GetId() != victim.GetId() {
+		victimStart, otherStart = otherStart, victimStart
+	}
+	victimTok := amToken(t, victimStart)
+	var vid pb.AMRMTokenIdentifierProto
+	proto.Unmarshal(victimTok.GetIdentifier(), &vid)
+	victimAttempt := rpc.AttemptIDString(vid.GetAppAttemptId())
+
+	// The victim's own AM registers: its app is RUNNING.
+	if _, err := amClient(t, r, victimStart).RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{}); err != nil {
+		t.Fatal(err)
+	}
+	forged := proto.Clone(victimTok).(*hadooppb.TokenProto)
+	forged.Password = rpc.TokenPassword([]byte("a guessed key"), forged.GetIdentifier())
+	otherKey := proto.Clone(&vid).(*pb.AMRMTokenIdentifierProto)
+	otherKey.KeyId = proto.Int32(r.amrmKey.GetKeyId() + 1)
+	otherKeyID, _ := proto.Marshal(otherKey)
+	noAttempt, _ := proto.Marshal(&pb.AMRMTokenIdentifierProto{KeyId: r.amrmKey.KeyId})
+	signed := func(id []byte) *hadooppb.TokenProto {
+		return &hadooppb.TokenProto{Identifier: id, Password: rpc.TokenPassword(r.amrmKey.GetBytes(), id),
+			Kind: proto.String(rpc.AMRMTokenKind), Service: victimTok.Service}
+	}
+	calls := map[string]func(rpc.ApplicationMasterClient) error{
+		"register": func(c rpc.ApplicationMasterClient) error {
+			_, err := c.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
+			return err
+		},
+		"allocate": func(c rpc.ApplicationMasterClient) error {
+			_, err := c.Allocate(ctx, &pb.AllocateRequestProto{Ask: []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(1)},
+				ResourceName: proto.String("*"), Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)},
+				NumContainers: proto.Int32(5)}}})
+			return err
+		},
+		"finish": func(c rpc.ApplicationMasterClient) error {
+			_, err := c.FinishApplicationMaster(ctx, &pb.FinishApplicationMasterRequestProto{
+				FinalApplicationStatus: pb.FinalApplicationStatusProto_APP_FAILED.Enum(), Diagnostics: proto.String("hijacked")})
+			return err
+		},
+	}
+	tests := []struct {
+		name         string
+		opts         rpc.ClientOptions
+		class, where string
+	}{
+		// The old way: SIMPLE auth, the user named as the victim's attempt.
+		{"no token, posing as the attempt", rpc.ClientOptions{User: victimAttempt}, rpc.ClassAccessControl,
+			"No AMRMToken found for user " + victimAttempt},
+		{"no token, SASL", rpc.ClientOptions{User: victimAttempt, SASL: true}, rpc.ClassAccessControl, "No AMRMToken found"},
+		{"forged password", rpc.ClientOptions{Token: forged}, rpc.ClassSasl, "Mismatched response"},
+		{"another master key", rpc.ClientOptions{Token: signed(otherKeyID)}, rpc.ClassInvalidToken, "is not this RM's"},
+		{"no attempt in the token", rpc.ClientOptions{Token: signed(noAttempt)}, rpc.ClassInvalidToken, "not an AMRMTokenIdentifier"},
+		{"a container token", rpc.ClientOptions{Token: victimStart.GetContainerToken()}, rpc.ClassInvalidToken, "not an AMRMTokenIdentifier"},
+	}
+	for _, tc := range tests {
+		for name, call := range calls {
+			err := call(amClientWith(t, r, tc.opts))
+			if err == nil || (tc.class != "" && !rpc.IsClass(err, tc.class)) || !strings.Contains(err.Error(), tc.where) {
+				t.Errorf("%s, %s: err %v; want %s naming %q", tc.name, name, err, tc.class, tc.where)
+			}
+		}
+	}
+	rep := report(t, ac, victim)
+	if rep.GetYarnApplicationState() != pb.YarnApplicationStateProto_RUNNING {
+		t.Fatalf("after the refused calls the victim is %v (%s)", rep.GetYarnApplicationState(), rep.GetDiagnostics())
+	}
+	r.mu.Lock()
+	asked := len(r.apps[rm.AppID(victim.GetId())].asks) + len(r.apps[rm.AppID(other.GetId())].asks)
+	r.mu.Unlock()
+	if asked != 0 {
+		t.Errorf("the refused allocates left %d asks", asked)
+	}
+
+	// The other app's own token finishes the other app, never the victim.
+	if err := calls["register"](amClient(t, r, otherStart)); err != nil {
+		t.Fatal(err)
+	}
+	if err := calls["finish"](amClient(t, r, otherStart)); err != nil {
+		t.Fatal(err)
+	}
+	if st := report(t, ac, other).GetFinalApplicationStatus(); st != pb.FinalApplicationStatusProto_APP_FAILED {
+		t.Errorf("the other app, finished with its own token: %v", st)
+	}
+	if st := report(t, ac, victim).GetYarnApplicationState(); st != pb.YarnApplicationStateProto_RUNNING {
+		t.Errorf("the victim, after the other app finished: %v", st)
+	}
+	// An ended app's token opens no new connection.
+	if err := calls["allocate"](amClient(t, r, otherStart)); !rpc.IsClass(err, rpc.ClassInvalidToken) || !strings.Contains(err.Error(), "not a running attempt") {
+		t.Errorf("the ended app's token: %v", err)
+	}
+
+	// The victim's AM dies: its first attempt's token is dead with it, and
+	// attempt 2 gets a token of its own.
+	nm.finish(containerOf(t, victimStart), 1)
+	nm.beat()
+	nm.beat()
+	second := nm.waitStarts(3)[2]
+	if err := calls["register"](amClient(t, r, victimStart)); !rpc.IsClass(err, rpc.ClassInvalidToken) || !strings.Contains(err.Error(), "Password not found for ApplicationAttempt "+victimAttempt) {
+		t.Errorf("attempt 1's token after it failed: %v", err)
+	}
+	if err := calls["register"](amClient(t, r, second)); err != nil {
+		t.Errorf("attempt 2 with its own token: %v", err)
+	}
+}
