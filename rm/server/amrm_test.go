@@ -138,3 +138,42 @@ func TestAMRMTokenRefusals(t *testing.T) {
 		t.Errorf("attempt 2 with its own token: %v", err)
 	}
 }
+
+// The submitter's own tokens (an HDFS delegation token, say) reach the AM
+// beside its AMRM token; tokens that are not Hadoop credentials are
+// refused at submission, naming why, and no app is made.
+func TestSubmittedCredentials(t *testing.T) {
+	r := startRM(t)
+	nm := startNM(t, r.Addr("tracker"), 8192, 8)
+	ac := clientOf(t, r, "dora")
+	ctx := context.Background()
+	hdfs := &hadooppb.TokenProto{Identifier: []byte("dt"), Password: []byte("pw"), Kind: proto.String("HDFS_DELEGATION_TOKEN"),
+		Service: proto.String("127.0.0.1:8020")}
+	submitWith := func(tokens []byte) (*pb.ApplicationIdProto, error) {
+		na, err := ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
+			ApplicationId: na.GetApplicationId(), Resource: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)},
+			AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{"true"}, Tokens: tokens}}})
+		return na.GetApplicationId(), err
+	}
+	bad, err := submitWith([]byte("not credentials"))
+	if !rpc.IsClass(err, rpc.ClassYarnException) || !strings.Contains(err.Error(), "the AM container's tokens are not Hadoop credentials: credentials: not Hadoop token storage") {
+		t.Errorf("garbage tokens: %v", err)
+	}
+	if _, err := ac.GetApplicationReport(ctx, &pb.GetApplicationReportRequestProto{ApplicationId: bad}); !rpc.IsClass(err, rpc.ClassApplicationNotFound) {
+		t.Errorf("the refused app exists: %v", err)
+	}
+	creds := &rpc.Credentials{}
+	creds.Add(hdfs.GetService(), hdfs)
+	if _, err := submitWith(creds.Marshal()); err != nil {
+		t.Fatal(err)
+	}
+	nm.beat()
+	got, err := rpc.ParseCredentials(nm.waitStarts(1)[0].GetContainerLaunchContext().GetTokens())
+	if err != nil || len(got.Tokens) != 2 || string(got.Find("HDFS_DELEGATION_TOKEN").GetPassword()) != "pw" || got.Find(rpc.AMRMTokenKind) == nil {
+		t.Fatalf("the AM's credentials: %+v %v", got, err)
+	}
+}
