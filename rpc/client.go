@@ -197,7 +197,7 @@ func (c *Conn) handshake(ctx context.Context) error {
 		switch s.GetState() {
 		case hadooppb.RpcSaslProto_SUCCESS: // a SIMPLE-only server
 		case hadooppb.RpcSaslProto_NEGOTIATE:
-			if tokenAuth, b, err = c.chooseAuth(s.GetAuths()); err != nil {
+			if tokenAuth, err = c.chooseAuth(s.GetAuths()); err != nil {
 				return err
 			}
 		default:
@@ -246,36 +246,35 @@ func (c *Conn) saslRoundTrip(b []byte) (*hadooppb.RpcSaslProto, error) {
 // chooseAuth picks from the server's offer as Hadoop's SaslRpcClient
 // does, in the server's order: TOKEN when this client holds a token,
 // SIMPLE otherwise. For TOKEN it answers the challenge and checks the
-// server's rspauth; it returns what is left to send before the
-// connection context.
-func (c *Conn) chooseAuth(auths []*hadooppb.RpcSaslProto_SaslAuth) (tokenAuth bool, rest []byte, err error) {
+// server's rspauth.
+func (c *Conn) chooseAuth(auths []*hadooppb.RpcSaslProto_SaslAuth) (tokenAuth bool, err error) {
 	for _, a := range auths {
 		switch {
 		case a.GetMethod() == saslSimpleMethod:
-			return false, nil, nil
+			return false, nil
 		case a.GetMethod() == saslTokenMethod && a.GetMechanism() == saslDigestMech && c.opts.Token != nil:
 			if len(a.GetChallenge()) == 0 {
-				return false, nil, errors.New("SASL negotiation: the server offered TOKEN auth without a DIGEST-MD5 challenge")
+				return false, errors.New("SASL negotiation: the server offered TOKEN auth without a DIGEST-MD5 challenge")
 			}
 			resp, check, err := digestClient(a.GetChallenge(), c.opts.Token.GetIdentifier(), c.opts.Token.GetPassword())
 			if err != nil {
-				return false, nil, err
+				return false, err
 			}
 			chosen := proto.Clone(a).(*hadooppb.RpcSaslProto_SaslAuth)
 			chosen.Challenge = nil
 			b, err := AppendFrame(nil, c.header(SASLCallID), &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_INITIATE.Enum(),
 				Token: resp, Auths: []*hadooppb.RpcSaslProto_SaslAuth{chosen}})
 			if err != nil {
-				return false, nil, err
+				return false, err
 			}
 			s, err := c.saslRoundTrip(b)
 			if err != nil {
-				return false, nil, err
+				return false, err
 			}
 			if s.GetState() != hadooppb.RpcSaslProto_SUCCESS {
-				return false, nil, fmt.Errorf("SASL negotiation: the server answered the DIGEST-MD5 response with %v", s.GetState())
+				return false, fmt.Errorf("SASL negotiation: the server answered the DIGEST-MD5 response with %v", s.GetState())
 			}
-			return true, nil, check(s.GetToken())
+			return true, check(s.GetToken())
 		}
 	}
 	var offered []string
@@ -283,9 +282,9 @@ func (c *Conn) chooseAuth(auths []*hadooppb.RpcSaslProto_SaslAuth) (tokenAuth bo
 		offered = append(offered, a.GetMethod())
 	}
 	if c.opts.Token == nil {
-		return false, nil, fmt.Errorf("the server accepts %v and this client holds no token for it", offered)
+		return false, fmt.Errorf("the server accepts %v and this client holds no token for it", offered)
 	}
-	return false, nil, fmt.Errorf("the server accepts %v: none that Loom's client speaks", offered)
+	return false, fmt.Errorf("the server accepts %v: none that Loom's client speaks", offered)
 }
 
 func (c *Conn) header(id int32) *hadooppb.RpcRequestHeaderProto {

@@ -217,7 +217,8 @@ every address on 127.0.0.1) and drive it over real RPC on loopback:
 simulated NodeManagers register and heartbeat over the resource tracker and
 serve ContainerManagementProtocol, on which the RM launches each app's AM
 container; the apps are submitted over the client protocol, and each AM,
-identified by its attempt id, registers, asks for its tasks (a share of them
+authenticating with the AMRM token in its launch credentials (SASL
+DIGEST-MD5), registers, asks for its tasks (a share of them
 ALTRUISTIC), starts each granted container on its node (in process), sees
 the completions in its allocate replies and finishes SUCCEEDED.
 

@@ -150,14 +150,7 @@ func TestSubmittedCredentials(t *testing.T) {
 	hdfs := &hadooppb.TokenProto{Identifier: []byte("dt"), Password: []byte("pw"), Kind: proto.String("HDFS_DELEGATION_TOKEN"),
 		Service: proto.String("127.0.0.1:8020")}
 	submitWith := func(tokens []byte) (*pb.ApplicationIdProto, error) {
-		na, err := ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
-			ApplicationId: na.GetApplicationId(), Resource: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)},
-			AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{"true"}, Tokens: tokens}}})
-		return na.GetApplicationId(), err
+		return submitLaunch(t, ac, "default", 1024, &pb.ContainerLaunchContextProto{Command: []string{"true"}, Tokens: tokens})
 	}
 	bad, err := submitWith([]byte("not credentials"))
 	if !rpc.IsClass(err, rpc.ClassYarnException) || !strings.Contains(err.Error(), "the AM container's tokens are not Hadoop credentials: credentials: not Hadoop token storage") {

@@ -178,8 +178,18 @@ func clientOf(t testing.TB, r *RM, user string) rpc.ApplicationClient {
 	return rpc.ApplicationClient{C: cl}
 }
 
-// submit makes and submits an app whose AM runs cmd.
+// submit makes and submits an app whose AM runs a command.
 func submit(t testing.TB, ac rpc.ApplicationClient, queue string, amMB int64) *pb.ApplicationIdProto {
+	t.Helper()
+	id, err := submitLaunch(t, ac, queue, amMB, &pb.ContainerLaunchContextProto{Command: []string{"echo", "hi"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// submitLaunch makes and submits an app whose AM container is clc.
+func submitLaunch(t testing.TB, ac rpc.ApplicationClient, queue string, amMB int64, clc *pb.ContainerLaunchContextProto) (*pb.ApplicationIdProto, error) {
 	t.Helper()
 	ctx := context.Background()
 	na, err := ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
@@ -189,11 +199,8 @@ func submit(t testing.TB, ac rpc.ApplicationClient, queue string, amMB int64) *p
 	_, err = ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
 		ApplicationId: na.GetApplicationId(), ApplicationName: proto.String("test"), Queue: proto.String(queue),
 		Resource:        &pb.ResourceProto{Memory: proto.Int64(amMB), VirtualCores: proto.Int32(1)},
-		AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{"echo", "hi"}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return na.GetApplicationId()
+		AmContainerSpec: clc}})
+	return na.GetApplicationId(), err
 }
 
 func report(t testing.TB, ac rpc.ApplicationClient, id *pb.ApplicationIdProto) *pb.ApplicationReportProto {
