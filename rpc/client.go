@@ -486,6 +486,14 @@ func (c *Client) conn(ctx context.Context) (*Conn, error) {
 	return cn, nil
 }
 
+// SetToken replaces the token new connections authenticate with, as when
+// the RM rolls an AM's AMRM token; open connections stay as they are.
+func (c *Client) SetToken(t *hadooppb.TokenProto) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.opts.Token = t
+}
+
 // Call sends a call over one of the pooled connections.
 func (c *Client) Call(ctx context.Context, protocol, method string, req, resp proto.Message, opts ...CallOption) error {
 	var o callOpts

@@ -259,6 +259,11 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 		delete(c.releasing, cs.GetContainerId().GetId())
 	}
 	c.respID = resp.GetResponseId()
+	if tok := resp.GetAmRmToken(); tok != nil {
+		// The RM rolled its AMRM key: the next connection uses the new
+		// token, as Hadoop's AMRMClient does.
+		c.rpc.SetToken(tok)
+	}
 	c.sent = now
 	out := &Response{Tokens: map[int64]*pb.ContainerProto{}, Completed: resp.GetCompletedContainerStatuses(),
 		PAltruism: resp.GetLoomPAltruism(), Nodes: int(resp.GetNumClusterNodes())}

@@ -20,6 +20,7 @@ import (
 	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/rm/server"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -235,5 +236,57 @@ func TestDroppedAsksAreCancelled(t *testing.T) {
 		if c := count(got[i]); len(c) != len(w) || c[1] != w[1] || c[2] != w[2] {
 			t.Errorf("call %d asked %v, want %v", i, c, w)
 		}
+	}
+}
+
+// recordingSecrets accepts tokens whose identifier names an attempt and
+// records which identifier each connection authenticated with.
+type recordingSecrets struct {
+	mu   sync.Mutex
+	used []string
+}
+
+func (s *recordingSecrets) RetrievePassword(id []byte) ([]byte, string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.used = append(s.used, string(id))
+	return []byte("pw-" + string(id)), "appattempt_1_0001_000001", nil
+}
+
+// TestClientTakesTheRolledToken: when the RM rolls its AMRM key and sends
+// a new token in an allocate reply, the AM's next connection uses it.
+func TestClientTakesTheRolledToken(t *testing.T) {
+	tok := func(id string) *hadooppb.TokenProto {
+		return &hadooppb.TokenProto{Identifier: []byte(id), Password: []byte("pw-" + id), Kind: proto.String(rpc.AMRMTokenKind), Service: proto.String("scheduler")}
+	}
+	secrets := &recordingSecrets{}
+	srv := rpc.NewServer(rpc.ServerOptions{Secrets: secrets})
+	calls := 0
+	srv.Register(rpc.Protocol{Name: rpc.ApplicationMasterProtocol, Methods: []rpc.Method{
+		rpc.Unary("allocate", func(ctx context.Context, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {
+			calls++
+			resp := &pb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1)}
+			if calls == 1 {
+				resp.AmRmToken = tok("rolled")
+			}
+			return resp, nil
+		})}})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go srv.Serve(ln)
+	defer srv.Close()
+	cl := Dial(Launch{Addr: ln.Addr().String(), Attempt: "appattempt_1_0001_000001", Token: tok("first")})
+	defer cl.Close()
+	ctx := context.Background()
+	if _, err := cl.Allocate(ctx, am.Request{}, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	cl.rpc.Close() // the connection breaks; the next call dials again
+	if _, err := cl.Allocate(ctx, am.Request{}, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	secrets.mu.Lock()
+	defer secrets.mu.Unlock()
+	if len(secrets.used) != 2 || secrets.used[0] != "first" || secrets.used[1] != "rolled" {
+		t.Errorf("connections authenticated with %q, want first then rolled", secrets.used)
 	}
 }

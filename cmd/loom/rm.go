@@ -82,6 +82,9 @@ max attempts, min/max allocation) and Loom's own loom.* keys:
 With yarn.resourcemanager.recovery.enabled=true it keeps apps and attempts in
 a state store (loom.store.kind: local, zookeeper or hdfs; loom.store.dir,
 loom.store.zk-address, loom.store.hdfs-uri) and a restart is work-preserving.
+Each AM authenticates to the scheduler with the AMRM token the RM puts in
+its credentials (SASL DIGEST-MD5); the key behind the tokens rolls every
+yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs (86400).
 yarn.acl.enable and yarn.admin.acl guard kills and P(Altruism). The web UI,
 YARN's REST API and /metrics are on yarn.resourcemanager.webapp.address.
 

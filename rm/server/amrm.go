@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -17,15 +18,85 @@ import (
 // with it, and refuses register, allocate and finish on a connection that
 // has none, so an app cannot call the scheduler for another.
 
-// amrmKeySecret names the AMRM master key in the state store: AMs keep
-// their tokens across an RM restart.
-const amrmKeySecret = "AMRMTokenMasterKey"
+// The AMRM master keys in the state store: AMs keep their tokens across
+// an RM restart.
+const (
+	amrmKeySecret     = "AMRMTokenMasterKey"
+	amrmNextKeySecret = "AMRMTokenNextMasterKey"
+)
+
+// The key rolls as YARN's does: every
+// yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs a next
+// key is made; new tokens are signed with it, and each AM gets one in its
+// next allocate reply (am_rm_token), which Hadoop's AMRMClient and Loom's
+// AM library take for their next connection. 1.5 AM expiries later every
+// live AM has called allocate, so the next key becomes the current one and
+// the old one is forgotten: a token under it opens no new connection.
+// Connections already open stay authenticated.
+
+// amrmActivation is how long a next key waits before it replaces the
+// current one.
+func (r *RM) amrmActivation() time.Duration { return r.cfg.AMExpiry * 3 / 2 }
+
+// rollAMRMKeys makes a next key, or activates it, when it is time. Keys
+// are saved before they are used, outside the lock.
+func (r *RM) rollAMRMKeys(now time.Time) error {
+	r.mu.Lock()
+	cur, next, since := r.amrmKey, r.amrmNext, now.Sub(r.amrmRolled)
+	r.mu.Unlock()
+	switch {
+	case next == nil && since >= r.cfg.AMRMRoll:
+		k := newMasterKey(cur.GetKeyId())
+		if err := r.saveKey(amrmNextKeySecret, k); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		r.amrmNext, r.amrmRolled = k, now
+		r.mu.Unlock()
+		r.log.Info().Int32("key", k.GetKeyId()).Msg("AMRM master key rolled: AMs get tokens under the new key")
+	case next != nil && since >= r.amrmActivation():
+		if err := r.saveKey(amrmKeySecret, next); err != nil {
+			return err
+		}
+		if err := r.saveKey(amrmNextKeySecret, nil); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		r.amrmKey, r.amrmNext = next, nil
+		r.mu.Unlock()
+		r.log.Info().Int32("key", next.GetKeyId()).Int32("retired", cur.GetKeyId()).Msg("AMRM master key activated")
+	}
+	return nil
+}
+
+// signingKey is the key new AMRM tokens are signed with. Callers hold mu.
+func (r *RM) signingKey() *pb.MasterKeyProto {
+	if r.amrmNext != nil {
+		return r.amrmNext
+	}
+	return r.amrmKey
+}
 
 // amrmToken is the AMRM token of an attempt. Callers hold mu.
 func (r *RM) amrmToken(at *attemptRec) *hadooppb.TokenProto {
-	id, _ := proto.Marshal(&pb.AMRMTokenIdentifierProto{AppAttemptId: at.yid, KeyId: r.amrmKey.KeyId})
-	return &hadooppb.TokenProto{Identifier: id, Password: rpc.TokenPassword(r.amrmKey.GetBytes(), id),
+	k := r.signingKey()
+	id, _ := proto.Marshal(&pb.AMRMTokenIdentifierProto{AppAttemptId: at.yid, KeyId: k.KeyId})
+	return &hadooppb.TokenProto{Identifier: id, Password: rpc.TokenPassword(k.GetBytes(), id),
 		Kind: proto.String(rpc.AMRMTokenKind), Service: proto.String(advertised(r.Addr("scheduler")))}
+}
+
+// rolledAMRMToken is a new token for an AM whose connection's token is
+// not under the next key, nil otherwise. Callers hold mu.
+func (r *RM) rolledAMRMToken(ctx context.Context, at *attemptRec) *hadooppb.TokenProto {
+	if r.amrmNext == nil {
+		return nil
+	}
+	if ci, ok := rpc.CallFromContext(ctx); ok {
+		if id, err := rpc.ParseAMRMIdentifier(ci.Token); err == nil && id.GetKeyId() == r.amrmNext.GetKeyId() {
+			return nil
+		}
+	}
+	return r.amrmToken(at)
 }
 
 // amrmSecrets checks AMRM tokens for the scheduler's RPC server.
@@ -40,11 +111,15 @@ func (s amrmSecrets) RetrievePassword(identifier []byte) ([]byte, string, error)
 		return nil, "", err
 	}
 	attempt := rpc.AttemptIDString(id.GetAppAttemptId())
-	if id.GetKeyId() != r.amrmKey.GetKeyId() {
-		return nil, "", fmt.Errorf("Invalid AMRMToken from %s: master key %d is not this RM's", attempt, id.GetKeyId())
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	key := r.amrmKey
+	if r.amrmNext != nil && id.GetKeyId() == r.amrmNext.GetKeyId() {
+		key = r.amrmNext
+	}
+	if id.GetKeyId() != key.GetKeyId() {
+		return nil, "", fmt.Errorf("Invalid AMRMToken from %s: master key %d is not this RM's (retired, or another RM's)", attempt, id.GetKeyId())
+	}
 	a, err := r.appByID(id.GetAppAttemptId().GetApplicationId())
 	if err != nil {
 		return nil, "", fmt.Errorf("Password not found for ApplicationAttempt %s: its app is unknown", attempt)
@@ -52,7 +127,7 @@ func (s amrmSecrets) RetrievePassword(identifier []byte) ([]byte, string, error)
 	if at := a.current(); at == nil || at.n != id.GetAppAttemptId().GetAttemptId() || a.done() {
 		return nil, "", fmt.Errorf("Password not found for ApplicationAttempt %s: it is not a running attempt", attempt)
 	}
-	return rpc.TokenPassword(r.amrmKey.GetBytes(), identifier), attempt, nil
+	return rpc.TokenPassword(key.GetBytes(), identifier), attempt, nil
 }
 
 // tokenAttempt is the attempt named by the AMRM token the call's

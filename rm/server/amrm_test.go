@@ -4,7 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/rs/zerolog"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/rm"
@@ -168,5 +170,109 @@ func TestSubmittedCredentials(t *testing.T) {
 	got, err := rpc.ParseCredentials(nm.waitStarts(1)[0].GetContainerLaunchContext().GetTokens())
 	if err != nil || len(got.Tokens) != 2 || string(got.Find("HDFS_DELEGATION_TOKEN").GetPassword()) != "pw" || got.Find(rpc.AMRMTokenKind) == nil {
 		t.Fatalf("the AM's credentials: %+v %v", got, err)
+	}
+}
+
+// TestAMRMKeyRolls: a rolled key reaches each AM in its next allocate
+// reply; both keys open connections until the new one is activated, after
+// which the old tokens open none (connections already open go on); the
+// keys outlive a restart.
+func TestAMRMKeyRolls(t *testing.T) {
+	conf := []string{"yarn.resourcemanager.recovery.enabled=true", "loom.store.dir=" + t.TempDir(),
+		"yarn.am.liveness-monitor.expiry-interval-ms=1000", "yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs=60"}
+	ctx := context.Background()
+	r1, err := New(testConfig(t, conf...), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r1.Start(); err != nil {
+		t.Fatal(err)
+	}
+	nm := startNM(t, r1.Addr("tracker"), 8192, 8)
+	submit(t, clientOf(t, r1, "erin"), "default", 1024)
+	nm.beat()
+	start := nm.waitStarts(1)[0]
+	old := amToken(t, start)
+	am := amClient(t, r1, start)
+	if _, err := am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{}); err != nil {
+		t.Fatal(err)
+	}
+	respID := int32(0)
+	allocate := func(c rpc.ApplicationMasterClient) *hadooppb.TokenProto {
+		t.Helper()
+		resp, err := c.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(respID)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		respID = resp.GetResponseId()
+		return resp.GetAmRmToken()
+	}
+	opens := func(r *RM, tok *hadooppb.TokenProto) error {
+		c, err := rpc.Dial(ctx, r.Addr("scheduler"), rpc.ClientOptions{Token: tok})
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	if tok := allocate(am); tok != nil {
+		t.Errorf("a token before any roll: %v", tok)
+	}
+	t0 := r1.amrmRolled
+	// Not yet time: nothing happens.
+	if err := r1.rollAMRMKeys(t0.Add(59 * time.Second)); err != nil || r1.amrmNext != nil {
+		t.Fatalf("a roll before the interval: %v %v", r1.amrmNext, err)
+	}
+	if err := r1.rollAMRMKeys(t0.Add(60 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	rolled := allocate(am)
+	oldID, _ := rpc.ParseAMRMIdentifier(old.GetIdentifier())
+	newID, err := rpc.ParseAMRMIdentifier(rolled.GetIdentifier())
+	if err != nil || newID.GetKeyId() == oldID.GetKeyId() || rpc.AttemptIDString(newID.GetAppAttemptId()) != rpc.AttemptIDString(oldID.GetAppAttemptId()) {
+		t.Fatalf("after the roll the AM got %v (%v), want a token for the same attempt under a new key", newID, err)
+	}
+	for name, tok := range map[string]*hadooppb.TokenProto{"old": old, "rolled": rolled} {
+		if err := opens(r1, tok); err != nil {
+			t.Errorf("before activation the %s token: %v", name, err)
+		}
+	}
+	onNew := amClientWith(t, r1, rpc.ClientOptions{Token: rolled})
+	if tok := allocate(onNew); tok != nil {
+		t.Errorf("a connection on the new key was sent another token")
+	}
+	// Activation waits 1.5 AM expiries.
+	r1.rollAMRMKeys(t0.Add(61 * time.Second))
+	if r1.amrmNext == nil {
+		t.Fatal("activated before 1.5 AM expiries")
+	}
+	if err := r1.rollAMRMKeys(t0.Add(61*time.Second + 500*time.Millisecond)); err != nil || r1.amrmNext != nil {
+		t.Fatalf("not activated: %v", err)
+	}
+	if err := opens(r1, old); !rpc.IsClass(err, rpc.ClassInvalidToken) || !strings.Contains(err.Error(), "is not this RM's") {
+		t.Errorf("the retired key's token: %v", err)
+	}
+	if err := opens(r1, rolled); err != nil {
+		t.Errorf("the rolled token after activation: %v", err)
+	}
+	if tok := allocate(am); tok != nil { // the old connection goes on
+		t.Errorf("after activation the old connection was sent %v", tok)
+	}
+	stop, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	r1.Stop(stop)
+	r2, err := New(testConfig(t, conf...), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2.cfg.SchedulerAddr = r1.Addr("scheduler")
+	if err := r2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Stop(ctx)
+	if err := opens(r2, rolled); err != nil {
+		t.Errorf("after a restart the rolled token: %v", err)
+	}
+	if err := opens(r2, old); err == nil {
+		t.Error("after a restart the retired token opens a connection")
 	}
 }

@@ -21,23 +21,24 @@ import (
 
 // Defaults are YARN's, for the keys Loom reads, and Loom's own.
 var Defaults = map[string]string{
-	"yarn.resourcemanager.hostname":                           "0.0.0.0",
-	"yarn.resourcemanager.address":                            "${yarn.resourcemanager.hostname}:8032",
-	"yarn.resourcemanager.scheduler.address":                  "${yarn.resourcemanager.hostname}:8030",
-	"yarn.resourcemanager.resource-tracker.address":           "${yarn.resourcemanager.hostname}:8031",
-	"yarn.resourcemanager.webapp.address":                     "${yarn.resourcemanager.hostname}:8088",
-	"yarn.nm.liveness-monitor.expiry-interval-ms":             "600000",
-	"yarn.am.liveness-monitor.expiry-interval-ms":             "600000",
-	"yarn.resourcemanager.am.max-attempts":                    "2",
-	"yarn.resourcemanager.max-completed-applications":         "1000",
-	"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": "1000",
-	"yarn.scheduler.minimum-allocation-mb":                    "1024",
-	"yarn.scheduler.maximum-allocation-mb":                    "8192",
-	"yarn.scheduler.minimum-allocation-vcores":                "1",
-	"yarn.scheduler.maximum-allocation-vcores":                "4",
-	"yarn.acl.enable":                                         "false",
-	"yarn.admin.acl":                                          "*",
-	"yarn.resourcemanager.recovery.enabled":                   "false",
+	"yarn.resourcemanager.hostname":                                      "0.0.0.0",
+	"yarn.resourcemanager.address":                                       "${yarn.resourcemanager.hostname}:8032",
+	"yarn.resourcemanager.scheduler.address":                             "${yarn.resourcemanager.hostname}:8030",
+	"yarn.resourcemanager.resource-tracker.address":                      "${yarn.resourcemanager.hostname}:8031",
+	"yarn.resourcemanager.webapp.address":                                "${yarn.resourcemanager.hostname}:8088",
+	"yarn.nm.liveness-monitor.expiry-interval-ms":                        "600000",
+	"yarn.am.liveness-monitor.expiry-interval-ms":                        "600000",
+	"yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs": "86400",
+	"yarn.resourcemanager.am.max-attempts":                               "2",
+	"yarn.resourcemanager.max-completed-applications":                    "1000",
+	"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms":            "1000",
+	"yarn.scheduler.minimum-allocation-mb":                               "1024",
+	"yarn.scheduler.maximum-allocation-mb":                               "8192",
+	"yarn.scheduler.minimum-allocation-vcores":                           "1",
+	"yarn.scheduler.maximum-allocation-vcores":                           "4",
+	"yarn.acl.enable":                                                    "false",
+	"yarn.admin.acl":                                                     "*",
+	"yarn.resourcemanager.recovery.enabled":                              "false",
 
 	"loom.scheduler.policy":         "carbyne",
 	"loom.scheduler.p-altruism":     "1",
@@ -56,8 +57,10 @@ var ConfFiles = []string{"core-site.xml", "yarn-site.xml", "loom-site.xml"}
 type Config struct {
 	ClientAddr, SchedulerAddr, TrackerAddr, WebAddr string
 
-	NMExpiry          time.Duration
-	AMExpiry          time.Duration
+	NMExpiry time.Duration
+	AMExpiry time.Duration
+	// AMRMRoll is how often the AMRM master key is replaced.
+	AMRMRoll          time.Duration
 	HeartbeatInterval time.Duration
 	MaxAttempts       int
 	// MaxCompleted is how many finished apps the RM remembers.
@@ -115,6 +118,7 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	cfg.WebAddr = addr("yarn.resourcemanager.webapp.address")
 	cfg.NMExpiry = positive("yarn.nm.liveness-monitor.expiry-interval-ms")
 	cfg.AMExpiry = positive("yarn.am.liveness-monitor.expiry-interval-ms")
+	cfg.AMRMRoll = time.Duration(integer("yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs", 1)) * time.Second
 	cfg.HeartbeatInterval = positive("loom.heartbeat.interval-ms")
 	cfg.MaxAttempts = int(integer("yarn.resourcemanager.am.max-attempts", 1))
 	cfg.MaxCompleted = int(integer("yarn.resourcemanager.max-completed-applications", 0))
@@ -136,6 +140,12 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		if cfg.MinAlloc[k.kind] > cfg.MaxAlloc[k.kind] {
 			return cfg, c.Errorf(k.min, "%v is above %s = %v", cfg.MinAlloc[k.kind], k.max, cfg.MaxAlloc[k.kind])
 		}
+	}
+	if cfg.AMRMRoll <= 3*cfg.AMExpiry {
+		// A new key is used only once every live AM has had a token
+		// under it: 1.5 AM expiries after it was made.
+		return cfg, c.Errorf("yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs",
+			"%v should be more than 3 X yarn.am.liveness-monitor.expiry-interval-ms (%v)", cfg.AMRMRoll, cfg.AMExpiry)
 	}
 	if cfg.NMExpiry <= cfg.HeartbeatInterval {
 		return cfg, c.Errorf("yarn.nm.liveness-monitor.expiry-interval-ms",

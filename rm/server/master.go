@@ -204,6 +204,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		NumClusterNodes: proto.Int32(int32(live)),
 		LoomShare:       rpc.ResourceFromVector(share), LoomPAltruism: proto.Float64(pAltruism),
 		LoomLeftover: rpc.ResourceFromVector(capacity.Sub(used).ClampZero()), LoomClusterCapacity: rpc.ResourceFromVector(capacity)}
+	resp.AmRmToken = r.rolledAMRMToken(ctx, at)
 	a.newConts, a.newKeys, a.completed = nil, nil, nil
 	a.lastResp = resp
 	return resp, nil

@@ -69,8 +69,10 @@ type RM struct {
 	epoch int64
 	// tokenKey signs container tokens; NMs get it when they register.
 	tokenKey *pb.MasterKeyProto
-	// amrmKey signs AMRM tokens.
-	amrmKey *pb.MasterKeyProto
+	// amrmKey signs AMRM tokens; amrmNext, made at the last roll, signs
+	// the new ones until it replaces amrmKey (see amrm.go).
+	amrmKey, amrmNext *pb.MasterKeyProto
+	amrmRolled        time.Time
 
 	metrics    *metrics
 	timeline   timeline
@@ -182,6 +184,13 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 	if err == nil {
 		r.amrmKey, err = r.masterKey(state, amrmKeySecret)
 	}
+	if err == nil {
+		r.amrmNext, err = r.storedKey(state, amrmNextKeySecret)
+		if r.amrmNext.GetKeyId() == r.amrmKey.GetKeyId() {
+			r.amrmNext = nil // the RM died activating it
+		}
+	}
+	r.amrmRolled = now
 	if err != nil {
 		if r.store != nil {
 			r.store.Close()
@@ -205,29 +214,53 @@ const containerKeySecret = "ContainerTokenMasterKey"
 // one): the one the state store kept under name, so that tokens issued
 // before a restart stay valid, or a new one.
 func (r *RM) masterKey(state *store.State, name string) (*pb.MasterKeyProto, error) {
-	if state != nil {
-		if b, ok := state.Secrets[name]; ok {
-			k := &pb.MasterKeyProto{}
-			if err := proto.Unmarshal(b, k); err != nil || len(k.GetBytes()) == 0 {
-				return nil, fmt.Errorf("the state store's %s is damaged: %v", name, err)
-			}
-			return k, nil
-		}
+	if k, err := r.storedKey(state, name); k != nil || err != nil {
+		return k, err
 	}
-	secret := make([]byte, 64)
-	if _, err := rand.Read(secret); err != nil {
-		return nil, err
+	k := newMasterKey(0)
+	return k, r.saveKey(name, k)
+}
+
+// storedKey is the master key the state store kept under name, nil if
+// none (or an empty record: a key that was retired).
+func (r *RM) storedKey(state *store.State, name string) (*pb.MasterKeyProto, error) {
+	if state == nil || len(state.Secrets[name]) == 0 {
+		return nil, nil
 	}
-	k := &pb.MasterKeyProto{KeyId: proto.Int32(int32(binary.BigEndian.Uint32(secret) >> 1)), Bytes: secret}
-	if r.store != nil {
-		b, _ := proto.Marshal(k)
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		defer cancel()
-		if err := r.store.PutSecret(ctx, name, b); err != nil {
-			return nil, fmt.Errorf("saving the %s: %w", name, err)
-		}
+	k := &pb.MasterKeyProto{}
+	if err := proto.Unmarshal(state.Secrets[name], k); err != nil || len(k.GetBytes()) == 0 {
+		return nil, fmt.Errorf("the state store's %s is damaged: %v", name, err)
 	}
 	return k, nil
+}
+
+// newMasterKey makes a random 64-byte key whose id is not notID.
+func newMasterKey(notID int32) *pb.MasterKeyProto {
+	for {
+		secret := make([]byte, 64)
+		rand.Read(secret)
+		if id := int32(binary.BigEndian.Uint32(secret) >> 1); id != notID {
+			return &pb.MasterKeyProto{KeyId: proto.Int32(id), Bytes: secret}
+		}
+	}
+}
+
+// saveKey keeps a master key in the state store, if there is one; a nil
+// key empties the record.
+func (r *RM) saveKey(name string, k *pb.MasterKeyProto) error {
+	if r.store == nil {
+		return nil
+	}
+	var b []byte
+	if k != nil {
+		b, _ = proto.Marshal(k)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := r.store.PutSecret(ctx, name, b); err != nil {
+		return fmt.Errorf("saving the %s: %w", name, err)
+	}
+	return nil
 }
 
 // openStore opens the state store, counts this start in its epoch and
@@ -402,6 +435,9 @@ func (r *RM) monitor() {
 			}
 		}
 		r.mu.Unlock()
+		if err := r.rollAMRMKeys(now); err != nil {
+			r.log.Error().Err(err).Msg("the AMRM master key was not rolled; the current one stays in use")
+		}
 	}
 }
 

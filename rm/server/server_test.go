@@ -501,6 +501,9 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{"loom.queue.default.weight=-1", "weight -1 must be positive"},
 		{"loom.queues=a,a", `queue "a" is listed twice`},
 		{"loom.heartbeat.interval-ms=abc", `loom.heartbeat.interval-ms: "abc" is not an integer`},
+		{"yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs=1800",
+			"yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs: 30m0s should be more than 3 X yarn.am.liveness-monitor.expiry-interval-ms (10m0s)"},
+		{"yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs=0", "below the minimum of 1"},
 	}
 	for _, tc := range tests {
 		c := hadoopconf.New(Defaults)
@@ -513,7 +516,7 @@ func TestConfigRefusesBadValues(t *testing.T) {
 	}
 	cfg, err := LoadConfig(hadoopconf.New(Defaults))
 	if err != nil || cfg.ClientAddr != "0.0.0.0:8032" || cfg.SchedulerAddr != "0.0.0.0:8030" || cfg.TrackerAddr != "0.0.0.0:8031" ||
-		cfg.MaxAttempts != 2 || cfg.Queues["default"] != 1 {
+		cfg.MaxAttempts != 2 || cfg.Queues["default"] != 1 || cfg.AMRMRoll != 24*time.Hour {
 		t.Errorf("defaults: %+v, %v", cfg, err)
 	}
 }
