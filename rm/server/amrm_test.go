@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/rm"
@@ -181,13 +180,7 @@ func TestAMRMKeyRolls(t *testing.T) {
 	conf := []string{"yarn.resourcemanager.recovery.enabled=true", "loom.store.dir=" + t.TempDir(),
 		"yarn.am.liveness-monitor.expiry-interval-ms=1000", "yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs=60"}
 	ctx := context.Background()
-	r1, err := New(testConfig(t, conf...), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r1.Start(); err != nil {
-		t.Fatal(err)
-	}
+	r1 := startRM(t, conf...)
 	nm := startNM(t, r1.Addr("tracker"), 8192, 8)
 	submit(t, clientOf(t, r1, "erin"), "default", 1024)
 	nm.beat()
@@ -260,15 +253,7 @@ func TestAMRMKeyRolls(t *testing.T) {
 	stop, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	r1.Stop(stop)
-	r2, err := New(testConfig(t, conf...), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r2.cfg.SchedulerAddr = r1.Addr("scheduler")
-	if err := r2.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer r2.Stop(ctx)
+	r2 := startRM(t, append(conf, "yarn.resourcemanager.scheduler.address="+r1.Addr("scheduler"))...)
 	if err := opens(r2, rolled); err != nil {
 		t.Errorf("after a restart the rolled token: %v", err)
 	}
