@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -330,15 +331,8 @@ func (s clientService) GetContainers(ctx context.Context, req *pb.GetContainersR
 	}
 	at := a.attempts[want.GetAttemptId()-1]
 	resp := &pb.GetContainersResponseProto{}
-	ids := make([]rm.ContainerID, 0)
-	for id, cr := range r.conts {
-		if cr.attempt == at {
-			ids = append(ids, id)
-		}
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		cr := r.conts[id]
+	conts := slices.SortedFunc(slices.Values(at.conts), func(x, y *contRec) int { return cmp.Compare(x.c.ID, y.c.ID) })
+	for _, cr := range conts {
 		resp.Containers = append(resp.Containers, &pb.ContainerReportProto{ContainerId: cr.yid, Resource: rpc.ResourceFromVector(cr.c.Resource),
 			NodeId: cr.node.yid, Priority: &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))},
 			CreationTime: millis(cr.created), FinishTime: millis(cr.finished), DiagnosticsInfo: proto.String(cr.diag),

@@ -265,6 +265,7 @@ func (r *RM) adopt(n *nodeRec, statuses []*pb.NMContainerStatusProto) []*pb.Cont
 			created: time.UnixMilli(cs.GetCreationTime())}
 		r.conts[id] = cr
 		n.conts[id] = cr
+		at.conts = append(at.conts, cr)
 		a.track(cr)
 		a.nodesUsed[n] = true
 		if cr.isAM {

@@ -126,6 +126,9 @@ type attemptRec struct {
 	// must register again. awaitingAM: no node has reported its AM
 	// container yet.
 	recovered, awaitingAM bool
+	// conts are the attempt's containers, live and ended, so that a
+	// report or a retirement need not scan every container of the RM.
+	conts []*contRec
 }
 
 type contRec struct {
@@ -478,6 +481,7 @@ func (r *RM) allocated(c rm.Container) {
 		created: time.Now(), yid: &pb.ContainerIdProto{AppId: a.yid, AppAttemptId: at.yid, Id: proto.Int64(int64(c.ID))}}
 	r.conts[c.ID] = cr
 	n.conts[c.ID] = cr
+	at.conts = append(at.conts, cr)
 	a.track(cr)
 	a.nodesUsed[n] = true
 	r.metrics.allocated(c.Kind)
@@ -678,10 +682,10 @@ func (r *RM) forgetCompleted() {
 			delete(r.apps, a.id)
 			delete(r.timeline.apps, a.id)
 			r.unpersistApp(a)
-			for id, cr := range r.conts {
-				if cr.app == a {
-					delete(r.conts, id)
-					delete(cr.node.conts, id)
+			for _, at := range a.attempts {
+				for _, cr := range at.conts {
+					delete(r.conts, cr.c.ID)
+					delete(cr.node.conts, cr.c.ID)
 				}
 			}
 			continue

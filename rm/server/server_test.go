@@ -629,3 +629,62 @@ func TestTheSameAskAgainIsANewAsk(t *testing.T) {
 		t.Errorf("the retry got the released container %d back", failed.GetId())
 	}
 }
+
+// TestContainersByAttempt: getContainers lists an attempt's own
+// containers, live and ended, in id order, from the attempt's index; a
+// forgotten app takes its container records with it.
+func TestContainersByAttempt(t *testing.T) {
+	r := startRM(t, "yarn.resourcemanager.max-completed-applications=1")
+	nm := startNM(t, r.Addr("tracker"), 16384, 16)
+	ac := clientOf(t, r, "fay")
+	ctx := context.Background()
+	id := submit(t, ac, "default", 1024)
+	nm.beat()
+	first := nm.waitStarts(1)[0]
+	am := amClient(t, r, first)
+	am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
+	am.Allocate(ctx, &pb.AllocateRequestProto{Ask: []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(1)},
+		ResourceName: proto.String("*"), Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)},
+		NumContainers: proto.Int32(2)}}})
+	nm.beat()
+	nm.finish(containerOf(t, first), 1) // attempt 1's AM dies
+	nm.beat()
+	nm.beat()
+	second := nm.waitStarts(2)[1]
+	list := func(attempt int32) []int64 {
+		resp, err := ac.GetContainers(ctx, &pb.GetContainersRequestProto{ApplicationAttemptId: &pb.ApplicationAttemptIdProto{
+			ApplicationId: id, AttemptId: proto.Int32(attempt)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for _, c := range resp.GetContainers() {
+			ids = append(ids, c.GetContainerId().GetId())
+		}
+		return ids
+	}
+	a1 := containerOf(t, first).GetId()
+	if got := list(1); len(got) != 3 || got[0] != a1 || got[1] != a1+1 || got[2] != a1+2 {
+		t.Errorf("attempt 1's containers %v, want its AM %d and its 2 tasks, in order", got, a1)
+	}
+	if got := list(2); len(got) != 1 || got[0] != containerOf(t, second).GetId() {
+		t.Errorf("attempt 2's containers %v, want its AM only", got)
+	}
+	// Two more apps end: the first is forgotten, and so are its records.
+	for range 2 {
+		other := submit(t, ac, "default", 1024)
+		ac.ForceKillApplication(ctx, &pb.KillApplicationRequestProto{ApplicationId: other})
+	}
+	ac.ForceKillApplication(ctx, &pb.KillApplicationRequestProto{ApplicationId: id})
+	ac.ForceKillApplication(ctx, &pb.KillApplicationRequestProto{ApplicationId: submit(t, ac, "default", 1024)})
+	if _, err := ac.GetApplicationReport(ctx, &pb.GetApplicationReportRequestProto{ApplicationId: id}); !rpc.IsClass(err, rpc.ClassApplicationNotFound) {
+		t.Fatalf("the app was not forgotten: %v", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for cid, cr := range r.conts {
+		if rpc.AppIDString(cr.app.yid) == rpc.AppIDString(id) {
+			t.Errorf("container %d of the forgotten app is still kept", cid)
+		}
+	}
+}
