@@ -225,13 +225,17 @@ func (r *RM) masterKey(state *store.State, name string) (*pb.MasterKeyProto, err
 }
 
 // storedKey is the master key the state store kept under name, nil if
-// none (or an empty record: a key that was retired).
+// none.
 func (r *RM) storedKey(state *store.State, name string) (*pb.MasterKeyProto, error) {
-	if state == nil || len(state.Secrets[name]) == 0 {
+	if state == nil {
+		return nil, nil
+	}
+	b, ok := state.Secrets[name]
+	if !ok {
 		return nil, nil
 	}
 	k := &pb.MasterKeyProto{}
-	if err := proto.Unmarshal(state.Secrets[name], k); err != nil || len(k.GetBytes()) == 0 {
+	if err := proto.Unmarshal(b, k); err != nil || len(k.GetBytes()) == 0 {
 		return nil, fmt.Errorf("the state store's %s is damaged: %v", name, err)
 	}
 	return k, nil
@@ -249,18 +253,21 @@ func newMasterKey(notID int32) *pb.MasterKeyProto {
 }
 
 // saveKey keeps a master key in the state store, if there is one; a nil
-// key empties the record.
+// key removes it.
 func (r *RM) saveKey(name string, k *pb.MasterKeyProto) error {
 	if r.store == nil {
 		return nil
 	}
-	var b []byte
-	if k != nil {
-		b, _ = proto.Marshal(k)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	if err := r.store.PutSecret(ctx, name, b); err != nil {
+	var err error
+	if k == nil {
+		err = r.store.RemoveSecret(ctx, name)
+	} else {
+		b, _ := proto.Marshal(k)
+		err = r.store.PutSecret(ctx, name, b)
+	}
+	if err != nil {
 		return fmt.Errorf("saving the %s: %w", name, err)
 	}
 	return nil
