@@ -552,17 +552,26 @@ func TestOldFinishedAppsAreForgotten(t *testing.T) {
 	}
 }
 
+// registeredAM starts an RM and a 32 GB node, submits an app for user and
+// registers its AM.
+func registeredAM(t *testing.T, user string) (*testNM, rpc.ApplicationMasterClient) {
+	t.Helper()
+	r := startRM(t)
+	nm := startNM(t, r.Addr("tracker"), 32768, 32)
+	submit(t, clientOf(t, r, user), "default", 1024)
+	nm.beat()
+	am := amClient(t, r, nm.waitStarts(1)[0])
+	if _, err := am.RegisterApplicationMaster(context.Background(), &pb.RegisterApplicationMasterRequestProto{}); err != nil {
+		t.Fatal(err)
+	}
+	return nm, am
+}
+
 // TestInFlightContainersServeTheAsk: an AM that asks again before it has
 // seen the containers already granted for its ask does not get them twice.
 func TestInFlightContainersServeTheAsk(t *testing.T) {
-	r := startRM(t)
-	nm := startNM(t, r.Addr("tracker"), 32768, 32)
-	ac := clientOf(t, r, "gina")
-	submit(t, ac, "default", 1024)
-	nm.beat()
-	am := amClient(t, r, nm.waitStarts(1)[0])
+	nm, am := registeredAM(t, "gina")
 	ctx := context.Background()
-	am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
 	ask := []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
 		Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(3)}}
 	resp, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: ask})
@@ -587,14 +596,8 @@ func TestInFlightContainersServeTheAsk(t *testing.T) {
 // the first; it gets a second container (an ask is outstanding for one
 // fewer once granted, as YARN counts it).
 func TestTheSameAskAgainIsANewAsk(t *testing.T) {
-	r := startRM(t)
-	nm := startNM(t, r.Addr("tracker"), 32768, 32)
-	ac := clientOf(t, r, "hal")
-	submit(t, ac, "default", 1024)
-	nm.beat()
-	am := amClient(t, r, nm.waitStarts(1)[0])
+	nm, am := registeredAM(t, "hal")
 	ctx := context.Background()
-	am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
 	askFor := func(prio int32, n int32) []*pb.ResourceRequestProto {
 		return []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(prio)}, ResourceName: proto.String("*"),
 			Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(n)}}
