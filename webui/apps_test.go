@@ -164,7 +164,7 @@ func TestAppsBadFilters(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	f := newFakeBackend()
+	f := writableBackend()
 	h := newTestHandler(f, adminKey, nil)
 	for _, tc := range []struct {
 		method, path, body string
@@ -260,7 +260,7 @@ func TestCaller(t *testing.T) {
 }
 
 func TestKill(t *testing.T) {
-	f := newFakeBackend()
+	f := writableBackend()
 	h := newTestHandler(f, adminKey, nil)
 	path := "/ws/v1/cluster/apps/application_1700000000000_0001/state"
 	a := serve(h, http.MethodPut, path+"?user.name=alice", `{"state":"KILLED"}`, "Content-Type", "application/json")

@@ -48,6 +48,12 @@ type Backend interface {
 	// AM wrote it. An unknown app gives an error wrapping ErrNotFound; an
 	// app whose AM wrote none (a stock YARN AM) gives ErrNoHistory.
 	AppHistory(appID string) (*am.History, error)
+	// RESTWritesEnabled reports whether REST calls that change state
+	// (submit, new-application, kill: every route but a GET, apart from
+	// P(Altruism), which has the admin credential as its own check) are
+	// served (loom.webapp.rest-write.enabled). When it is false they are
+	// refused with a 403 before they reach the Backend.
+	RESTWritesEnabled() bool
 }
 
 var (

@@ -68,6 +68,8 @@ type fakeBackend struct {
 	submits  []*pb.ApplicationSubmissionContextProto
 	kills    []*pb.KillApplicationRequestProto
 	failWith error // every ApplicationClientServer call fails with it
+	// restWrites is RESTWritesEnabled: off, as a real RM is by default.
+	restWrites bool
 }
 
 var _ Backend = (*fakeBackend)(nil)
@@ -170,6 +172,14 @@ func newFakeBackend() *fakeBackend {
 		Queues: []QueueShare{{Name: "default", Weight: 1, Usage: fairness.New(6144, 3), Apps: 1},
 			{Name: "etl", Weight: 3, Apps: 0}}}
 	f.changes = []AltruismChange{{UnixMs: clusterTS, P: 0.8, Who: "config"}}
+	return f
+}
+
+// writableBackend is the fake with REST writes on, for the tests of
+// what submit, new-application and kill do once they are allowed.
+func writableBackend() *fakeBackend {
+	f := newFakeBackend()
+	f.restWrites = true
 	return f
 }
 
@@ -359,6 +369,24 @@ func (f *fakeBackend) GetQueueInfo(ctx context.Context, req *pb.GetQueueInfoRequ
 		root.ChildQueues = append(root.ChildQueues, qi)
 	}
 	return &pb.GetQueueInfoResponseProto{QueueInfo: root}, nil
+}
+
+func (f *fakeBackend) GetResourceTypeInfo(ctx context.Context, _ *pb.GetAllResourceTypeInfoRequestProto) (*pb.GetAllResourceTypeInfoResponseProto, error) {
+	return &pb.GetAllResourceTypeInfoResponseProto{}, f.record(ctx, "GetResourceTypeInfo")
+}
+
+func (f *fakeBackend) GetResourceProfiles(ctx context.Context, _ *pb.GetAllResourceProfilesRequestProto) (*pb.GetAllResourceProfilesResponseProto, error) {
+	return &pb.GetAllResourceProfilesResponseProto{}, f.record(ctx, "GetResourceProfiles")
+}
+
+func (f *fakeBackend) GetResourceProfile(ctx context.Context, _ *pb.GetResourceProfileRequestProto) (*pb.GetResourceProfileResponseProto, error) {
+	return &pb.GetResourceProfileResponseProto{}, f.record(ctx, "GetResourceProfile")
+}
+
+func (f *fakeBackend) RESTWritesEnabled() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.restWrites
 }
 
 func (f *fakeBackend) Info() ClusterInfo {

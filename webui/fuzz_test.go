@@ -61,8 +61,7 @@ func FuzzSubmitBody(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		fb := newFakeBackend()
-		h := newTestHandler(fb, adminKey, nil)
+		h := newTestHandler(writableBackend(), adminKey, nil)
 		fuzzRequest(h, http.MethodPost, "/ws/v1/cluster/apps/new-application", "", nil)
 		checkAnswer(t, fuzzRequest(h, http.MethodPost, "/ws/v1/cluster/apps", "", body), http.StatusAccepted)
 	})
@@ -74,7 +73,7 @@ func FuzzStateBody(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		h := newTestHandler(newFakeBackend(), adminKey, nil)
+		h := newTestHandler(writableBackend(), adminKey, nil)
 		checkAnswer(t, fuzzRequest(h, http.MethodPut, "/ws/v1/cluster/apps/application_1700000000000_0001/state", "", body),
 			http.StatusAccepted)
 	})

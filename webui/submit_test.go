@@ -42,7 +42,7 @@ const submitBody = `{
 }`
 
 func TestNewApplicationThenSubmit(t *testing.T) {
-	f := newFakeBackend()
+	f := writableBackend()
 	h := newTestHandler(f, adminKey, nil)
 	a := serve(h, http.MethodPost, "/ws/v1/cluster/apps/new-application?user.name=eve", "")
 	if a.code != http.StatusOK || a.contentType() != "application/json" {
@@ -123,7 +123,7 @@ func TestNewApplicationThenSubmit(t *testing.T) {
 // TestSubmitMinimal: lists may come as single elements, and the tags as
 // a bare list.
 func TestSubmitMinimal(t *testing.T) {
-	f := newFakeBackend()
+	f := writableBackend()
 	h := newTestHandler(f, adminKey, nil)
 	serve(h, http.MethodPost, "/ws/v1/cluster/apps/new-application", "")
 	body := `{"application-id":"application_1700000000000_0006","queue":"default",
@@ -152,7 +152,7 @@ func TestSubmitMinimal(t *testing.T) {
 }
 
 func TestSubmitErrors(t *testing.T) {
-	h := newTestHandler(newFakeBackend(), adminKey, nil)
+	h := newTestHandler(writableBackend(), adminKey, nil)
 	for _, tc := range []struct{ body, message string }{
 		{``, "the request body is empty"},
 		{`{"application-id": "application_1700000000000_0006",}`, "malformed JSON at offset 53: invalid character '}'"},

@@ -150,7 +150,11 @@ func (s *server) handler() http.Handler {
 		m.HandlerFunc(
 			func(w http.ResponseWriter, req *http.Request) {
 				c := &call{s: s, w: w, r: req, route: rt.Name}
-				if err := rt.Handle(c); err != nil {
+				err := c.checkWrite(rt)
+				if err == nil {
+					err = rt.Handle(c)
+				}
+				if err != nil {
 					we := fromBackend(err)
 					if we.status >= 500 {
 						s.cfg.Log.Error().Str("route", rt.Name).Str("path", req.URL.Path).Str("error", we.message).Msg("web request failed")

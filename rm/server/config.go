@@ -48,6 +48,9 @@ var Defaults = map[string]string{
 	"loom.queues":                   "default",
 	"loom.history.dir":              "/tmp/loom/history",
 	"loom.admin.secret":             "",
+
+	// Off: the web port knows callers only by the user.name they claim.
+	"loom.webapp.rest-write.enabled": "false",
 }
 
 // ConfFiles are the files read from the config dir, in order.
@@ -80,6 +83,10 @@ type Config struct {
 	// AdminSecret is the credential the web API asks for before it
 	// changes P(Altruism); empty refuses every change.
 	AdminSecret string
+	// RESTWrites lets REST calls change state: submit, new-application,
+	// kill (loom.webapp.rest-write.enabled). Off, they are refused: the
+	// web port knows its callers only by the user.name they claim.
+	RESTWrites bool
 	// ACLEnabled turns on the ACLs (yarn.acl.enable); AdminACL is
 	// yarn.admin.acl.
 	ACLEnabled bool
@@ -185,6 +192,9 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		return cfg, c.Errorf("loom.history.dir", "%q is not an absolute path", cfg.HistoryDir)
 	}
 	if cfg.AdminSecret, err = c.String("loom.admin.secret"); err != nil {
+		return cfg, err
+	}
+	if cfg.RESTWrites, err = c.Bool("loom.webapp.rest-write.enabled"); err != nil {
 		return cfg, err
 	}
 	if cfg.ACLEnabled, err = c.Bool("yarn.acl.enable"); err != nil {

@@ -172,6 +172,8 @@ func (b webBackend) SetAltruism(ctx context.Context, p float64, who string) erro
 	return nil
 }
 
+func (b webBackend) RESTWritesEnabled() bool { return b.r.cfg.RESTWrites }
+
 func (b webBackend) AltruismChanges() []webui.AltruismChange {
 	b.r.mu.Lock()
 	defer b.r.mu.Unlock()
