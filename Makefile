@@ -4,14 +4,27 @@ GO      ?= go
 BIN     := bin/loom
 FUZZTIME ?= 5s
 
-.PHONY: build test unit fuzz bench demo sim clean proto
+.PHONY: build test test-deps unit fuzz bench demo sim clean proto
 
 build:
 	$(GO) build -o $(BIN) ./cmd/loom
 
 # Vet, every unit test, then each fuzz target briefly (its corpus in
-# testdata/fuzz is replayed by the unit tests too).
-test: unit fuzz
+# testdata/fuzz is replayed by the unit tests too), on a machine that has
+# only Go and make: scripts/test-env.sh first installs what the tests need
+# from Debian (python3, chromium, a JDK, ZooKeeper) where missing, and runs
+# `unit` and `fuzz` with a private ZooKeeper it stops afterwards, unless one
+# already answers on 127.0.0.1:2181 or $LOOM_TEST_ZK. `make unit` and
+# `make fuzz` alone set nothing up: bring your own ZooKeeper.
+# (TEST_MAKE, not $(MAKE) itself, so that `make -n test` prints the line
+# rather than running it.)
+TEST_MAKE = $(MAKE)
+test:
+	scripts/test-env.sh $(TEST_MAKE) unit fuzz
+
+# Only the installs, no ZooKeeper started.
+test-deps:
+	scripts/test-env.sh
 
 unit:
 	$(GO) vet ./...

@@ -18,10 +18,11 @@ import (
 )
 
 // The ZooKeeper tests run against a real server, at $LOOM_TEST_ZK or
-// 127.0.0.1:2181. They fail, rather than skip, when none answers: CI
-// installs and starts one, and a skipped store test would pass unseen.
-const zkHowTo = `start one (Debian, as root, no systemd needed):
-    apt-get install -y zookeeperd && /etc/init.d/zookeeper start
+// 127.0.0.1:2181. They fail, rather than skip, when none answers: `make
+// test` starts one, and a skipped store test would pass unseen.
+const zkHowTo = `run the tests through scripts/test-env.sh, as make test does,
+which installs Debian's zookeeper if missing and starts a private server:
+    scripts/test-env.sh go test ./rm/store
 or point LOOM_TEST_ZK at a server you have (host:port)`
 
 // zkRun is the znode all of this run's stores live under, so that runs
