@@ -145,9 +145,12 @@ func (w web) newApp(name, command string) string {
 // shape and its errors, against a real RM with real NMs; a job submitted
 // over REST only runs to the end; kill over REST answers 202 then 200; and
 // P(Altruism) changes over REST only with the admin credential, and then
-// changes the next decisions.
+// changes the next decisions. REST writes are turned on here
+// (loom.webapp.rest-write.enabled); TestRESTWritesOffByDefault checks
+// they are off without it.
 func TestRESTAgainstARunningRM(t *testing.T) {
-	c := startCluster(t, 2, "-D", "loom.admin.secret=s3cret", "-D", "yarn.scheduler.minimum-allocation-mb=64")
+	c := startCluster(t, 2, "-D", "loom.admin.secret=s3cret", "-D", "yarn.scheduler.minimum-allocation-mb=64",
+		"-D", "loom.webapp.rest-write.enabled=true")
 	w := web{t, "http://" + c.web}
 
 	// The cluster.
