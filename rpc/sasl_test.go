@@ -322,3 +322,36 @@ func FuzzDigestDirectives(f *testing.F) {
 		s.verify(b, func([]byte) ([]byte, error) { return []byte("pw"), nil })
 	})
 }
+
+// A token-only server (a NodeManager's container manager) offers TOKEN
+// alone and refuses SIMPLE however it is asked for, with Hadoop's words.
+func TestTokenOnlyServer(t *testing.T) {
+	key := []byte("k")
+	_, addr, _ := startServer(t, ServerOptions{Secrets: testSecrets{key}, TokenOnly: true})
+	c := dial(t, addr, ClientOptions{User: "mallory", Token: testToken(key, "id:appattempt_1_0001_000001")})
+	if got, err := echo(c, "x"); err != nil || got != "appattempt_1_0001_000001:x" {
+		t.Fatalf("with a token: %q %v", got, err)
+	}
+	const refusal = "SIMPLE authentication is not enabled.  Available:[TOKEN]"
+	for _, opts := range []ClientOptions{{User: "alice"}, {User: "alice", SASL: true}} {
+		c, err := Dial(context.Background(), addr, opts)
+		if err == nil {
+			_, err = echo(c, "x")
+			c.Close()
+		}
+		if !IsClass(err, ClassAccessControl) && !strings.Contains(fmt.Sprint(err), "[TOKEN]") {
+			t.Errorf("SASL %v without a token: %v, want %q", opts.SASL, err, refusal)
+		}
+	}
+	r := saslDial(t, addr)
+	r.send(SASLCallID, &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_NEGOTIATE.Enum()})
+	if _, offer := r.recv(); len(offer.GetAuths()) != 1 || offer.GetAuths()[0].GetMethod() != "TOKEN" {
+		t.Fatalf("offer = %v; want TOKEN alone", offer)
+	}
+	r.send(SASLCallID, &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_INITIATE.Enum(),
+		Auths: []*hadooppb.RpcSaslProto_SaslAuth{{Method: proto.String("SIMPLE"), Mechanism: proto.String("")}}})
+	if h, _ := r.recv(); h.GetErrorDetail() != hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED || h.GetErrorMsg() != refusal ||
+		h.GetExceptionClassName() != ClassAccessControl {
+		t.Fatalf("SIMPLE INITIATE: %v; want %s %q", h, ClassAccessControl, refusal)
+	}
+}

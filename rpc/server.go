@@ -110,7 +110,12 @@ type ServerOptions struct {
 	// manager does; calls on a connection authenticated so carry the
 	// token's identifier and run as the token's user.
 	Secrets SecretManager
-	Logger  *zerolog.Logger
+	// TokenOnly refuses SIMPLE auth: only connections that authenticate
+	// with a token the secret manager accepts are served, as a Hadoop
+	// server whose hadoop.security.authentication is TOKEN (a
+	// NodeManager's container manager, which YARN always runs so).
+	TokenOnly bool
+	Logger    *zerolog.Logger
 }
 
 func (o *ServerOptions) defaults() {
@@ -397,6 +402,10 @@ func (c *serverConn) readLoop() error {
 		}
 		return c.fatalCall(-1, nil, fatal(code, ClassIPC, "%v", err))
 	}
+	if p.AuthProtocol == AuthNone && o.TokenOnly {
+		// A client that does not speak SASL asks for SIMPLE auth.
+		return c.fatalCall(-1, nil, fatal(hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassAccessControl, "%s", simpleNotEnabled))
+	}
 	var buf []byte
 	for {
 		if cap(buf) > 1<<20 {
@@ -439,6 +448,9 @@ func (c *serverConn) readLoop() error {
 			if _, err := unmarshalDelimitedPartial(rest, &cc); err != nil {
 				return c.fatalCall(id, h.clientID, fatal(FatalDeserializing, ClassIPC, "unparseable IpcConnectionContextProto: %v", err))
 			}
+			if c.s.opts.TokenOnly && c.token == nil {
+				return c.fatalCall(id, h.clientID, fatal(hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassAccessControl, "%s", simpleNotEnabled))
+			}
 			c.user = cc.GetUserInfo().GetEffectiveUser()
 			c.realUser = cc.GetUserInfo().GetRealUser()
 			if c.user == "" {
@@ -470,6 +482,10 @@ func (c *serverConn) readLoop() error {
 		}
 	}
 }
+
+// simpleNotEnabled is Hadoop's refusal of SIMPLE auth by a server that
+// takes tokens only.
+const simpleNotEnabled = "SIMPLE authentication is not enabled.  Available:[TOKEN]"
 
 const httpOnIPCPort = "HTTP/1.1 404 Not Found\r\nContent-type: text/plain\r\n\r\n" +
 	"It looks like you are making an HTTP request to a Hadoop IPC port. " +
@@ -536,8 +552,10 @@ func (c *serverConn) sasl(h *requestHeader, rest []byte) error {
 			c.digest = newDigestServer()
 			reply = &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_NEGOTIATE.Enum(), Auths: []*hadooppb.RpcSaslProto_SaslAuth{
 				{Method: proto.String(saslTokenMethod), Mechanism: proto.String(saslDigestMech), Protocol: proto.String(""),
-					ServerId: proto.String(saslDefaultRealm), Challenge: c.digest.challenge()},
-				{Method: proto.String(saslSimpleMethod), Mechanism: proto.String("")}}}
+					ServerId: proto.String(saslDefaultRealm), Challenge: c.digest.challenge()}}}
+			if !c.s.opts.TokenOnly {
+				reply.Auths = append(reply.Auths, &hadooppb.RpcSaslProto_SaslAuth{Method: proto.String(saslSimpleMethod), Mechanism: proto.String("")})
+			}
 		}
 		// A SIMPLE-only server answers NEGOTIATE with SUCCESS, and the
 		// client goes on without SASL, as Hadoop's own server does.
@@ -547,6 +565,8 @@ func (c *serverConn) sasl(h *requestHeader, rest []byte) error {
 			return unauthorized(ClassSasl, "Client mechanism is malformed: %d auths, want 1", len(auths))
 		}
 		switch method := auths[0].GetMethod(); {
+		case method == saslSimpleMethod && c.s.opts.TokenOnly:
+			return unauthorized(ClassAccessControl, "%s", simpleNotEnabled)
 		case method == saslSimpleMethod:
 		case method == saslTokenMethod && c.s.opts.Secrets != nil:
 			if auths[0].GetMechanism() != saslDigestMech {

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -38,4 +39,32 @@ func ParseAMRMIdentifier(b []byte) (*pb.AMRMTokenIdentifierProto, error) {
 		return nil, fmt.Errorf("not an AMRMTokenIdentifier (%v)", err)
 	}
 	return id, nil
+}
+
+// NMTokenKind is the kind of the token an AM (or the RM launching an AM)
+// authenticates to a NodeManager's ContainerManagementProtocol with
+// (YARN's NMTokenIdentifier.KIND).
+const NMTokenKind = "NMToken"
+
+// ParseNMTokenIdentifier decodes an NMToken's identifier: it must name an
+// application attempt, a node and a key; anything else (another kind of
+// token) is refused.
+func ParseNMTokenIdentifier(b []byte) (*pb.NMTokenIdentifierProto, error) {
+	id := &pb.NMTokenIdentifierProto{}
+	err := proto.Unmarshal(b, id)
+	if err == nil && (id.AppAttemptId == nil || id.GetAppAttemptId().GetAttemptId() < 1 || id.GetAppAttemptId().GetApplicationId() == nil ||
+		id.GetNodeId().GetHost() == "" || id.KeyId == nil || len(id.ProtoReflect().GetUnknown()) > 0) {
+		err = fmt.Errorf("fields of another message")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("not an NMTokenIdentifier (%v)", err)
+	}
+	return id, nil
+}
+
+// SignedToken is a token whose password is the HMAC-SHA1 of its
+// identifier under key, as Hadoop's secret managers make them.
+func SignedToken(identifier []byte, key *pb.MasterKeyProto, kind, service string) *hadooppb.TokenProto {
+	return &hadooppb.TokenProto{Identifier: identifier, Password: TokenPassword(key.GetBytes(), identifier),
+		Kind: proto.String(kind), Service: proto.String(service)}
 }

@@ -42,6 +42,7 @@ const (
 	ClassNMNotYetReady                    = "org.apache.hadoop.yarn.exceptions.NMNotYetReadyException"
 	ClassInvalidApplicationMasterResponse = "org.apache.hadoop.yarn.exceptions.InvalidApplicationMasterResponseIdException"
 	ClassAccessControl                    = "org.apache.hadoop.security.AccessControlException"
+	ClassYARNFeatureNotEnabled            = "org.apache.hadoop.yarn.exceptions.YARNFeatureNotEnabledException"
 )
 
 // call makes a typed call.
@@ -69,6 +70,9 @@ type ApplicationClientServer interface {
 	GetApplicationAttempts(context.Context, *pb.GetApplicationAttemptsRequestProto) (*pb.GetApplicationAttemptsResponseProto, error)
 	GetContainers(context.Context, *pb.GetContainersRequestProto) (*pb.GetContainersResponseProto, error)
 	GetQueueInfo(context.Context, *pb.GetQueueInfoRequestProto) (*pb.GetQueueInfoResponseProto, error)
+	GetResourceTypeInfo(context.Context, *pb.GetAllResourceTypeInfoRequestProto) (*pb.GetAllResourceTypeInfoResponseProto, error)
+	GetResourceProfiles(context.Context, *pb.GetAllResourceProfilesRequestProto) (*pb.GetAllResourceProfilesResponseProto, error)
+	GetResourceProfile(context.Context, *pb.GetResourceProfileRequestProto) (*pb.GetResourceProfileResponseProto, error)
 }
 
 // ApplicationClientService is ApplicationClientProtocol served by s.
@@ -84,6 +88,9 @@ func ApplicationClientService(s ApplicationClientServer) Protocol {
 		Unary("getApplicationAttempts", s.GetApplicationAttempts),
 		Unary("getContainers", s.GetContainers),
 		Unary("getQueueInfo", s.GetQueueInfo),
+		Unary("getResourceTypeInfo", s.GetResourceTypeInfo),
+		Unary("getResourceProfiles", s.GetResourceProfiles),
+		Unary("getResourceProfile", s.GetResourceProfile),
 	}}
 }
 
@@ -130,6 +137,18 @@ func (c ApplicationClient) GetContainers(ctx context.Context, req *pb.GetContain
 
 func (c ApplicationClient) GetQueueInfo(ctx context.Context, req *pb.GetQueueInfoRequestProto) (*pb.GetQueueInfoResponseProto, error) {
 	return call[pb.GetQueueInfoResponseProto](ctx, c.C, ApplicationClientProtocol, "getQueueInfo", req, Idempotent())
+}
+
+func (c ApplicationClient) GetResourceTypeInfo(ctx context.Context, req *pb.GetAllResourceTypeInfoRequestProto) (*pb.GetAllResourceTypeInfoResponseProto, error) {
+	return call[pb.GetAllResourceTypeInfoResponseProto](ctx, c.C, ApplicationClientProtocol, "getResourceTypeInfo", req, Idempotent())
+}
+
+func (c ApplicationClient) GetResourceProfiles(ctx context.Context, req *pb.GetAllResourceProfilesRequestProto) (*pb.GetAllResourceProfilesResponseProto, error) {
+	return call[pb.GetAllResourceProfilesResponseProto](ctx, c.C, ApplicationClientProtocol, "getResourceProfiles", req, Idempotent())
+}
+
+func (c ApplicationClient) GetResourceProfile(ctx context.Context, req *pb.GetResourceProfileRequestProto) (*pb.GetResourceProfileResponseProto, error) {
+	return call[pb.GetResourceProfileResponseProto](ctx, c.C, ApplicationClientProtocol, "getResourceProfile", req, Idempotent())
 }
 
 // ApplicationMasterServer serves ApplicationMasterProtocol (port 8030).

@@ -72,6 +72,15 @@ func (r *recorder) GetContainers(ctx context.Context, q *pb.GetContainersRequest
 func (r *recorder) GetQueueInfo(ctx context.Context, q *pb.GetQueueInfoRequestProto) (*pb.GetQueueInfoResponseProto, error) {
 	return record[*pb.GetQueueInfoResponseProto](r, "getQueueInfo", ctx, q)
 }
+func (r *recorder) GetResourceTypeInfo(ctx context.Context, q *pb.GetAllResourceTypeInfoRequestProto) (*pb.GetAllResourceTypeInfoResponseProto, error) {
+	return record[*pb.GetAllResourceTypeInfoResponseProto](r, "getResourceTypeInfo", ctx, q)
+}
+func (r *recorder) GetResourceProfiles(ctx context.Context, q *pb.GetAllResourceProfilesRequestProto) (*pb.GetAllResourceProfilesResponseProto, error) {
+	return record[*pb.GetAllResourceProfilesResponseProto](r, "getResourceProfiles", ctx, q)
+}
+func (r *recorder) GetResourceProfile(ctx context.Context, q *pb.GetResourceProfileRequestProto) (*pb.GetResourceProfileResponseProto, error) {
+	return record[*pb.GetResourceProfileResponseProto](r, "getResourceProfile", ctx, q)
+}
 func (r *recorder) RegisterApplicationMaster(ctx context.Context, q *pb.RegisterApplicationMasterRequestProto) (*pb.RegisterApplicationMasterResponseProto, error) {
 	return record[*pb.RegisterApplicationMasterResponseProto](r, "registerApplicationMaster", ctx, q)
 }
@@ -161,6 +170,13 @@ func TestEveryYARNMethodRoundTrips(t *testing.T) {
 			&pb.GetContainersResponseProto{Containers: []*pb.ContainerReportProto{{ContainerId: contID, Resource: res, NodeId: nodeID}}}, nil},
 		{"getQueueInfo", &pb.GetQueueInfoRequestProto{QueueName: proto.String("default")},
 			&pb.GetQueueInfoResponseProto{QueueInfo: &pb.QueueInfoProto{QueueName: proto.String("default"), Capacity: proto.Float32(1)}}, nil},
+		{"getResourceTypeInfo", &pb.GetAllResourceTypeInfoRequestProto{},
+			&pb.GetAllResourceTypeInfoResponseProto{ResourceTypeInfo: []*pb.ResourceTypeInfoProto{{Name: proto.String("memory-mb"),
+				Units: proto.String("Mi"), Type: pb.ResourceTypesProto_COUNTABLE.Enum()}}}, nil},
+		{"getResourceProfiles", &pb.GetAllResourceProfilesRequestProto{}, &pb.GetAllResourceProfilesResponseProto{
+			ResourceProfiles: &pb.ResourceProfilesProto{}}, nil},
+		{"getResourceProfile", &pb.GetResourceProfileRequestProto{Profile: proto.String("small")},
+			&pb.GetResourceProfileResponseProto{Resources: res}, nil},
 		{"registerApplicationMaster", &pb.RegisterApplicationMasterRequestProto{Host: proto.String("am.example"), RpcPort: proto.Int32(0)},
 			&pb.RegisterApplicationMasterResponseProto{MaximumCapability: res, Queue: proto.String("default")}, nil},
 		{"allocate", &pb.AllocateRequestProto{ResponseId: proto.Int32(7), Progress: proto.Float32(0.5), Ask: []*pb.ResourceRequestProto{{
@@ -218,6 +234,15 @@ func TestEveryYARNMethodRoundTrips(t *testing.T) {
 		"getQueueInfo": func(ctx context.Context, q proto.Message) (proto.Message, error) {
 			return ac.GetQueueInfo(ctx, q.(*pb.GetQueueInfoRequestProto))
 		},
+		"getResourceTypeInfo": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.GetResourceTypeInfo(ctx, q.(*pb.GetAllResourceTypeInfoRequestProto))
+		},
+		"getResourceProfiles": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.GetResourceProfiles(ctx, q.(*pb.GetAllResourceProfilesRequestProto))
+		},
+		"getResourceProfile": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.GetResourceProfile(ctx, q.(*pb.GetResourceProfileRequestProto))
+		},
 		"registerApplicationMaster": func(ctx context.Context, q proto.Message) (proto.Message, error) {
 			return am.RegisterApplicationMaster(ctx, q.(*pb.RegisterApplicationMasterRequestProto))
 		},
@@ -246,8 +271,8 @@ func TestEveryYARNMethodRoundTrips(t *testing.T) {
 			return cm.GetContainerStatuses(ctx, q.(*pb.GetContainerStatusesRequestProto))
 		},
 	}
-	if len(tests) != 19 || len(calls) != 19 {
-		t.Fatalf("%d tests and %d calls, want the 19 methods", len(tests), len(calls))
+	if len(tests) != 22 || len(calls) != 22 {
+		t.Fatalf("%d tests and %d calls, want the 22 methods", len(tests), len(calls))
 	}
 	for _, tc := range tests {
 		rec.resp[tc.method] = tc.resp
