@@ -42,6 +42,7 @@ var Defaults = map[string]string{
 	"yarn.nodemanager.container-monitor.interval-ms":      "3000",
 	"yarn.nodemanager.sleep-delay-before-sigkill.ms":      "250",
 	"yarn.nodemanager.user-home-dir":                      "/home/",
+	"loom.nodemanager.simple-auth.enabled":                "false",
 }
 
 // ConfFiles are the files read from the config dir, in order.
@@ -104,6 +105,11 @@ type Config struct {
 	DefaultFS string
 	// ConfDir, when set, is given to containers as HADOOP_CONF_DIR.
 	ConfDir string
+	// SimpleAuth lets callers without an NMToken start and stop
+	// containers, trusting the container token alone
+	// (loom.nodemanager.simple-auth.enabled). Off by default: as YARN's,
+	// the container manager takes NMToken (TOKEN) auth only.
+	SimpleAuth bool
 }
 
 // LoadConfig reads and checks the NodeManager's keys. Every error names
@@ -191,6 +197,8 @@ func LoadConfig(c *hadoopconf.Conf) (*Config, error) {
 	add(err)
 
 	cfg.PmemCheck, err = c.Bool("yarn.nodemanager.pmem-check-enabled")
+	add(err)
+	cfg.SimpleAuth, err = c.Bool("loom.nodemanager.simple-auth.enabled")
 	add(err)
 	cfg.MonitorInterval, err = c.PositiveMillis("yarn.nodemanager.container-monitor.interval-ms")
 	add(err)

@@ -61,18 +61,22 @@ type NodeManager struct {
 	registered chan struct{}
 	regOnce    sync.Once
 
-	mu              sync.Mutex
-	started         bool
-	stopping        bool
-	isRegistered    bool
-	rmIdentifier    int64
-	masterKey       *pb.MasterKeyProto // container tokens (see verifyContainerTokenPassword)
-	nmMasterKey     *pb.MasterKeyProto
-	respID          int32
-	containers      map[string]*container
-	apps            map[string]*application
-	recentlyStopped map[string]time.Time
-	seq             int64 // numbers filecache dirs and executor address files
+	mu           sync.Mutex
+	started      bool
+	stopping     bool
+	isRegistered bool
+	rmIdentifier int64
+	masterKey    *pb.MasterKeyProto // container tokens (see verifyContainerTokenPassword)
+	// nmMasterKey checks NMTokens, and nmPrevKey the ones made before the
+	// RM's last roll; attemptKeys is the key each attempt first started
+	// a container with (see nmTokenSecrets).
+	nmMasterKey, nmPrevKey *pb.MasterKeyProto
+	attemptKeys            map[string]*pb.MasterKeyProto
+	respID                 int32
+	containers             map[string]*container
+	apps                   map[string]*application
+	recentlyStopped        map[string]time.Time
+	seq                    int64 // numbers filecache dirs and executor address files
 
 	// executorBin is the loom binary, run as `executorBin executor` for an
 	// app's executor.
@@ -102,7 +106,8 @@ func New(cfg *Config, log zerolog.Logger) (*NodeManager, error) {
 	return &NodeManager{cfg: cfg, executorBin: bin, log: log.With().Str("component", "nm").Logger(),
 		ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1), registered: make(chan struct{}),
 		containers: map[string]*container{}, apps: map[string]*application{}, recentlyStopped: map[string]time.Time{},
-		done: make(chan struct{})}, nil
+		attemptKeys: map[string]*pb.MasterKeyProto{},
+		done:        make(chan struct{})}, nil
 }
 
 // Start makes the local and log dirs, starts serving
@@ -143,7 +148,7 @@ func (n *NodeManager) Start(ctx context.Context) error {
 	n.log = n.log.With().Str("node", n.nodeKey).Logger()
 
 	logger := n.log.With().Str("component", "nm-rpc").Logger()
-	n.srv = rpc.NewServer(rpc.ServerOptions{Logger: &logger})
+	n.srv = rpc.NewServer(rpc.ServerOptions{Logger: &logger, Secrets: nmTokenSecrets{n}, TokenOnly: !n.cfg.SimpleAuth})
 	n.srv.Register(rpc.ContainerManagementService(cmService{n}))
 	go func() {
 		if err := n.srv.Serve(ln); err != nil && !errors.Is(err, rpc.ErrServerClosed) {

@@ -49,6 +49,10 @@ func failure(id *pb.ContainerIdProto, e *pb.SerializedExceptionProto) *pb.Contai
 // show as the container's completion (exit status -1000).
 func (s cmService) StartContainers(ctx context.Context, req *pb.StartContainersRequestProto) (*pb.StartContainersResponseProto, error) {
 	n := s.n
+	nmToken, err := callerNMToken(ctx)
+	if err != nil {
+		return nil, rpc.Errorf(classInvalidToken, "%s: %v", invalidNMToken, err)
+	}
 	reqs := req.GetStartContainerRequest()
 	ids := make([]*pb.ContainerTokenIdentifierProto, len(reqs))
 	for i, r := range reqs {
@@ -84,6 +88,10 @@ func (s cmService) StartContainers(ctx context.Context, req *pb.StartContainersR
 	for i, r := range reqs {
 		id := ids[i]
 		cid := id.GetContainerId()
+		if e := n.authorizeStartLocked(nmToken, id); e != nil {
+			resp.FailedRequests = append(resp.FailedRequests, failure(cid, e))
+			continue
+		}
 		if e := n.checkStartLocked(id, r.GetContainerLaunchContext(), now); e != nil {
 			resp.FailedRequests = append(resp.FailedRequests, failure(cid, e))
 			continue
@@ -116,6 +124,47 @@ func (s cmService) StartContainers(ctx context.Context, req *pb.StartContainersR
 		}
 	}
 	return resp, nil
+}
+
+// invalidNMToken is YARN's refusal of a call that has no usable NMToken.
+const invalidNMToken = "Invalid NMToken"
+
+// authorizeStartLocked lets an attempt start only its own application's
+// containers, and only with a token under a key the NM still takes for
+// new starts; it remembers the key, so that the attempt's token keeps
+// working here after the RM rolls its key. A SIMPLE caller (where the
+// operator allows it) is trusted with the container token alone.
+// Callers hold mu.
+func (n *NodeManager) authorizeStartLocked(tok *pb.NMTokenIdentifierProto, id *pb.ContainerTokenIdentifierProto) *pb.SerializedExceptionProto {
+	if tok == nil {
+		return nil
+	}
+	cid := id.GetContainerId()
+	if !proto.Equal(tok.GetAppAttemptId().GetApplicationId(), rpc.AppIDOf(cid)) {
+		return serialized(rpc.ClassYarnException, "Unauthorized request to start container.\nNMToken for application attempt : %s was used for "+
+			"starting container with container token issued for application attempt : %s",
+			rpc.AttemptIDString(tok.GetAppAttemptId()), rpc.AttemptIDString(cid.GetAppAttemptId()))
+	}
+	attempt := rpc.AttemptIDString(tok.GetAppAttemptId())
+	switch k := tok.GetKeyId(); {
+	case n.nmMasterKey.GetKeyId() == k && n.nmMasterKey != nil:
+		n.attemptKeys[attempt] = n.nmMasterKey
+	case n.nmPrevKey.GetKeyId() == k && n.nmPrevKey != nil:
+		n.attemptKeys[attempt] = n.nmPrevKey
+	default:
+		return serialized(classInvalidToken, "Older NMToken should not be used while starting the container.")
+	}
+	return nil
+}
+
+// authorizeCaller lets an attempt stop or read only its own
+// application's containers.
+func authorizeCaller(tok *pb.NMTokenIdentifierProto, cid *pb.ContainerIdProto, verb string) *pb.SerializedExceptionProto {
+	if tok == nil || proto.Equal(tok.GetAppAttemptId().GetApplicationId(), rpc.AppIDOf(cid)) {
+		return nil
+	}
+	return serialized(rpc.ClassYarnException, "%s attempted to %s non-application container : %s",
+		rpc.AttemptIDString(tok.GetAppAttemptId()), verb, ContainerIDString(cid))
 }
 
 // checkStartLocked refuses what YARN refuses for one container. Callers
@@ -221,10 +270,18 @@ func (n *NodeManager) startLocked(id *pb.ContainerTokenIdentifierProto, clc *pb.
 // as it is. An unknown container goes in failed_requests.
 func (s cmService) StopContainers(ctx context.Context, req *pb.StopContainersRequestProto) (*pb.StopContainersResponseProto, error) {
 	n := s.n
+	nmToken, err := callerNMToken(ctx)
+	if err != nil {
+		return nil, rpc.Errorf(classInvalidToken, "%s: %v", invalidNMToken, err)
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	resp := &pb.StopContainersResponseProto{}
 	for _, cid := range req.GetContainerId() {
+		if e := authorizeCaller(nmToken, cid, "stop"); e != nil {
+			resp.FailedRequests = append(resp.FailedRequests, failure(cid, e))
+			continue
+		}
 		c, e := n.lookupLocked(cid)
 		if e != nil {
 			if _, recent := n.recentlyStopped[ContainerIDString(cid)]; recent {
@@ -243,10 +300,18 @@ func (s cmService) StopContainers(ctx context.Context, req *pb.StopContainersReq
 // GetContainerStatuses reports each container named.
 func (s cmService) GetContainerStatuses(ctx context.Context, req *pb.GetContainerStatusesRequestProto) (*pb.GetContainerStatusesResponseProto, error) {
 	n := s.n
+	nmToken, err := callerNMToken(ctx)
+	if err != nil {
+		return nil, rpc.Errorf(classInvalidToken, "%s: %v", invalidNMToken, err)
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	resp := &pb.GetContainerStatusesResponseProto{}
 	for _, cid := range req.GetContainerId() {
+		if e := authorizeCaller(nmToken, cid, "get status for"); e != nil {
+			resp.FailedRequests = append(resp.FailedRequests, failure(cid, e))
+			continue
+		}
 		c, e := n.lookupLocked(cid)
 		if e != nil {
 			resp.FailedRequests = append(resp.FailedRequests, failure(cid, e))

@@ -43,6 +43,8 @@ type rmStub struct {
 	appsCleanup []*pb.ApplicationIdProto
 	removeFrom  []*pb.ContainerIdProto
 	changed     chan struct{}
+	// nmTokenKey, when set, replaces testNMKey: a roll.
+	nmTokenKey *pb.MasterKeyProto
 }
 
 type heartbeat struct {
@@ -83,7 +85,7 @@ func (s *rmStub) RegisterNodeManager(ctx context.Context, req *pb.RegisterNodeMa
 	s.respID = 0
 	action := s.regAction
 	return &pb.RegisterNodeManagerResponseProto{NodeAction: action.Enum(), RmIdentifier: proto.Int64(s.rmIdentifier),
-		RmVersion: proto.String("stub"), DiagnosticsMessage: proto.String(s.regDiag), ContainerTokenMasterKey: testMasterKey}, nil
+		RmVersion: proto.String("stub"), DiagnosticsMessage: proto.String(s.regDiag), ContainerTokenMasterKey: testMasterKey, NmTokenMasterKey: s.nmKey()}, nil
 }
 
 func (s *rmStub) UnRegisterNodeManager(ctx context.Context, req *pb.UnRegisterNodeManagerRequestProto) (*pb.UnRegisterNodeManagerResponseProto, error) {
@@ -104,6 +106,9 @@ func (s *rmStub) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeatRequest
 	resp.ResponseId = proto.Int32(s.respID)
 	resp.ContainersToCleanup, resp.ApplicationsToCleanup, resp.ContainersToBeRemovedFromNm = s.cleanup, s.appsCleanup, s.removeFrom
 	s.cleanup, s.appsCleanup, s.removeFrom = nil, nil, nil
+	if k := s.nmKey(); req.GetLastKnownNmTokenMasterKey().GetKeyId() != k.GetKeyId() {
+		resp.NmTokenMasterKey = k
+	}
 	return resp, nil
 }
 
@@ -190,6 +195,10 @@ func testConfig(t *testing.T, tracker string, overrides map[string]string) *Conf
 		"yarn.nodemanager.container-monitor.interval-ms": "100",
 		"yarn.nodemanager.sleep-delay-before-sigkill.ms": "200",
 		"yarn.resourcemanager.connect.retry-interval.ms": "1000",
+		// These tests are about containers, and start many apps' over
+		// one connection; NMToken auth has tests of its own
+		// (nmtoken_test.go), with this off.
+		"loom.nodemanager.simple-auth.enabled": "true",
 	} {
 		c.Set(k, v)
 	}
@@ -250,6 +259,18 @@ func cmClient(t *testing.T, n *NodeManager) rpc.ContainerManagementClient {
 }
 
 const testClusterTS = 1700000000000
+
+// testNMKey is the NMToken master key the stub RM hands the NM first.
+var testNMKey = &pb.MasterKeyProto{KeyId: proto.Int32(11), Bytes: []byte("the stub RM's NMToken master key")}
+
+// nmKey is the NMToken master key the stub hands out now. Callers hold
+// mu.
+func (s *rmStub) nmKey() *pb.MasterKeyProto {
+	if s.nmTokenKey != nil {
+		return s.nmTokenKey
+	}
+	return testNMKey
+}
 
 // testMasterKey is the container-token master key the stub RM hands the
 // NM; tests sign their tokens with it, as the RM would.

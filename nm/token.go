@@ -1,6 +1,7 @@
 package nm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -86,3 +87,71 @@ var (
 	ContainerIDString   = rpc.ContainerIDString
 	ApplicationIDString = rpc.AppIDString
 )
+
+// NMTokens: the container manager takes TOKEN auth (SASL DIGEST-MD5) with
+// the NMToken the RM gave the caller, as YARN's NodeManager does. The
+// token names an application attempt and this node, signed with the RM's
+// NM-token master key, which the NM gets when it registers and, when the
+// RM rolls it, in a heartbeat ahead of its use. Tokens under the current
+// key, the one before it, or the key an attempt first started a container
+// with here are taken (NMTokenSecretManagerInNM's rules), so a roll does
+// not cut off an AM that holds an older token.
+
+// nmTokenSecrets checks NMTokens for the container manager's RPC server.
+type nmTokenSecrets struct{ n *NodeManager }
+
+// RetrievePassword gives the password of an NMToken for this node under a
+// key the NM knows, and the attempt as the connection's user.
+func (s nmTokenSecrets) RetrievePassword(identifier []byte) ([]byte, string, error) {
+	n := s.n
+	id, err := rpc.ParseNMTokenIdentifier(identifier)
+	if err != nil {
+		return nil, "", err
+	}
+	attempt := rpc.AttemptIDString(id.GetAppAttemptId())
+	if got := id.GetNodeId(); got.GetHost() != n.nodeID.GetHost() || got.GetPort() != n.nodeID.GetPort() {
+		return nil, "", fmt.Errorf("Given NMToken for application : %s is not valid for current node manager.expected : %s found : %s:%d",
+			attempt, n.nodeKey, got.GetHost(), got.GetPort())
+	}
+	n.mu.Lock()
+	key := n.nmTokenKeyLocked(attempt, id.GetKeyId())
+	n.mu.Unlock()
+	if key == nil {
+		return nil, "", fmt.Errorf("Given NMToken for application : %s seems to have been generated illegally.", attempt)
+	}
+	return rpc.TokenPassword(key.GetBytes(), identifier), attempt, nil
+}
+
+// nmTokenKeyLocked is the NM-token key with this id that the NM takes
+// for attempt, or nil. Callers hold mu.
+func (n *NodeManager) nmTokenKeyLocked(attempt string, keyID int32) *pb.MasterKeyProto {
+	for _, k := range []*pb.MasterKeyProto{n.attemptKeys[attempt], n.nmPrevKey, n.nmMasterKey} {
+		if k != nil && k.GetKeyId() == keyID {
+			return k
+		}
+	}
+	return nil
+}
+
+// setNMTokenKeyLocked takes a new NM-token master key from the RM; the
+// one it replaces is still taken for a while. Callers hold mu.
+func (n *NodeManager) setNMTokenKeyLocked(k *pb.MasterKeyProto) {
+	if k == nil || k.GetKeyId() == n.nmMasterKey.GetKeyId() && n.nmMasterKey != nil {
+		return
+	}
+	if n.nmMasterKey != nil {
+		n.log.Info().Int32("key", k.GetKeyId()).Int32("previous", n.nmMasterKey.GetKeyId()).Msg("rolling the NMToken master key")
+	}
+	n.nmPrevKey, n.nmMasterKey = n.nmMasterKey, k
+}
+
+// callerNMToken is the NMToken the call's connection authenticated with,
+// nil on a SIMPLE connection (allowed only with
+// loom.nodemanager.simple-auth.enabled).
+func callerNMToken(ctx context.Context) (*pb.NMTokenIdentifierProto, error) {
+	ci, ok := rpc.CallFromContext(ctx)
+	if !ok || ci.Token == nil {
+		return nil, nil
+	}
+	return rpc.ParseNMTokenIdentifier(ci.Token)
+}

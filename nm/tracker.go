@@ -54,6 +54,12 @@ func (n *NodeManager) register() bool {
 				return false
 			case pb.NodeActionProto_RESYNC:
 				err = fmt.Errorf("the RM asked to resync while registering: %s", resp.GetDiagnosticsMessage())
+			default:
+				if resp.GetContainerTokenMasterKey() == nil || resp.GetNmTokenMasterKey() == nil {
+					// YARN's NodeManager cannot heartbeat without both.
+					err = rpc.Errorf(rpc.ClassYarnException, "the registration response has no container-token or NMToken master key "+
+						"(container_token_master_key, nm_token_master_key): this NodeManager could check no token")
+				}
 			}
 		}
 		if err != nil {
@@ -79,9 +85,7 @@ func (n *NodeManager) register() bool {
 		if k := resp.GetContainerTokenMasterKey(); k != nil {
 			n.masterKey = k
 		}
-		if k := resp.GetNmTokenMasterKey(); k != nil {
-			n.nmMasterKey = k
-		}
+		n.setNMTokenKeyLocked(resp.GetNmTokenMasterKey())
 		reported := len(req.GetContainerStatuses())
 		n.mu.Unlock()
 		n.regOnce.Do(func() { close(n.registered) })
@@ -262,9 +266,7 @@ func (n *NodeManager) applyHeartbeatResponse(resp *pb.NodeHeartbeatResponseProto
 	if k := resp.GetContainerTokenMasterKey(); k != nil {
 		n.masterKey = k
 	}
-	if k := resp.GetNmTokenMasterKey(); k != nil {
-		n.nmMasterKey = k
-	}
+	n.setNMTokenKeyLocked(resp.GetNmTokenMasterKey())
 	for _, c := range included {
 		c.acked, c.ackedAt = true, now
 	}

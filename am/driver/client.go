@@ -109,6 +109,25 @@ type Client struct {
 	// stale are containers a restarted RM handed back that the AM does
 	// not use: released on the next call.
 	stale []int64
+	// nmTokens are the NMTokens the RM sent, by node ("host:port"): the
+	// AM authenticates to a node's container manager with its token
+	// there, as Hadoop's NMTokenCache keeps them.
+	nmTokens map[string]*hadooppb.TokenProto
+}
+
+// NMToken is the token the RM sent for starting containers on node
+// ("host:port"), nil if none came.
+func (c *Client) NMToken(node string) *hadooppb.TokenProto { return c.nmTokens[node] }
+
+// keepNMTokens takes the NMTokens of a register or allocate reply; a new
+// one for a node replaces the old (the RM rolled its key).
+func (c *Client) keepNMTokens(toks []*pb.NMTokenProto) {
+	if c.nmTokens == nil {
+		c.nmTokens = map[string]*hadooppb.TokenProto{}
+	}
+	for _, t := range toks {
+		c.nmTokens[fmt.Sprintf("%s:%d", t.GetNodeId().GetHost(), t.GetNodeId().GetPort())] = t.GetToken()
+	}
 }
 
 // DefaultMaxWait is YARN's default yarn.resourcemanager.connect.max-wait.ms.
@@ -176,6 +195,7 @@ func (c *Client) register(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.keepNMTokens(resp.GetNmTokensFromPreviousAttempts())
 	for _, ct := range resp.GetContainersFromPreviousAttempts() {
 		if id := ct.GetId().GetId(); c.InUse != nil && !c.InUse(id) {
 			c.stale = append(c.stale, id)
@@ -265,6 +285,7 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 		c.rpc.SetToken(tok)
 	}
 	c.sent = now
+	c.keepNMTokens(resp.GetNmTokens())
 	out := &Response{Tokens: map[int64]*pb.ContainerProto{}, Completed: resp.GetCompletedContainerStatuses(),
 		PAltruism: resp.GetLoomPAltruism(), Nodes: int(resp.GetNumClusterNodes())}
 	if out.Share, err = rpc.VectorFromResource(resp.GetLoomShare()); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/nm/executor"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -61,7 +62,7 @@ type Runner struct {
 	// was last written: it is written at once, so that a later attempt
 	// need not rerun a stage whose end the history missed.
 	changed   bool
-	nodes     map[string]*rpc.Client
+	nodes     map[string]*nodeConn
 	execs     map[string]*execConn
 	running   map[int64]*task
 	done      chan taskDone
@@ -130,7 +131,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.Log.Error().Err(err).Str("path", r.HistoryPath).Msg("cannot recover from the job history; failing this attempt")
 		return err
 	}
-	r.nodes, r.execs, r.running = map[string]*rpc.Client{}, map[string]*execConn{}, map[int64]*task{}
+	r.nodes, r.execs, r.running = map[string]*nodeConn{}, map[string]*execConn{}, map[int64]*task{}
 	r.done = make(chan taskDone, 1024)
 	r.templates = map[string]executor.Template{}
 	for _, s := range r.DAG.Job().Stages {
@@ -279,11 +280,22 @@ func (r *Runner) launch(ctx context.Context, resp *Response) []int64 {
 }
 
 func (r *Runner) startOn(ctx context.Context, node string, recs []am.TaskRecord, resp *Response) error {
-	cm, ok := r.nodes[node]
-	if !ok {
-		cm = rpc.NewClient(node, rpc.ClientOptions{User: r.Client.attempt})
-		r.nodes[node] = cm
+	// The node's container manager takes the NMToken the RM sent for
+	// it, as a YARN NodeManager does; a new token (after the RM rolled
+	// its key) means a new connection.
+	tok := r.Client.NMToken(node)
+	if tok == nil {
+		return rpc.Errorf(rpc.ClassInvalidToken, "No NMToken sent for %s", node)
 	}
+	nc, ok := r.nodes[node]
+	if !ok || nc.token != tok {
+		if ok {
+			nc.Close()
+		}
+		nc = &nodeConn{Client: rpc.NewClient(node, rpc.ClientOptions{User: r.Client.attempt, Token: tok}), token: tok}
+		r.nodes[node] = nc
+	}
+	cm := nc.Client
 	req := &pb.StartContainersRequestProto{}
 	for _, rec := range recs {
 		req.StartContainerRequest = append(req.StartContainerRequest, &pb.StartContainerRequestProto{
@@ -330,6 +342,13 @@ func (r *Runner) startOn(ctx context.Context, node string, recs []am.TaskRecord,
 		r.done <- taskDone{container: int64(f.Task.Lease), why: "refused by the executor: " + f.Reason}
 	}
 	return nil
+}
+
+// nodeConn is a connection to a node's container manager and the NMToken
+// it authenticated with.
+type nodeConn struct {
+	*rpc.Client
+	token *hadooppb.TokenProto
 }
 
 // executor connects to an executor and starts collecting its completions.

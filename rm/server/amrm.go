@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -34,52 +33,9 @@ const (
 // the old one is forgotten: a token under it opens no new connection.
 // Connections already open stay authenticated.
 
-// amrmActivation is how long a next key waits before it replaces the
-// current one.
-func (r *RM) amrmActivation() time.Duration { return r.cfg.AMExpiry * 3 / 2 }
-
-// rollAMRMKeys makes a next key, or activates it, when it is time. Keys
-// are saved before they are used, outside the lock.
-func (r *RM) rollAMRMKeys(now time.Time) error {
-	r.mu.Lock()
-	cur, next, since := r.amrmKey, r.amrmNext, now.Sub(r.amrmRolled)
-	r.mu.Unlock()
-	switch {
-	case next == nil && since >= r.cfg.AMRMRoll:
-		k := newMasterKey(cur.GetKeyId())
-		if err := r.saveKey(amrmNextKeySecret, k); err != nil {
-			return err
-		}
-		r.mu.Lock()
-		r.amrmNext, r.amrmRolled = k, now
-		r.mu.Unlock()
-		r.log.Info().Int32("key", k.GetKeyId()).Msg("AMRM master key rolled: AMs get tokens under the new key")
-	case next != nil && since >= r.amrmActivation():
-		if err := r.saveKey(amrmKeySecret, next); err != nil {
-			return err
-		}
-		if err := r.saveKey(amrmNextKeySecret, nil); err != nil {
-			return err
-		}
-		r.mu.Lock()
-		r.amrmKey, r.amrmNext = next, nil
-		r.mu.Unlock()
-		r.log.Info().Int32("key", next.GetKeyId()).Int32("retired", cur.GetKeyId()).Msg("AMRM master key activated")
-	}
-	return nil
-}
-
-// signingKey is the key new AMRM tokens are signed with. Callers hold mu.
-func (r *RM) signingKey() *pb.MasterKeyProto {
-	if r.amrmNext != nil {
-		return r.amrmNext
-	}
-	return r.amrmKey
-}
-
 // amrmToken is the AMRM token of an attempt. Callers hold mu.
 func (r *RM) amrmToken(at *attemptRec) *hadooppb.TokenProto {
-	k := r.signingKey()
+	k := r.amrm.newest()
 	id, _ := proto.Marshal(&pb.AMRMTokenIdentifierProto{AppAttemptId: at.yid, KeyId: k.KeyId})
 	return &hadooppb.TokenProto{Identifier: id, Password: rpc.TokenPassword(k.GetBytes(), id),
 		Kind: proto.String(rpc.AMRMTokenKind), Service: proto.String(advertised(r.Addr("scheduler")))}
@@ -88,11 +44,11 @@ func (r *RM) amrmToken(at *attemptRec) *hadooppb.TokenProto {
 // rolledAMRMToken is a new token for an AM whose connection's token is
 // not under the next key, nil otherwise. Callers hold mu.
 func (r *RM) rolledAMRMToken(ctx context.Context, at *attemptRec) *hadooppb.TokenProto {
-	if r.amrmNext == nil {
+	if r.amrm.next == nil {
 		return nil
 	}
 	if ci, ok := rpc.CallFromContext(ctx); ok {
-		if id, err := rpc.ParseAMRMIdentifier(ci.Token); err == nil && id.GetKeyId() == r.amrmNext.GetKeyId() {
+		if id, err := rpc.ParseAMRMIdentifier(ci.Token); err == nil && id.GetKeyId() == r.amrm.next.GetKeyId() {
 			return nil
 		}
 	}
@@ -113,11 +69,8 @@ func (s amrmSecrets) RetrievePassword(identifier []byte) ([]byte, string, error)
 	attempt := rpc.AttemptIDString(id.GetAppAttemptId())
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	key := r.amrmKey
-	if r.amrmNext != nil && id.GetKeyId() == r.amrmNext.GetKeyId() {
-		key = r.amrmNext
-	}
-	if id.GetKeyId() != key.GetKeyId() {
+	key := r.amrm.find(id.GetKeyId())
+	if key == nil {
 		return nil, "", fmt.Errorf("Invalid AMRMToken from %s: master key %d is not this RM's (retired, or another RM's)", attempt, id.GetKeyId())
 	}
 	a, err := r.appByID(id.GetAppAttemptId().GetApplicationId())

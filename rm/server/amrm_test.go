@@ -51,11 +51,11 @@ func TestAMRMTokenRefusals(t *testing.T) {
 	forged := proto.Clone(victimTok).(*hadooppb.TokenProto)
 	forged.Password = rpc.TokenPassword([]byte("a guessed key"), forged.GetIdentifier())
 	otherKey := proto.Clone(&vid).(*pb.AMRMTokenIdentifierProto)
-	otherKey.KeyId = proto.Int32(r.amrmKey.GetKeyId() + 1)
+	otherKey.KeyId = proto.Int32(r.amrm.cur.GetKeyId() + 1)
 	otherKeyID, _ := proto.Marshal(otherKey)
-	noAttempt, _ := proto.Marshal(&pb.AMRMTokenIdentifierProto{KeyId: r.amrmKey.KeyId})
+	noAttempt, _ := proto.Marshal(&pb.AMRMTokenIdentifierProto{KeyId: r.amrm.cur.KeyId})
 	signed := func(id []byte) *hadooppb.TokenProto {
-		return &hadooppb.TokenProto{Identifier: id, Password: rpc.TokenPassword(r.amrmKey.GetBytes(), id),
+		return &hadooppb.TokenProto{Identifier: id, Password: rpc.TokenPassword(r.amrm.cur.GetBytes(), id),
 			Kind: proto.String(rpc.AMRMTokenKind), Service: victimTok.Service}
 	}
 	calls := map[string]func(rpc.ApplicationMasterClient) error{
@@ -210,12 +210,12 @@ func TestAMRMKeyRolls(t *testing.T) {
 	if tok := allocate(am); tok != nil {
 		t.Errorf("a token before any roll: %v", tok)
 	}
-	t0 := r1.amrmRolled
+	t0 := r1.amrm.rolled
 	// Not yet time: nothing happens.
-	if err := r1.rollAMRMKeys(t0.Add(59 * time.Second)); err != nil || r1.amrmNext != nil {
-		t.Fatalf("a roll before the interval: %v %v", r1.amrmNext, err)
+	if err := rollAMRM(r1, t0.Add(59*time.Second)); err != nil || r1.amrm.next != nil {
+		t.Fatalf("a roll before the interval: %v %v", r1.amrm.next, err)
 	}
-	if err := r1.rollAMRMKeys(t0.Add(60 * time.Second)); err != nil {
+	if err := rollAMRM(r1, t0.Add(60*time.Second)); err != nil {
 		t.Fatal(err)
 	}
 	rolled := allocate(am)
@@ -234,11 +234,11 @@ func TestAMRMKeyRolls(t *testing.T) {
 		t.Errorf("a connection on the new key was sent another token")
 	}
 	// Activation waits 1.5 AM expiries.
-	r1.rollAMRMKeys(t0.Add(61 * time.Second))
-	if r1.amrmNext == nil {
+	rollAMRM(r1, t0.Add(61*time.Second))
+	if r1.amrm.next == nil {
 		t.Fatal("activated before 1.5 AM expiries")
 	}
-	if err := r1.rollAMRMKeys(t0.Add(61*time.Second + 500*time.Millisecond)); err != nil || r1.amrmNext != nil {
+	if err := rollAMRM(r1, t0.Add(61*time.Second+500*time.Millisecond)); err != nil || r1.amrm.next != nil {
 		t.Fatalf("not activated: %v", err)
 	}
 	if err := opens(r1, old); !rpc.IsClass(err, rpc.ClassInvalidToken) || !strings.Contains(err.Error(), "is not this RM's") {
@@ -260,4 +260,10 @@ func TestAMRMKeyRolls(t *testing.T) {
 	if err := opens(r2, old); err == nil {
 		t.Error("after a restart the retired token opens a connection")
 	}
+}
+
+// rollAMRM rolls r's AMRM key as its monitor would at now.
+func rollAMRM(r *RM, now time.Time) error {
+	_, err := r.roll(&r.amrm, now)
+	return err
 }

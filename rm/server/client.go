@@ -3,6 +3,7 @@ package server
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -114,7 +115,11 @@ func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitAppl
 			return nil, rpc.Errorf(rpc.ClassYarnException, "Application %s: the AM container's tokens are not Hadoop credentials: %v", rpc.AppIDString(id), err)
 		}
 	}
-	amRes, err := rpc.VectorFromResource(sc.GetResource())
+	amReq, err := amResourceRequest(sc)
+	if err != nil {
+		return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "%v (the AM container of %s)", err, rpc.AppIDString(id))
+	}
+	amRes, err := rpc.VectorFromResource(amReq)
 	if err != nil {
 		return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "AM resource of %s: %v", rpc.AppIDString(id), err)
 	}
@@ -390,6 +395,48 @@ func (s clientService) GetQueueInfo(ctx context.Context, req *pb.GetQueueInfoReq
 		return nil, rpc.Errorf("java.io.IOException", "Unknown queue: %s", req.GetQueueName())
 	}
 	return &pb.GetQueueInfoResponseProto{QueueInfo: info(name)}, nil
+}
+
+// amResourceRequest is the AM container's resource by YARN's rules
+// (RMAppManager): am_container_resource_request, which Hadoop 3's clients
+// fill, wins; of its requests exactly one must be for "*", and its
+// capability holds for all. Without any, the context's resource is the
+// AM's; with neither, nothing was asked for.
+func amResourceRequest(sc *pb.ApplicationSubmissionContextProto) (*pb.ResourceProto, error) {
+	reqs := sc.GetAmContainerResourceRequest()
+	if len(reqs) == 0 {
+		if sc.Resource == nil {
+			return nil, errors.New("Invalid resource request, no resources requested")
+		}
+		return sc.GetResource(), nil
+	}
+	var anyReq *pb.ResourceRequestProto
+	for _, rr := range reqs {
+		if rr.GetResourceName() != "*" {
+			continue
+		}
+		if anyReq != nil {
+			return nil, errors.New("Invalid resource request, only one resource request with * is allowed")
+		}
+		anyReq = rr
+	}
+	if anyReq == nil {
+		return nil, errors.New("Invalid resource request, no resource request specified with *")
+	}
+	if anyReq.Capability == nil {
+		return nil, errors.New("Invalid resource request, the request for * has no capability")
+	}
+	return anyReq.GetCapability(), nil
+}
+
+// maxAttempts is how many attempts an app gets: its own
+// max_app_attempts when that is in [1, yarn.resourcemanager.am.max-attempts],
+// else the cluster's, as YARN's RMAppImpl decides.
+func (r *RM) maxAttempts(a *appRec) int {
+	if n := int(a.ctx.GetMaxAppAttempts()); a.ctx.MaxAppAttempts != nil && n >= 1 && n <= r.cfg.MaxAttempts {
+		return n
+	}
+	return r.cfg.MaxAttempts
 }
 
 func sortAsks(asks []rm.Ask) {

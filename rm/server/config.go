@@ -29,6 +29,7 @@ var Defaults = map[string]string{
 	"yarn.nm.liveness-monitor.expiry-interval-ms":                        "600000",
 	"yarn.am.liveness-monitor.expiry-interval-ms":                        "600000",
 	"yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs": "86400",
+	"yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs":    "86400",
 	"yarn.resourcemanager.am.max-attempts":                               "2",
 	"yarn.resourcemanager.max-completed-applications":                    "1000",
 	"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms":            "1000",
@@ -36,9 +37,9 @@ var Defaults = map[string]string{
 	"yarn.scheduler.maximum-allocation-mb":                               "8192",
 	"yarn.scheduler.minimum-allocation-vcores":                           "1",
 	"yarn.scheduler.maximum-allocation-vcores":                           "4",
-	"yarn.acl.enable":                                                    "false",
-	"yarn.admin.acl":                                                     "*",
-	"yarn.resourcemanager.recovery.enabled":                              "false",
+	"yarn.acl.enable":                       "false",
+	"yarn.admin.acl":                        "*",
+	"yarn.resourcemanager.recovery.enabled": "false",
 
 	"loom.scheduler.policy":         "carbyne",
 	"loom.scheduler.p-altruism":     "1",
@@ -63,7 +64,9 @@ type Config struct {
 	NMExpiry time.Duration
 	AMExpiry time.Duration
 	// AMRMRoll is how often the AMRM master key is replaced.
-	AMRMRoll          time.Duration
+	AMRMRoll time.Duration
+	// NMTokenRoll is how often the NM-token master key is replaced.
+	NMTokenRoll       time.Duration
 	HeartbeatInterval time.Duration
 	MaxAttempts       int
 	// MaxCompleted is how many finished apps the RM remembers.
@@ -126,6 +129,7 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	cfg.NMExpiry = positive("yarn.nm.liveness-monitor.expiry-interval-ms")
 	cfg.AMExpiry = positive("yarn.am.liveness-monitor.expiry-interval-ms")
 	cfg.AMRMRoll = time.Duration(integer("yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs", 1)) * time.Second
+	cfg.NMTokenRoll = time.Duration(integer("yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs", 1)) * time.Second
 	cfg.HeartbeatInterval = positive("loom.heartbeat.interval-ms")
 	cfg.MaxAttempts = int(integer("yarn.resourcemanager.am.max-attempts", 1))
 	cfg.MaxCompleted = int(integer("yarn.resourcemanager.max-completed-applications", 0))
@@ -153,6 +157,12 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		// under it: 1.5 AM expiries after it was made.
 		return cfg, c.Errorf("yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs",
 			"%v should be more than 3 X yarn.am.liveness-monitor.expiry-interval-ms (%v)", cfg.AMRMRoll, cfg.AMExpiry)
+	}
+	if cfg.NMTokenRoll <= 3*cfg.NMExpiry {
+		// A new key signs tokens only once every live NM has it: 1.5 NM
+		// expiries after it was made.
+		return cfg, c.Errorf("yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs",
+			"%v should be more than 3 X yarn.nm.liveness-monitor.expiry-interval-ms (%v)", cfg.NMTokenRoll, cfg.NMExpiry)
 	}
 	if cfg.NMExpiry <= cfg.HeartbeatInterval {
 		return cfg, c.Errorf("yarn.nm.liveness-monitor.expiry-interval-ms",

@@ -54,7 +54,7 @@ func (r *RM) launchRequest(cr *contRec) *pb.StartContainersRequestProto {
 	env := [][2]string{
 		{EnvContainerID, rpc.ContainerIDString(cr.yid)},
 		{EnvAppSubmitTime, strconv.FormatInt(a.submitted.UnixMilli(), 10)},
-		{EnvMaxAppAttempts, strconv.Itoa(r.cfg.MaxAttempts)},
+		{EnvMaxAppAttempts, strconv.Itoa(r.maxAttempts(a))},
 		{EnvHadoopUser, a.user},
 		{EnvSchedulerAddress, advertised(r.Addr("scheduler"))},
 		{EnvAppSubmitter, a.user},
@@ -77,15 +77,16 @@ func (r *RM) launchRequest(cr *contRec) *pb.StartContainersRequestProto {
 
 // launchAM starts the AM container on its NM through
 // ContainerManagementProtocol, outside the lock; a failure fails the
-// attempt.
+// attempt. As YARN's AMLauncher, the RM connects as the attempt with an
+// NMToken for it, which is all a NodeManager's container manager takes.
 func (r *RM) launchAM(cr *contRec, req *pb.StartContainersRequestProto) {
 	defer r.launches.Done()
 	r.mu.Lock()
 	n := cr.node
-	if n.cm == nil {
-		n.cm = rpc.NewClient(n.key, r.nmOpts)
-	}
-	cm := rpc.ContainerManagementClient{C: n.cm}
+	cl := rpc.NewClient(n.key, rpc.ClientOptions{User: rpc.AttemptIDString(cr.attempt.yid), CallTimeout: 30 * time.Second,
+		Token: r.nmToken(cr.attempt.yid, cr.app.user, n)})
+	defer cl.Close()
+	cm := rpc.ContainerManagementClient{C: cl}
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -59,17 +60,25 @@ func (s masterService) RegisterApplicationMaster(ctx context.Context, req *pb.Re
 	r.log.Info().Str("attempt", rpc.AttemptIDString(at.yid)).Str("host", at.host).Msg("AM registered")
 	resp := &pb.RegisterApplicationMasterResponseProto{MaximumCapability: rpc.ResourceFromVector(r.cfg.MaxAlloc),
 		Queue:                  proto.String(a.queue),
-		SchedulerResourceTypes: []pb.SchedulerResourceTypes{pb.SchedulerResourceTypes_MEMORY, pb.SchedulerResourceTypes_CPU}}
-	if at.recovered {
-		// After an RM restart: the containers the nodes gave back, so
-		// that the AM can release the ones it no longer uses (released
-		// to the old RM before their nodes heard of it).
-		for _, cr := range a.live {
-			if cr.attempt == at && !cr.isAM {
-				resp.ContainersFromPreviousAttempts = append(resp.ContainersFromPreviousAttempts, r.containerProto(cr))
-			}
+		SchedulerResourceTypes: []pb.SchedulerResourceTypes{pb.SchedulerResourceTypes_MEMORY, pb.SchedulerResourceTypes_CPU},
+		ResourceTypes:          resourceTypes(), Application_ACLs: a.ctx.GetAmContainerSpec().GetApplication_ACLs()}
+	// The containers this AM inherits: those an earlier attempt kept
+	// running (keep_containers_across_application_attempts), and after an
+	// RM restart the ones the nodes gave back, so that the AM can release
+	// those it no longer uses. With them, an NMToken for each of their
+	// nodes; every other node's token comes with its next container.
+	var prev []*contRec
+	for _, cr := range a.live {
+		if !cr.isAM && (cr.attempt != at || at.recovered) {
+			prev = append(prev, cr)
 		}
 	}
+	slices.SortFunc(prev, func(x, y *contRec) int { return cmp.Compare(x.c.ID, y.c.ID) })
+	clear(at.nmTokenNodes)
+	for _, cr := range prev {
+		resp.ContainersFromPreviousAttempts = append(resp.ContainersFromPreviousAttempts, r.containerProto(cr))
+	}
+	resp.NmTokensFromPreviousAttempts = r.nmTokensFor(at, prev)
 	return resp, nil
 }
 
@@ -198,8 +207,12 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 	if r.cfg.Policy != "carbyne" {
 		pAltruism = 0
 	}
+	granted := make([]*pb.ContainerProto, len(a.newConts))
+	for i, cr := range a.newConts {
+		granted[i] = r.containerProto(cr)
+	}
 	resp := &pb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1),
-		AllocatedContainers: a.newConts, CompletedContainerStatuses: a.completed,
+		AllocatedContainers: granted, CompletedContainerStatuses: a.completed, NmTokens: r.nmTokensFor(at, a.newConts),
 		Limit:           rpc.ResourceFromVector(share.Sub(usage).ClampZero()),
 		NumClusterNodes: proto.Int32(int32(live)),
 		LoomShare:       rpc.ResourceFromVector(share), LoomPAltruism: proto.Float64(pAltruism),

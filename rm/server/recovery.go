@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/altruism"
+	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rm/store"
 	"github.com/loomrm/loom/rpc"
@@ -160,7 +161,14 @@ func (r *RM) recoverApp(id *pb.ApplicationIdProto, stored store.App) (*appRec, e
 	if !ok || !ok2 {
 		return nil, fmt.Errorf("state %q / final status %q", rec.State, rec.Final)
 	}
-	amRes, err := rpc.VectorFromResource(sc.GetResource())
+	amReq, err := amResourceRequest(sc)
+	var amRes fairness.Vector
+	if err == nil {
+		amRes, err = rpc.VectorFromResource(amReq)
+	}
+	if err == nil {
+		amRes, err = r.checkResource("the AM container", amRes)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("its AM resource: %w", err)
 	}

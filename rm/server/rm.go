@@ -60,7 +60,6 @@ type RM struct {
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	launches sync.WaitGroup
-	nmOpts   rpc.ClientOptions
 	web      *http.Server
 
 	// store keeps apps and attempts across restarts (nil: recovery is
@@ -69,10 +68,9 @@ type RM struct {
 	epoch int64
 	// tokenKey signs container tokens; NMs get it when they register.
 	tokenKey *pb.MasterKeyProto
-	// amrmKey signs AMRM tokens; amrmNext, made at the last roll, signs
-	// the new ones until it replaces amrmKey (see amrm.go).
-	amrmKey, amrmNext *pb.MasterKeyProto
-	amrmRolled        time.Time
+	// amrm signs AMRM tokens (see amrm.go); nmKey signs NMTokens (see
+	// nmtoken.go).
+	amrm, nmKey rollingKey
 
 	metrics    *metrics
 	timeline   timeline
@@ -102,7 +100,7 @@ type appRec struct {
 	asks      map[askKey]int
 	work      float64
 	critical  time.Duration
-	newConts  []*pb.ContainerProto
+	newConts  []*contRec
 	newKeys   []askKey // the ask each of newConts served
 	completed []*pb.ContainerStatusProto
 	lastResp  *pb.AllocateResponseProto
@@ -129,6 +127,8 @@ type attemptRec struct {
 	// conts are the attempt's containers, live and ended, so that a
 	// report or a retirement need not scan every container of the RM.
 	conts []*contRec
+	// nmTokenNodes are the nodes the attempt's AM holds an NMToken for.
+	nmTokenNodes map[*nodeRec]bool
 }
 
 type contRec struct {
@@ -157,7 +157,6 @@ type nodeRec struct {
 	cleanup   []*pb.ContainerIdProto
 	appsClean []*pb.ApplicationIdProto
 	conts     map[rm.ContainerID]*contRec
-	cm        *rpc.Client
 }
 
 // New makes an RM from a checked config.
@@ -173,7 +172,7 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 	r := &RM{cfg: cfg, log: log,
 		start: now, clusterTS: now.UnixMilli(), reserved: map[int32]bool{}, apps: map[rm.AppID]*appRec{},
 		nodes: map[string]*nodeRec{}, conts: map[rm.ContainerID]*contRec{}, addrs: map[string]string{},
-		stop: make(chan struct{}), nmOpts: rpc.ClientOptions{User: "loom-rm", CallTimeout: 30 * time.Second},
+		stop:       make(chan struct{}),
 		timeline:   timeline{apps: map[rm.AppID][]webui.AppSample{}},
 		altChanges: []webui.AltruismChange{{UnixMs: now.UnixMilli(), P: cfg.PAltruism, Who: "config"}}}
 	r.metrics = newMetrics(r)
@@ -183,17 +182,15 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 			return nil, err
 		}
 	}
+	r.amrm = rollingKey{what: "AMRM", secret: amrmKeySecret, nextSecret: amrmNextKeySecret, every: cfg.AMRMRoll, activation: cfg.AMExpiry * 3 / 2}
+	r.nmKey = rollingKey{what: "NMToken", secret: nmTokenKeySecret, nextSecret: nmTokenNextKeySecret, every: cfg.NMTokenRoll, activation: cfg.NMExpiry * 3 / 2}
 	r.tokenKey, err = r.masterKey(state, containerKeySecret)
 	if err == nil {
-		r.amrmKey, err = r.masterKey(state, amrmKeySecret)
+		err = r.loadRollingKey(&r.amrm, state, now)
 	}
 	if err == nil {
-		r.amrmNext, err = r.storedKey(state, amrmNextKeySecret)
-		if r.amrmNext.GetKeyId() == r.amrmKey.GetKeyId() {
-			r.amrmNext = nil // the RM died activating it
-		}
+		err = r.loadRollingKey(&r.nmKey, state, now)
 	}
-	r.amrmRolled = now
 	if err != nil {
 		if r.store != nil {
 			r.store.Close()
@@ -366,13 +363,6 @@ func (r *RM) Stop(ctx context.Context) error {
 	if r.store != nil {
 		errs = append(errs, r.store.Close())
 	}
-	r.mu.Lock()
-	for _, n := range r.nodes {
-		if n.cm != nil {
-			n.cm.Close()
-		}
-	}
-	r.mu.Unlock()
 	return errors.Join(errs...)
 }
 
@@ -445,9 +435,7 @@ func (r *RM) monitor() {
 			}
 		}
 		r.mu.Unlock()
-		if err := r.rollAMRMKeys(now); err != nil {
-			r.log.Error().Err(err).Msg("the AMRM master key was not rolled; the current one stays in use")
-		}
+		r.rollKeys(now)
 	}
 }
 
@@ -504,7 +492,7 @@ func (r *RM) allocated(c rm.Container) {
 		return
 	}
 	key := askKey{priority: c.Priority, demand: c.Resource, kind: c.Kind}
-	a.newConts = append(a.newConts, r.containerProto(cr))
+	a.newConts = append(a.newConts, cr)
 	a.newKeys = append(a.newKeys, key)
 	// The ask is outstanding for one container fewer, as in YARN's
 	// AppSchedulingInfo: an AM that asks for the same count again (a
@@ -583,10 +571,14 @@ func (r *RM) attemptFailed(a *appRec, diag string) {
 	r.persistAttempt(a, at)
 	r.log.Warn().Str("attempt", rpc.AttemptIDString(at.yid)).Str("why", diag).Msg("attempt failed")
 	r.killAttemptContainers(a, at, ExitAborted, "Container of a failed attempt")
-	if len(a.attempts) >= r.cfg.MaxAttempts {
+	if max := r.maxAttempts(a); len(a.attempts) >= max {
+		why := "the maximum, yarn.resourcemanager.am.max-attempts"
+		if max < r.cfg.MaxAttempts {
+			why = "the app's max_app_attempts"
+		}
 		r.finishApp(a, pb.YarnApplicationStateProto_FAILED, pb.FinalApplicationStatusProto_APP_FAILED,
-			fmt.Sprintf("Application %s failed %d times (the maximum, yarn.resourcemanager.am.max-attempts) due to %s",
-				rpc.AppIDString(a.yid), len(a.attempts), diag))
+			fmt.Sprintf("Application %s failed %d times (%s) due to %s",
+				rpc.AppIDString(a.yid), len(a.attempts), why, diag))
 		return
 	}
 	r.newAttempt(a)

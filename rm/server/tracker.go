@@ -33,8 +33,7 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 	if err != nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "node %s: %v", nodeKey(id), err)
 	}
-	resp := &pb.RegisterNodeManagerResponseProto{RmIdentifier: proto.Int64(r.clusterTS), RmVersion: proto.String("loom"),
-		ContainerTokenMasterKey: r.tokenKey}
+	resp := &pb.RegisterNodeManagerResponseProto{RmIdentifier: proto.Int64(r.clusterTS), RmVersion: proto.String("loom")}
 	if !r.cfg.MinAlloc.FitsIn(capacity) {
 		// As YARN does: a node smaller than the smallest container is
 		// told to shut down.
@@ -45,6 +44,9 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	// Both master keys, as YARN sends them: a stock NodeManager cannot
+	// heartbeat without them.
+	resp.ContainerTokenMasterKey, resp.NmTokenMasterKey = r.tokenKey, r.nmKey.cur
 	key := nodeKey(id)
 	n, ok := r.nodes[key]
 	if !ok {
@@ -52,6 +54,7 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 		r.nodes[key] = n
 		r.nodeByID = append(r.nodeByID, n)
 	} else {
+		r.forgetNMTokens(n)
 		// A node registering again (it restarted, or was told to
 		// resync): the containers it reports running and the RM still
 		// runs are kept; the rest it runs are cleaned up, and the RM's
@@ -147,9 +150,7 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 	resp := &pb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(n.respID), NodeAction: pb.NodeActionProto_NORMAL.Enum(),
 		ContainersToCleanup: n.cleanup, ApplicationsToCleanup: n.appsClean,
 		NextHeartBeatInterval: proto.Int64(r.cfg.HeartbeatInterval.Milliseconds())}
-	if req.GetLastKnownContainerTokenMasterKey().GetKeyId() != r.tokenKey.GetKeyId() {
-		resp.ContainerTokenMasterKey = r.tokenKey
-	}
+	r.nodeKeys(req, resp)
 	n.cleanup, n.appsClean = nil, nil
 	return resp, nil
 }
