@@ -662,6 +662,10 @@ func (c *Core) Policy() Policy { return c.cfg.Policy }
 // PAltruism is the current P(Altruism).
 func (c *Core) PAltruism() float64 { return c.cfg.PAltruism }
 
+// LastContainerID is the highest container id the core has granted or
+// taken back; every later grant's is higher.
+func (c *Core) LastContainerID() ContainerID { return c.next }
+
 // Capacity is the live nodes' total.
 func (c *Core) Capacity() fairness.Vector { return c.capacity }
 

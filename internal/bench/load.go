@@ -644,7 +644,7 @@ func (l *loadRun) startNodes(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("simulated NM %d: %w", i, err)
 		}
-		n := &simNM{l: l, i: i, conts: map[int64]*simCont{}}
+		n := &simNM{l: l, i: i, conts: map[string]*simCont{}}
 		n.srv = rpc.NewServer(rpc.ServerOptions{})
 		n.srv.Register(rpc.ContainerManagementService(n))
 		go n.srv.Serve(ln)
@@ -685,7 +685,7 @@ type simNM struct {
 	rt  rpc.ResourceTrackerClient
 
 	mu     sync.Mutex
-	conts  map[int64]*simCont
+	conts  map[string]*simCont
 	ended  []*pb.ContainerStatusProto // reported COMPLETE, not yet acknowledged
 	respID int32
 	// rtts are the heartbeats' round trips and secs the second of the
@@ -739,7 +739,7 @@ func (n *simNM) StartContainers(ctx context.Context, req *pb.StartContainersRequ
 			continue
 		}
 		n.mu.Lock()
-		n.conts[cid.GetId()] = &simCont{id: cid}
+		n.conts[rpc.ContainerIDString(cid)] = &simCont{id: cid}
 		n.mu.Unlock()
 		go l.apps[k].run(env, s.GetContainerLaunchContext().GetTokens(), n, cid)
 		resp.SucceededRequests = append(resp.SucceededRequests, cid)
@@ -751,7 +751,7 @@ func (n *simNM) StopContainers(ctx context.Context, req *pb.StopContainersReques
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, id := range req.GetContainerId() {
-		delete(n.conts, id.GetId())
+		delete(n.conts, rpc.ContainerIDString(id))
 	}
 	return &pb.StopContainersResponseProto{SucceededRequests: req.GetContainerId()}, nil
 }
@@ -764,13 +764,13 @@ func (n *simNM) GetContainerStatuses(ctx context.Context, req *pb.GetContainerSt
 // call would do, made in process.
 func (n *simNM) startTask(id *pb.ContainerIdProto, d time.Duration) {
 	n.mu.Lock()
-	n.conts[id.GetId()] = &simCont{id: id, end: time.Now().Add(d)}
+	n.conts[rpc.ContainerIDString(id)] = &simCont{id: id, end: time.Now().Add(d)}
 	n.mu.Unlock()
 }
 
 func (n *simNM) amFinished(id *pb.ContainerIdProto) {
 	n.mu.Lock()
-	if c, ok := n.conts[id.GetId()]; ok {
+	if c, ok := n.conts[rpc.ContainerIDString(id)]; ok {
 		c.amDone = true
 	}
 	n.mu.Unlock()
@@ -841,7 +841,7 @@ func (n *simNM) beat() {
 		n.l.fail("heartbeat of %s: told %v: %s", n.key, a, resp.GetDiagnosticsMessage())
 	}
 	for _, id := range resp.GetContainersToCleanup() {
-		delete(n.conts, id.GetId())
+		delete(n.conts, rpc.ContainerIDString(id))
 	}
 }
 

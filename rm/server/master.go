@@ -152,8 +152,8 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 	}
 	var freed []rm.NodeID
 	for _, id := range req.GetRelease() {
-		cr, ok := r.conts[rm.ContainerID(id.GetId())]
-		if !ok || cr.app != a || cr.state == pb.ContainerStateProto_C_COMPLETE {
+		cr := r.contOf(id, at)
+		if cr == nil || cr.app != a || cr.state == pb.ContainerStateProto_C_COMPLETE {
 			continue // YARN ignores releases of unknown or finished containers
 		}
 		cr.node.cleanup = append(cr.node.cleanup, cr.yid)

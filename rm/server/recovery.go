@@ -82,7 +82,7 @@ func (r *RM) persistAttempt(a *appRec, at *attemptRec) {
 	if r.store == nil {
 		return
 	}
-	data, err := json.Marshal(attemptRecord{Attempt: at.n, State: at.state.String(), AMContainer: int64(at.amContainer),
+	data, err := json.Marshal(attemptRecord{Attempt: at.n, State: at.state.String(), AMContainer: at.amWire,
 		StartMs: at.started.UnixMilli(), Diagnostics: at.diagnostics})
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
@@ -197,7 +197,7 @@ func (r *RM) recoverApp(id *pb.ApplicationIdProto, stored store.App) (*appRec, e
 		}
 		a.attempts = append(a.attempts, &attemptRec{n: rec.Attempt,
 			yid:   &pb.ApplicationAttemptIdProto{ApplicationId: id, AttemptId: proto.Int32(rec.Attempt)},
-			state: pb.YarnApplicationAttemptStateProto(state), amContainer: rm.ContainerID(rec.AMContainer),
+			state: pb.YarnApplicationAttemptStateProto(state), amWire: rec.AMContainer,
 			started: time.UnixMilli(rec.StartMs), diagnostics: rec.Diagnostics, lastSeen: time.Now()})
 	}
 	r.apps[a.id] = a
@@ -222,7 +222,7 @@ func (r *RM) recoverApp(id *pb.ApplicationIdProto, stored store.App) (*appRec, e
 	switch {
 	case at == nil || at.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED:
 		r.newAttempt(a)
-	case at.amContainer == 0:
+	case at.amWire == 0:
 		// Its AM container was never granted: ask for it again.
 		a.asks = map[askKey]int{{priority: amPriority, demand: a.amResource, kind: altruism.Default}: 1}
 		r.pushAsks(a)
@@ -245,10 +245,12 @@ func (r *RM) adopt(n *nodeRec, statuses []*pb.NMContainerStatusProto) []*pb.Cont
 		if cs.GetContainerState() == pb.ContainerStateProto_C_COMPLETE {
 			continue
 		}
-		id := rm.ContainerID(cid.GetId())
-		if _, known := r.conts[id]; known {
+		if r.contOf(cid, nil) != nil {
 			continue
 		}
+		// Container ids are numbered per attempt on the wire; the core's
+		// are the RM's own.
+		id := r.core.LastContainerID() + 1
 		appID := rpc.AppIDOf(cid)
 		a, ok := r.apps[rm.AppID(appID.GetId())]
 		var at *attemptRec
@@ -269,7 +271,7 @@ func (r *RM) adopt(n *nodeRec, statuses []*pb.NMContainerStatusProto) []*pb.Cont
 			continue
 		}
 		cr := &contRec{c: c, yid: proto.Clone(cid).(*pb.ContainerIdProto), app: a, attempt: at, node: n,
-			isAM: id == at.amContainer, state: pb.ContainerStateProto_C_RUNNING, exit: ExitInvalid,
+			isAM: cid.GetId() == at.amWire, state: pb.ContainerStateProto_C_RUNNING, exit: ExitInvalid,
 			created: time.UnixMilli(cs.GetCreationTime())}
 		r.conts[id] = cr
 		n.conts[id] = cr
@@ -277,6 +279,7 @@ func (r *RM) adopt(n *nodeRec, statuses []*pb.NMContainerStatusProto) []*pb.Cont
 		a.track(cr)
 		a.nodesUsed[n] = true
 		if cr.isAM {
+			at.amContainer = id
 			at.awaitingAM = false
 			at.lastSeen = time.Now()
 		}
@@ -296,7 +299,7 @@ func (r *RM) expireUnreportedAMs(now time.Time) {
 		if at := a.current(); at != nil && at.awaitingAM && !a.done() {
 			at.awaitingAM = false
 			r.attemptFailed(a, fmt.Sprintf("AM container %d of %s was not reported by any NodeManager within %v of the RM's restart",
-				at.amContainer, rpc.AttemptIDString(at.yid), r.cfg.NMExpiry))
+				at.amWire, rpc.AttemptIDString(at.yid), r.cfg.NMExpiry))
 		}
 	}
 }

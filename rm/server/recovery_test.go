@@ -54,7 +54,7 @@ func TestWorkPreservingRestart(t *testing.T) {
 	task := resp.GetAllocatedContainers()[0]
 	// The task container runs on the NM (the AM started it there).
 	nm.mu.Lock()
-	nm.status[task.GetId().GetId()] = &pb.ContainerStatusProto{ContainerId: task.GetId(), State: pb.ContainerStateProto_C_RUNNING.Enum()}
+	nm.status[rpc.ContainerIDString(task.GetId())] = &pb.ContainerStatusProto{ContainerId: task.GetId(), State: pb.ContainerStateProto_C_RUNNING.Enum()}
 	nm.mu.Unlock()
 	// The second app's AM container exits 0: a command that was the app.
 	second := containerOf(t, starts[1])

@@ -106,13 +106,30 @@ type appRec struct {
 	lastResp  *pb.AllocateResponseProto
 	nodesUsed map[*nodeRec]bool
 	live      map[rm.ContainerID]*contRec // the app's containers not yet COMPLETE
+	// byWire finds the app's containers by their YARN ids, which are
+	// numbered per attempt (see wireID); the core numbers them across
+	// the RM.
+	byWire map[wireKey]*contRec
+}
+
+// wireKey is a container's YARN id within its app: the attempt and the
+// id number.
+type wireKey struct {
+	attempt int32
+	id      int64
 }
 
 type attemptRec struct {
 	n           int32
 	yid         *pb.ApplicationAttemptIdProto
 	state       pb.YarnApplicationAttemptStateProto
+	// amContainer is the AM container's core id; amWire its YARN id
+	// number, kept in the state store (0: no AM container yet).
 	amContainer rm.ContainerID
+	amWire      int64
+	// seq numbers the attempt's containers, as YARN's AppSchedulingInfo
+	// does: the AM's is 1 in every attempt.
+	seq int64
 	registered  bool
 	lastSeen    time.Time
 	host        string
@@ -472,17 +489,18 @@ func (r *RM) allocated(c rm.Container) {
 	a := r.apps[c.App]
 	n := r.nodeByID[c.Node]
 	at := a.current()
+	at.seq++
 	cr := &contRec{c: c, app: a, attempt: at, node: n, state: pb.ContainerStateProto_C_NEW, exit: ExitInvalid,
-		created: time.Now(), yid: &pb.ContainerIdProto{AppId: a.yid, AppAttemptId: at.yid, Id: proto.Int64(int64(c.ID))}}
+		created: time.Now(), yid: &pb.ContainerIdProto{AppId: a.yid, AppAttemptId: at.yid, Id: proto.Int64(r.epoch<<40 | at.seq)}}
 	r.conts[c.ID] = cr
 	n.conts[c.ID] = cr
 	at.conts = append(at.conts, cr)
 	a.track(cr)
 	a.nodesUsed[n] = true
 	r.metrics.allocated(c.Kind)
-	if at.amContainer == 0 && !at.registered {
+	if at.amWire == 0 && !at.registered {
 		cr.isAM = true
-		at.amContainer = c.ID
+		at.amContainer, at.amWire = c.ID, cr.yid.GetId()
 		at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED
 		r.persistAttempt(a, at)
 		a.asks = map[askKey]int{}
@@ -535,7 +553,7 @@ func (r *RM) containerEnded(id rm.ContainerID, exit int32, diag string, coreNeed
 		}
 		return
 	}
-	if !a.done() && cr.attempt == a.current() {
+	if !a.done() && (cr.attempt == a.current() || a.keepsContainers()) {
 		a.completed = append(a.completed, &pb.ContainerStatusProto{ContainerId: cr.yid,
 			State: pb.ContainerStateProto_C_COMPLETE.Enum(), Diagnostics: proto.String(diag), ExitStatus: proto.Int32(exit)})
 	}
@@ -570,7 +588,9 @@ func (r *RM) attemptFailed(a *appRec, diag string) {
 	at.diagnostics = diag
 	r.persistAttempt(a, at)
 	r.log.Warn().Str("attempt", rpc.AttemptIDString(at.yid)).Str("why", diag).Msg("attempt failed")
-	r.killAttemptContainers(a, at, ExitAborted, "Container of a failed attempt")
+	if !a.keepsContainers() {
+		r.killAttemptContainers(a, at, ExitAborted, "Container of a failed attempt")
+	}
 	if max := r.maxAttempts(a); len(a.attempts) >= max {
 		why := "the maximum, yarn.resourcemanager.am.max-attempts"
 		if max < r.cfg.MaxAttempts {
@@ -709,10 +729,42 @@ func advertised(addr string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// track indexes a live container under its app.
+// track indexes a live container under its app, by its core id and by
+// its YARN id.
 func (a *appRec) track(cr *contRec) {
 	if a.live == nil {
 		a.live = map[rm.ContainerID]*contRec{}
 	}
 	a.live[cr.c.ID] = cr
+	if a.byWire == nil {
+		a.byWire = map[wireKey]*contRec{}
+	}
+	a.byWire[wireKey{cr.yid.GetAppAttemptId().GetAttemptId(), cr.yid.GetId()}] = cr
+}
+
+// keepsContainers: the app asked YARN to keep its containers running when
+// an attempt fails (keep_containers_across_application_attempts); the
+// next attempt's AM inherits them.
+func (a *appRec) keepsContainers() bool {
+	return a.ctx.GetKeepContainersAcrossApplicationAttempts()
+}
+
+// contOf finds a container by its YARN id. An id that names no attempt
+// (Loom's AM library sends just the number when it releases) is taken
+// as one of the attempt at, when given. Callers hold mu.
+func (r *RM) contOf(cid *pb.ContainerIdProto, at *attemptRec) *contRec {
+	attempt := cid.GetAppAttemptId().GetAttemptId()
+	a := (*appRec)(nil)
+	if at != nil && cid.GetAppAttemptId() == nil {
+		a, attempt = r.apps[rm.AppID(at.yid.GetApplicationId().GetId())], at.n
+	} else if app := rpc.AppIDOf(cid); app != nil {
+		a = r.apps[rm.AppID(app.GetId())]
+		if a != nil && a.yid.GetClusterTimestamp() != app.GetClusterTimestamp() {
+			a = nil
+		}
+	}
+	if a == nil {
+		return nil
+	}
+	return a.byWire[wireKey{attempt, cid.GetId()}]
 }

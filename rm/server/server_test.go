@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -28,15 +29,44 @@ type testNM struct {
 	srv    *rpc.Server
 	mu     sync.Mutex
 	starts []*pb.StartContainerRequestProto
-	status map[int64]*pb.ContainerStatusProto
+	status map[string]*pb.ContainerStatusProto
 	respID int32
 	last   *pb.NodeHeartbeatResponseProto
 	key    *pb.MasterKeyProto // the container-token master key, from registering
+	nmKey  *pb.MasterKeyProto // the NMToken master key, from registering
+	nmPrev *pb.MasterKeyProto // the one before the RM's last roll
+	// callers are the NMTokens the container manager's connections
+	// authenticated with, one per start call.
+	callers []*pb.NMTokenIdentifierProto
+}
+
+// RetrievePassword checks NMTokens as a stock NodeManager does: for this
+// node, under the key the RM gave it.
+func (n *testNM) RetrievePassword(identifier []byte) ([]byte, string, error) {
+	id, err := rpc.ParseNMTokenIdentifier(identifier)
+	if err != nil {
+		return nil, "", err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	key := n.nmKey
+	if n.nmPrev != nil && id.GetKeyId() == n.nmPrev.GetKeyId() {
+		key = n.nmPrev
+	}
+	if id.GetKeyId() != key.GetKeyId() || !proto.Equal(id.GetNodeId(), n.id) {
+		return nil, "", fmt.Errorf("NMToken under key %d for %v, want key %d for %v", id.GetKeyId(), id.GetNodeId(), n.nmKey.GetKeyId(), n.id)
+	}
+	return rpc.TokenPassword(key.GetBytes(), identifier), rpc.AttemptIDString(id.GetAppAttemptId()), nil
 }
 
 func (n *testNM) StartContainers(ctx context.Context, req *pb.StartContainersRequestProto) (*pb.StartContainersResponseProto, error) {
+	caller, err := rpc.ParseNMTokenIdentifier(mustCall(ctx).Token)
+	if err != nil {
+		return nil, err
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.callers = append(n.callers, caller)
 	resp := &pb.StartContainersResponseProto{}
 	for _, s := range req.GetStartContainerRequest() {
 		var tok pb.ContainerTokenIdentifierProto
@@ -49,7 +79,7 @@ func (n *testNM) StartContainers(ctx context.Context, req *pb.StartContainersReq
 			return nil, rpc.Errorf(rpc.ClassYarnException, "container token not signed with master key %d", n.key.GetKeyId())
 		}
 		n.starts = append(n.starts, s)
-		n.status[tok.GetContainerId().GetId()] = &pb.ContainerStatusProto{ContainerId: tok.GetContainerId(), State: pb.ContainerStateProto_C_RUNNING.Enum()}
+		n.status[rpc.ContainerIDString(tok.GetContainerId())] = &pb.ContainerStatusProto{ContainerId: tok.GetContainerId(), State: pb.ContainerStateProto_C_RUNNING.Enum()}
 		resp.SucceededRequests = append(resp.SucceededRequests, tok.GetContainerId())
 	}
 	return resp, nil
@@ -65,17 +95,18 @@ func (n *testNM) GetContainerStatuses(ctx context.Context, req *pb.GetContainerS
 
 func startNM(t testing.TB, trackerAddr string, mem int64, cores int32) *testNM {
 	t.Helper()
-	n := &testNM{t: t, status: map[int64]*pb.ContainerStatusProto{}}
-	n.srv = rpc.NewServer(rpc.ServerOptions{})
+	n := &testNM{t: t, status: map[string]*pb.ContainerStatusProto{}}
+	// Token-only, as a stock NodeManager's container manager.
+	n.srv = rpc.NewServer(rpc.ServerOptions{Secrets: n, TokenOnly: true})
 	n.srv.Register(rpc.ContainerManagementService(n))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	go n.srv.Serve(ln)
-	t.Cleanup(func() { n.srv.Close() })
 	port := ln.Addr().(*net.TCPAddr).Port
 	n.id = &pb.NodeIdProto{Host: proto.String("127.0.0.1"), Port: proto.Int32(int32(port))}
+	go n.srv.Serve(ln)
+	t.Cleanup(func() { n.srv.Close() })
 	cl := rpc.NewClient(trackerAddr, rpc.ClientOptions{User: "nm"})
 	t.Cleanup(func() { cl.Close() })
 	n.rt = rpc.ResourceTrackerClient{C: cl}
@@ -86,6 +117,12 @@ func startNM(t testing.TB, trackerAddr string, mem int64, cores int32) *testNM {
 	}
 	if n.key = resp.GetContainerTokenMasterKey(); len(n.key.GetBytes()) == 0 {
 		t.Fatalf("the RM sent no container-token master key on registration")
+	}
+	n.mu.Lock()
+	n.nmKey = resp.GetNmTokenMasterKey()
+	n.mu.Unlock()
+	if len(n.nmKey.GetBytes()) == 0 {
+		t.Fatalf("the RM sent no NMToken master key on registration")
 	}
 	return n
 }
@@ -102,9 +139,18 @@ func (n *testNM) beat() *pb.NodeHeartbeatResponseProto {
 		}
 	}
 	n.mu.Unlock()
-	resp, err := n.rt.NodeHeartbeat(context.Background(), &pb.NodeHeartbeatRequestProto{NodeStatus: st})
+	n.mu.Lock()
+	known := n.nmKey
+	n.mu.Unlock()
+	resp, err := n.rt.NodeHeartbeat(context.Background(), &pb.NodeHeartbeatRequestProto{NodeStatus: st,
+		LastKnownContainerTokenMasterKey: n.key, LastKnownNmTokenMasterKey: known})
 	if err != nil {
 		n.t.Fatalf("heartbeat: %v", err)
+	}
+	if k := resp.GetNmTokenMasterKey(); k != nil && k.GetKeyId() != known.GetKeyId() {
+		n.mu.Lock()
+		n.nmPrev, n.nmKey = n.nmKey, k
+		n.mu.Unlock()
 	}
 	n.respID = resp.GetResponseId()
 	n.last = resp
@@ -114,7 +160,7 @@ func (n *testNM) beat() *pb.NodeHeartbeatResponseProto {
 func (n *testNM) finish(id *pb.ContainerIdProto, exit int32) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.status[id.GetId()] = &pb.ContainerStatusProto{ContainerId: id, State: pb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(exit)}
+	n.status[rpc.ContainerIDString(id)] = &pb.ContainerStatusProto{ContainerId: id, State: pb.ContainerStateProto_C_COMPLETE.Enum(), ExitStatus: proto.Int32(exit)}
 }
 
 func (n *testNM) waitStarts(k int) []*pb.StartContainerRequestProto {
@@ -690,4 +736,13 @@ func TestContainersByAttempt(t *testing.T) {
 			t.Errorf("container %d of the forgotten app is still kept", cid)
 		}
 	}
+}
+
+// mustCall is the call a handler serves.
+func mustCall(ctx context.Context) *rpc.CallInfo {
+	ci, _ := rpc.CallFromContext(ctx)
+	if ci == nil {
+		return &rpc.CallInfo{}
+	}
+	return ci
 }

@@ -61,11 +61,14 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 		// records of any it no longer runs end.
 		reported := map[rm.ContainerID]bool{}
 		for _, cs := range req.GetContainerStatuses() {
-			id := rm.ContainerID(cs.GetContainerId().GetId())
-			if cr, ok := n.conts[id]; ok && cs.GetContainerState() == pb.ContainerStateProto_C_RUNNING {
-				reported[id] = true
+			cr := r.contOf(cs.GetContainerId(), nil)
+			if cr != nil && cr.node != n {
+				cr = nil
+			}
+			if cr != nil && cs.GetContainerState() == pb.ContainerStateProto_C_RUNNING {
+				reported[cr.c.ID] = true
 				continue
-			} else if ok && cr.state != pb.ContainerStateProto_C_COMPLETE {
+			} else if cr != nil && cr.state != pb.ContainerStateProto_C_COMPLETE {
 				continue // ended below, from the RM's side
 			}
 			if cs.GetContainerState() != pb.ContainerStateProto_C_COMPLETE {
@@ -125,8 +128,8 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 	}
 	n.lastSeen = time.Now()
 	for _, cs := range st.GetContainersStatuses() {
-		cr, ok := r.conts[rm.ContainerID(cs.GetContainerId().GetId())]
-		if !ok || cr.node != n {
+		cr := r.contOf(cs.GetContainerId(), nil)
+		if cr == nil || cr.node != n {
 			continue
 		}
 		switch cs.GetState() {
