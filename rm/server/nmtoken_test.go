@@ -294,7 +294,9 @@ func TestAMResourceAndAttempts(t *testing.T) {
 	r := startRM(t)
 	nm := startNM(t, r.Addr("tracker"), 32768, 32)
 	ac := clientOf(t, r, "max")
-	res := func(mb int64) *pb.ResourceProto { return &pb.ResourceProto{Memory: proto.Int64(mb), VirtualCores: proto.Int32(1)} }
+	res := func(mb int64) *pb.ResourceProto {
+		return &pb.ResourceProto{Memory: proto.Int64(mb), VirtualCores: proto.Int32(1)}
+	}
 	anyReq := func(name string, mb int64) *pb.ResourceRequestProto {
 		return &pb.ResourceRequestProto{ResourceName: proto.String(name), Capability: res(mb), NumContainers: proto.Int32(1),
 			Priority: &pb.PriorityProto{Priority: proto.Int32(0)}}

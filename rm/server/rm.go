@@ -120,16 +120,16 @@ type wireKey struct {
 }
 
 type attemptRec struct {
-	n           int32
-	yid         *pb.ApplicationAttemptIdProto
-	state       pb.YarnApplicationAttemptStateProto
+	n     int32
+	yid   *pb.ApplicationAttemptIdProto
+	state pb.YarnApplicationAttemptStateProto
 	// amContainer is the AM container's core id; amWire its YARN id
 	// number, kept in the state store (0: no AM container yet).
 	amContainer rm.ContainerID
 	amWire      int64
 	// seq numbers the attempt's containers, as YARN's AppSchedulingInfo
 	// does: the AM's is 1 in every attempt.
-	seq int64
+	seq         int64
 	registered  bool
 	lastSeen    time.Time
 	host        string
