@@ -21,6 +21,7 @@ import (
 	"github.com/loomrm/loom/am/driver"
 	"github.com/loomrm/loom/internal/mini"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -396,8 +397,13 @@ func TestAMRunsTasksOnRealNMs(t *testing.T) {
 	allocate(&pb.ResourceRequestProto{Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
 		Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(3)})
 	var got []*pb.ContainerProto
+	nmTokens := map[string]*hadooppb.TokenProto{}
 	c.waitFor(t, "3 containers", func() bool {
-		got = append(got, allocate().GetAllocatedContainers()...)
+		resp := allocate()
+		got = append(got, resp.GetAllocatedContainers()...)
+		for _, nt := range resp.GetNmTokens() {
+			nmTokens[fmt.Sprintf("%s:%d", nt.GetNodeId().GetHost(), nt.GetNodeId().GetPort())] = nt.GetToken()
+		}
 		return len(got) >= 3
 	})
 	for i, ct := range got {
@@ -405,7 +411,11 @@ func TestAMRunsTasksOnRealNMs(t *testing.T) {
 		if k := ct.GetLoomAskKind(); k != pb.LoomAskKindProto_LOOM_DEFAULT {
 			t.Errorf("a stock AM's container %d came as %v, want DEFAULT", i, k)
 		}
-		nm := rpc.NewClient(net.JoinHostPort(ct.GetNodeId().GetHost(), fmt.Sprint(ct.GetNodeId().GetPort())), rpc.ClientOptions{User: "tester"})
+		node := net.JoinHostPort(ct.GetNodeId().GetHost(), fmt.Sprint(ct.GetNodeId().GetPort()))
+		if nmTokens[node] == nil {
+			t.Fatalf("no NMToken came for %s, where container %d is", node, i)
+		}
+		nm := rpc.NewClient(node, rpc.ClientOptions{User: attempt, Token: nmTokens[node]})
 		defer nm.Close()
 		cmd := fmt.Sprintf("echo task-%d-of-$CONTAINER_ID; exit %d", i, i)
 		resp, err := rpc.ContainerManagementClient{C: nm}.StartContainers(ctx, &pb.StartContainersRequestProto{
