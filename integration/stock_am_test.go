@@ -222,7 +222,10 @@ func TestStockAMWithNMTokens(t *testing.T) {
 	// B gets a container, and with it an NMToken for the node.
 	var bConts []*pb.ContainerProto
 	b.allocate(ask(1, 1024))
-	c.waitFor(t, "B's container", func() bool { bConts = append(bConts, b.allocate().GetAllocatedContainers()...); return len(bConts) == 1 })
+	c.waitFor(t, "B's container", func() bool {
+		bConts = append(bConts, b.allocate().GetAllocatedContainers()...)
+		return len(bConts) == 1
+	})
 	node := nodeAddr(bConts[0].GetNodeId())
 	if b.nmTokens[node] == nil {
 		t.Fatalf("B's container on %s came with no NMToken", node)
