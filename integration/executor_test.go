@@ -13,6 +13,7 @@ import (
 	"github.com/loomrm/loom/nm"
 	"github.com/loomrm/loom/nm/executor"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -40,15 +41,21 @@ func TestAMRunsTasksThroughAnExecutor(t *testing.T) {
 	allocate(&pb.ResourceRequestProto{Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
 		Capability: &pb.ResourceProto{Memory: proto.Int64(512), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(2)})
 	var got []*pb.ContainerProto
+	nmTokens := map[string]*hadooppb.TokenProto{}
 	c.waitFor(t, "2 containers", func() bool {
-		got = append(got, allocate().GetAllocatedContainers()...)
+		resp := allocate()
+		got = append(got, resp.GetAllocatedContainers()...)
+		for _, nt := range resp.GetNmTokens() {
+			nmTokens[net.JoinHostPort(nt.GetNodeId().GetHost(), fmt.Sprint(nt.GetNodeId().GetPort()))] = nt.GetToken()
+		}
 		return len(got) >= 2
 	})
 
 	env := []*pb.StringStringMapProto{{Key: proto.String(nm.LeaseEnv), Value: proto.String("1")}}
 	var addrs []string
 	for _, ct := range got {
-		nmc := rpc.NewClient(net.JoinHostPort(ct.GetNodeId().GetHost(), fmt.Sprint(ct.GetNodeId().GetPort())), rpc.ClientOptions{User: "tester"})
+		node := net.JoinHostPort(ct.GetNodeId().GetHost(), fmt.Sprint(ct.GetNodeId().GetPort()))
+		nmc := rpc.NewClient(node, rpc.ClientOptions{User: attempt, Token: nmTokens[node]})
 		defer nmc.Close()
 		resp, err := rpc.ContainerManagementClient{C: nmc}.StartContainers(ctx, &pb.StartContainersRequestProto{
 			StartContainerRequest: []*pb.StartContainerRequestProto{{ContainerToken: ct.GetContainerToken(),

@@ -41,6 +41,13 @@ It reads core-site.xml and yarn-site.xml from the config dir:
   yarn.nodemanager.pmem-check-enabled             kill containers over their memory (true)
   yarn.nodemanager.container-monitor.interval-ms  how often memory is checked (3000)
   yarn.nodemanager.sleep-delay-before-sigkill.ms  SIGTERM to SIGKILL (250)
+  loom.nodemanager.simple-auth.enabled            let callers without an NMToken start and
+                                                  stop containers (false: TOKEN auth only, as YARN's)
+
+ContainerManagementProtocol takes TOKEN auth (SASL DIGEST-MD5) with the
+NMToken the RM gave the caller, signed with the NMToken master key the RM
+sends at registration; an attempt may start, stop and read only its own
+application's containers.
 
 Flags override the files. A bad value is refused at start, naming the key.
 SIGINT or SIGTERM kills the containers and stops the NodeManager.`,

@@ -78,6 +78,7 @@ max attempts, min/max allocation) and Loom's own loom.* keys:
   loom.queue.<name>.weight       a queue's DRF weight (1)
   loom.history.dir               where DAG AMs write job histories (/tmp/loom/history)
   loom.admin.secret              the credential REST asks for to change P(Altruism) (none: refused)
+  loom.webapp.rest-write.enabled REST submission and kills (false: refused, as anyone may claim any user)
 
 With yarn.resourcemanager.recovery.enabled=true it keeps apps and attempts in
 a state store (loom.store.kind: local, zookeeper or hdfs; loom.store.dir,
@@ -85,6 +86,9 @@ loom.store.zk-address, loom.store.hdfs-uri) and a restart is work-preserving.
 Each AM authenticates to the scheduler with the AMRM token the RM puts in
 its credentials (SASL DIGEST-MD5); the key behind the tokens rolls every
 yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs (86400).
+AMs (and the RM, launching them) start containers with NMTokens, one per
+node, signed with a key NodeManagers get when they register; it rolls every
+yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs (86400).
 yarn.acl.enable and yarn.admin.acl guard kills and P(Altruism). The web UI,
 YARN's REST API and /metrics are on yarn.resourcemanager.webapp.address.
 
