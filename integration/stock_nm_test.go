@@ -218,20 +218,33 @@ func (n *stockNM) launched(c *cluster, k int) *pb.StartContainerRequestProto {
 }
 
 // TestStockNodeManagerRunsAnAMAndItsContainers: a NodeManager that
-// behaves as Apache Hadoop's joins a real Loom RM; the RM launches an AM
-// on it with an NMToken for the attempt (as YARN's AMLauncher does), the
-// AM's containers start on it over TOKEN auth with the NMTokens the RM
-// sent the AM, their completions reach the AM, and the app ends
-// SUCCEEDED with the node told to clean it up.
+// behaves as Apache Hadoop's joins a real Loom RM beside a Loom
+// NodeManager (a mixed cluster, as one that keeps stock NMs for
+// MapReduce's and Tez's shuffle services); the RM launches an AM on it
+// with an NMToken for the attempt (as YARN's AMLauncher does), the AM's
+// containers start on both nodes over TOKEN auth with the NMTokens the
+// RM sent the AM, their completions reach the AM, and the app ends
+// SUCCEEDED with the stock node told to clean it up.
 func TestStockNodeManagerRunsAnAMAndItsContainers(t *testing.T) {
-	c := startCluster(t, 0)
+	c := startCluster(t, 1) // a Loom NM of 4096 MB
 	nm := startStockNM(t, c.tracker)
 	c.waitFor(t, "the stock NodeManager to be RUNNING", func() bool {
 		m, err := c.ac.GetClusterMetrics(context.Background(), &pb.GetClusterMetricsRequestProto{})
-		return err == nil && m.GetClusterMetrics().GetNumNodeManagers() == 1
+		return err == nil && m.GetClusterMetrics().GetNumNodeManagers() == 2
 	})
 	ctx := context.Background()
-	app := c.submit(t, "on-a-stock-nm", "exec sleep 1000")
+	// An AM of 6 GB fits the stock NM (8 GB) alone.
+	na, err := c.ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := na.GetApplicationId()
+	if _, err := c.ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
+		ApplicationId: app, ApplicationName: proto.String("on-a-stock-nm"), Queue: proto.String("default"),
+		Resource:        &pb.ResourceProto{Memory: proto.Int64(6144), VirtualCores: proto.Int32(1)},
+		AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{"exec sleep 1000"}}}}); err != nil {
+		t.Fatal(err)
+	}
 	amStart := nm.launched(c, 0)
 	nm.mu.Lock()
 	launcher := nm.callers[0]
@@ -246,23 +259,42 @@ func TestStockNodeManagerRunsAnAMAndItsContainers(t *testing.T) {
 	}
 	am := stockAMWith(t, c.scheduler, creds.Find(rpc.AMRMTokenKind))
 	am.register()
+	// Six containers of 1 GB fill both nodes: 2 on the stock NM, 4 on
+	// Loom's.
 	var conts []*pb.ContainerProto
-	am.allocate(ask(2, 1024))
-	c.waitFor(t, "2 containers", func() bool { conts = append(conts, am.allocate().GetAllocatedContainers()...); return len(conts) >= 2 })
-	node := nodeAddr(nm.id)
+	am.allocate(ask(6, 1024))
+	c.waitFor(t, "6 containers", func() bool { conts = append(conts, am.allocate().GetAllocatedContainers()...); return len(conts) >= 6 })
+	onStock := 0
 	for i, ct := range conts {
+		node := nodeAddr(ct.GetNodeId())
+		if proto.Equal(ct.GetNodeId(), nm.id) {
+			onStock++
+		}
 		resp, err := am.cm(node).StartContainers(ctx, startReq(ct, "true"))
 		if err != nil || len(resp.GetSucceededRequests()) != 1 {
-			t.Fatalf("start %d on the stock NM: %v %v", i, resp, err)
+			t.Fatalf("start %d on %s: %v %v", i, node, resp, err)
 		}
+	}
+	if onStock != 2 || len(am.nmTokens) != 2 {
+		t.Fatalf("%d of 6 containers on the stock NM, NMTokens for %d nodes; want 2, and both nodes", onStock, len(am.nmTokens))
 	}
 	nm.mu.Lock()
 	for _, ct := range conts {
 		nm.endLocked(rpc.ContainerIDString(ct.GetId()), 0)
 	}
 	nm.mu.Unlock()
-	ended := 0
-	c.waitFor(t, "both completions", func() bool { ended += len(am.allocate().GetCompletedContainerStatuses()); return ended == 2 })
+	exits := map[string]int32{}
+	c.waitFor(t, "6 completions", func() bool {
+		for _, cs := range am.allocate().GetCompletedContainerStatuses() {
+			exits[rpc.ContainerIDString(cs.GetContainerId())] = cs.GetExitStatus()
+		}
+		return len(exits) == 6
+	})
+	for id, exit := range exits {
+		if exit != 0 {
+			t.Errorf("%s exited %d, want 0", id, exit)
+		}
+	}
 	if _, err := am.am.FinishApplicationMaster(ctx, &pb.FinishApplicationMasterRequestProto{
 		FinalApplicationStatus: pb.FinalApplicationStatusProto_APP_SUCCEEDED.Enum()}); err != nil {
 		t.Fatal(err)
