@@ -11,8 +11,8 @@ import (
 
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/nm"
-	"github.com/loomrm/loom/nm/executor"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/execproto"
 	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
@@ -75,21 +75,21 @@ func TestAMRunsTasksThroughAnExecutor(t *testing.T) {
 
 	exc := rpc.NewClient(addrs[0], rpc.ClientOptions{User: attempt})
 	defer exc.Close()
-	ec := executor.Client{C: exc}
-	if err := ec.Install(ctx, executor.Template{ID: "stage-1", Kind: executor.KindCommand, Demand: fairness.New(256, 1),
+	ec := execproto.Client{C: exc}
+	if err := ec.Install(ctx, execproto.Template{ID: "stage-1", Kind: execproto.KindCommand, Demand: fairness.New(256, 1),
 		Command: []string{"sh", "-c", "exit $(( {index} % 3 ))"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ec.Install(ctx, executor.Template{ID: "stage-0", Kind: executor.KindNoop, Demand: fairness.New(256, 1)}); err != nil {
+	if err := ec.Install(ctx, execproto.Template{ID: "stage-0", Kind: execproto.KindNoop, Demand: fairness.New(256, 1)}); err != nil {
 		t.Fatal(err)
 	}
-	leases := []executor.LeaseID{executor.LeaseID(got[0].GetId().GetId()), executor.LeaseID(got[1].GetId().GetId())}
+	leases := []execproto.LeaseID{execproto.LeaseID(got[0].GetId().GetId()), execproto.LeaseID(got[1].GetId().GetId())}
 	// A lease runs one task at a time: start the next task on a lease once
 	// its last one has completed. Tasks 0-9 are no-ops, 10-19 commands.
 	next := int32(0)
 	exits := map[int32]int{}
 	batches := 0
-	startOn := func(l executor.LeaseID) {
+	startOn := func(l execproto.LeaseID) {
 		if next >= 20 {
 			return
 		}
@@ -97,7 +97,7 @@ func TestAMRunsTasksThroughAnExecutor(t *testing.T) {
 		if next >= 10 {
 			tpl = "stage-1"
 		}
-		refused, err := ec.StartTasks(ctx, []executor.TaskStart{{Lease: l, Task: executor.TaskID{Template: tpl, Index: next}}})
+		refused, err := ec.StartTasks(ctx, []execproto.TaskStart{{Lease: l, Task: execproto.TaskID{Template: tpl, Index: next}}})
 		if err != nil || len(refused) > 0 {
 			t.Fatalf("task %d: %v %v", next, refused, err)
 		}

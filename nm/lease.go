@@ -13,6 +13,7 @@ import (
 
 	"github.com/loomrm/loom/nm/executor"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/execproto"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -42,7 +43,7 @@ type appExecutor struct {
 	addr     string
 	err      error
 	client   *rpc.Client
-	ec       executor.Client
+	ec       execproto.Client
 
 	pid      int
 	exited   chan struct{}
@@ -155,7 +156,7 @@ func (n *NodeManager) runExecutor(x *appExecutor) {
 	} else {
 		x.addr = addr
 		x.client = rpc.NewClient(addr, rpc.ClientOptions{User: "nodemanager", DialTimeout: 5 * time.Second, Retries: -1})
-		x.ec = executor.Client{C: x.client}
+		x.ec = execproto.Client{C: x.client}
 	}
 	close(x.ready)
 	n.mu.Unlock()

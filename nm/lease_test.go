@@ -19,6 +19,7 @@ import (
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/nm/executor"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/execproto"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -67,10 +68,10 @@ func startLease(t *testing.T, n *NodeManager, cm rpc.ContainerManagementClient, 
 	return ""
 }
 
-func execClient(t *testing.T, addr string) executor.Client {
+func execClient(t *testing.T, addr string) execproto.Client {
 	c := rpc.NewClient(addr, rpc.ClientOptions{User: "am"})
 	t.Cleanup(func() { c.Close() })
-	return executor.Client{C: c}
+	return execproto.Client{C: c}
 }
 
 // executorPids are the executor processes this test binary started.
@@ -118,9 +119,9 @@ func waitRunning(t *testing.T, stub *rmStub, cids ...*pb.ContainerIdProto) {
 }
 
 // waitTasks waits for n task completions from the executor.
-func waitTasks(t *testing.T, ec executor.Client, n int) map[int32]executor.Completion {
+func waitTasks(t *testing.T, ec execproto.Client, n int) map[int32]execproto.Completion {
 	t.Helper()
-	got := map[int32]executor.Completion{}
+	got := map[int32]execproto.Completion{}
 	deadline := time.Now().Add(20 * time.Second)
 	for len(got) < n {
 		if time.Now().After(deadline) {
@@ -160,20 +161,20 @@ func TestLeasesShareOneExecutorThatRunsTasks(t *testing.T) {
 	ctx := context.Background()
 	ec := execClient(t, addr)
 	out := t.TempDir()
-	for _, tpl := range []executor.Template{
-		{ID: "cmd", Kind: executor.KindCommand, Demand: fairness.New(128, 1),
+	for _, tpl := range []execproto.Template{
+		{ID: "cmd", Kind: execproto.KindCommand, Demand: fairness.New(128, 1),
 			Command: []string{"sh", "-c", "echo ran-{index} > " + out + "/{index}; exit {index}"}},
-		{ID: "syn", Kind: executor.KindSynthetic, Demand: fairness.New(16, 1), Duration: 50 * time.Millisecond},
-		{ID: "huge", Kind: executor.KindNoop, Demand: fairness.New(1024, 1)},
+		{ID: "syn", Kind: execproto.KindSynthetic, Demand: fairness.New(16, 1), Duration: 50 * time.Millisecond},
+		{ID: "huge", Kind: execproto.KindNoop, Demand: fairness.New(1024, 1)},
 	} {
 		if err := ec.Install(ctx, tpl); err != nil {
 			t.Fatal(err)
 		}
 	}
-	l1, l2 := executor.LeaseID(c1.GetId()), executor.LeaseID(c2.GetId())
-	refused, err := ec.StartTasks(ctx, []executor.TaskStart{
-		{Lease: l1, Task: executor.TaskID{Template: "cmd", Index: 3}},
-		{Lease: l2, Task: executor.TaskID{Template: "syn", Index: 1}},
+	l1, l2 := execproto.LeaseID(c1.GetId()), execproto.LeaseID(c2.GetId())
+	refused, err := ec.StartTasks(ctx, []execproto.TaskStart{
+		{Lease: l1, Task: execproto.TaskID{Template: "cmd", Index: 3}},
+		{Lease: l2, Task: execproto.TaskID{Template: "syn", Index: 1}},
 	})
 	if err != nil || len(refused) > 0 {
 		t.Fatalf("start: %v %v", refused, err)
@@ -186,7 +187,7 @@ func TestLeasesShareOneExecutorThatRunsTasks(t *testing.T) {
 		t.Errorf("the command task wrote %q", b)
 	}
 	// Leases are enforced: a task whose demand exceeds its lease is refused.
-	refused, err = ec.StartTasks(ctx, []executor.TaskStart{{Lease: l1, Task: executor.TaskID{Template: "huge", Index: 9}}})
+	refused, err = ec.StartTasks(ctx, []execproto.TaskStart{{Lease: l1, Task: execproto.TaskID{Template: "huge", Index: 9}}})
 	if err != nil || len(refused) != 1 || !strings.Contains(refused[0].Reason, "does not fit lease") {
 		t.Errorf("a task over its lease: %v %v", refused, err)
 	}
@@ -224,11 +225,11 @@ func TestStopRevokesALeaseAndAppCleanupKillsTheExecutor(t *testing.T) {
 	}
 	ctx := context.Background()
 	ec := execClient(t, addr)
-	ec.Install(ctx, executor.Template{ID: "sleep", Kind: executor.KindCommand, Demand: fairness.New(64, 1),
+	ec.Install(ctx, execproto.Template{ID: "sleep", Kind: execproto.KindCommand, Demand: fairness.New(64, 1),
 		Command: []string{"sleep", "30"}})
-	if refused, err := ec.StartTasks(ctx, []executor.TaskStart{
-		{Lease: executor.LeaseID(c1.GetId()), Task: executor.TaskID{Template: "sleep", Index: 1}},
-		{Lease: executor.LeaseID(c2.GetId()), Task: executor.TaskID{Template: "sleep", Index: 2}},
+	if refused, err := ec.StartTasks(ctx, []execproto.TaskStart{
+		{Lease: execproto.LeaseID(c1.GetId()), Task: execproto.TaskID{Template: "sleep", Index: 1}},
+		{Lease: execproto.LeaseID(c2.GetId()), Task: execproto.TaskID{Template: "sleep", Index: 2}},
 	}); err != nil || len(refused) > 0 {
 		t.Fatal(refused, err)
 	}
@@ -300,10 +301,10 @@ func TestExecutorOverItsLeasesMemoryIsKilled(t *testing.T) {
 	ctx := context.Background()
 	ec := execClient(t, addr)
 	// The task asks for 64 MB but holds about 300.
-	ec.Install(ctx, executor.Template{ID: "hog", Kind: executor.KindCommand, Demand: fairness.New(64, 1),
+	ec.Install(ctx, execproto.Template{ID: "hog", Kind: execproto.KindCommand, Demand: fairness.New(64, 1),
 		Command: []string{"python3", "-c", "import time; b = b'x' * (300 * 1024 * 1024); time.sleep(60)"}})
-	if refused, err := ec.StartTasks(ctx, []executor.TaskStart{{Lease: executor.LeaseID(c1.GetId()),
-		Task: executor.TaskID{Template: "hog"}}}); err != nil || len(refused) > 0 {
+	if refused, err := ec.StartTasks(ctx, []execproto.TaskStart{{Lease: execproto.LeaseID(c1.GetId()),
+		Task: execproto.TaskID{Template: "hog"}}}); err != nil || len(refused) > 0 {
 		t.Fatal(refused, err)
 	}
 	cs := stub.completed(t, c1, 20*time.Second)

@@ -16,8 +16,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/am"
-	"github.com/loomrm/loom/nm/executor"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/execproto"
 	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
@@ -68,7 +68,7 @@ type Runner struct {
 	done      chan taskDone
 	wg        sync.WaitGroup
 	cancel    context.CancelFunc
-	templates map[string]executor.Template
+	templates map[string]execproto.Template
 	lastWrite time.Time
 	// lastWhy is why each task's last attempt failed; failure is the
 	// job's diagnostics once it failed.
@@ -82,7 +82,7 @@ type taskKey struct {
 }
 
 type execConn struct {
-	client    executor.Client
+	client    execproto.Client
 	rpc       *rpc.Client
 	installed map[string]bool
 }
@@ -116,7 +116,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.Tick = 100 * time.Millisecond
 	}
 	if r.TaskKind == "" {
-		r.TaskKind = executor.KindSynthetic
+		r.TaskKind = execproto.KindSynthetic
 	}
 	if r.HistoryEvery <= 0 {
 		r.HistoryEvery = time.Second
@@ -133,12 +133,12 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	r.nodes, r.execs, r.running = map[string]*nodeConn{}, map[string]*execConn{}, map[int64]*task{}
 	r.done = make(chan taskDone, 1024)
-	r.templates = map[string]executor.Template{}
+	r.templates = map[string]execproto.Template{}
 	for _, s := range r.DAG.Job().Stages {
-		t := executor.Template{ID: s.Name, Kind: r.TaskKind, Demand: s.Demand,
+		t := execproto.Template{ID: s.Name, Kind: r.TaskKind, Demand: s.Demand,
 			Duration: time.Duration(float64(s.Duration) * r.TimeScale)}
 		if len(s.Command) > 0 {
-			t.Kind, t.Command = executor.KindCommand, s.Command
+			t.Kind, t.Command = execproto.KindCommand, s.Command
 		}
 		r.templates[s.Name] = t
 	}
@@ -323,7 +323,7 @@ func (r *Runner) startOn(ctx context.Context, node string, recs []am.TaskRecord,
 	if err != nil {
 		return err
 	}
-	starts := make([]executor.TaskStart, 0, len(recs))
+	starts := make([]execproto.TaskStart, 0, len(recs))
 	for _, rec := range recs {
 		if !x.installed[rec.Stage] {
 			if err := x.client.Install(ctx, r.templates[rec.Stage]); err != nil {
@@ -331,8 +331,8 @@ func (r *Runner) startOn(ctx context.Context, node string, recs []am.TaskRecord,
 			}
 			x.installed[rec.Stage] = true
 		}
-		starts = append(starts, executor.TaskStart{Lease: executor.LeaseID(rec.Container),
-			Task: executor.TaskID{Template: rec.Stage, Index: int32(rec.Task), Attempt: int32(rec.Attempt)}})
+		starts = append(starts, execproto.TaskStart{Lease: execproto.LeaseID(rec.Container),
+			Task: execproto.TaskID{Template: rec.Stage, Index: int32(rec.Task), Attempt: int32(rec.Attempt)}})
 	}
 	refused, err := x.client.StartTasks(ctx, starts)
 	if err != nil {
@@ -360,7 +360,7 @@ func (r *Runner) executor(ctx context.Context, addr string) (*execConn, error) {
 		return nil, fmt.Errorf("executor address %q: %w", addr, err)
 	}
 	cl := rpc.NewClient(addr, rpc.ClientOptions{User: r.Client.attempt})
-	x := &execConn{client: executor.Client{C: cl}, rpc: cl, installed: map[string]bool{}}
+	x := &execConn{client: execproto.Client{C: cl}, rpc: cl, installed: map[string]bool{}}
 	r.execs[addr] = x
 	r.wg.Add(1)
 	go func() {

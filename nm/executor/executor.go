@@ -9,6 +9,9 @@
 //
 // A lease runs one task at a time, and only a task whose template's
 // demand fits the lease: that is how leases are enforced.
+//
+// This package is the serving side; the protocol itself (its types and
+// the Client that the AM and the NodeManager call) is rpc/execproto.
 package executor
 
 import (
@@ -27,58 +30,13 @@ import (
 	"time"
 
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/rpc/execproto"
 )
-
-// Task kinds.
-const (
-	// KindNoop does nothing: it measures the executor itself.
-	KindNoop = "noop"
-	// KindSynthetic really uses its demand for its duration: it holds its
-	// memory, touched, and keeps its vcores busy.
-	KindSynthetic = "synthetic"
-	// KindSleep waits for its duration without using its demand, like a
-	// task blocked on I/O: for demos on a machine far smaller than the
-	// cluster it stands in for (touching a task's memory costs more CPU
-	// in page faults than a small machine has to spare).
-	KindSleep = "sleep"
-	// KindCommand runs a process.
-	KindCommand = "command"
-)
-
-// Template is a stage's task, installed once.
-type Template struct {
-	ID       string
-	Kind     string
-	Demand   fairness.Vector
-	Duration time.Duration
-	// Command is a command task's argv; "{index}" in it becomes the
-	// task's index.
-	Command []string
-}
-
-// LeaseID names a lease: the id of the container it came from.
-type LeaseID int64
-
-// TaskID names one task of a template.
-type TaskID struct {
-	Template string
-	Index    int32
-	Attempt  int32
-}
-
-// Completion reports a finished task.
-type Completion struct {
-	Task           TaskID
-	Lease          LeaseID
-	Started, Ended time.Time
-	Exit           int
-	Err            string
-}
 
 // Options configure an executor. Zero values take the defaults.
 type Options struct {
 	// Report receives completions in batches; it must not block long.
-	Report func([]Completion)
+	Report func([]execproto.Completion)
 	// BatchSize flushes a batch when it is this full (256); BatchDelay
 	// flushes one this old (2 ms).
 	BatchSize  int
@@ -97,9 +55,9 @@ type Executor struct {
 	opts Options
 
 	mu        sync.Mutex
-	templates map[string]*Template
-	leases    map[LeaseID]*lease
-	batch     []Completion
+	templates map[string]*execproto.Template
+	leases    map[execproto.LeaseID]*lease
+	batch     []execproto.Completion
 	timer     *time.Timer
 	closed    bool
 	running   sync.WaitGroup
@@ -115,16 +73,16 @@ type Executor struct {
 }
 
 type queued struct {
-	id   LeaseID
+	id   execproto.LeaseID
 	l    *lease
-	t    *Template
-	task TaskID
+	t    *execproto.Template
+	task execproto.TaskID
 }
 
 type lease struct {
 	resource fairness.Vector
 	busy     bool
-	task     TaskID
+	task     execproto.TaskID
 	cmd      *exec.Cmd
 	stop     chan struct{}
 }
@@ -141,9 +99,9 @@ func New(opts Options) *Executor {
 		opts.MemoryOverhead = 32 << 20
 	}
 	if opts.Report == nil {
-		opts.Report = func([]Completion) {}
+		opts.Report = func([]execproto.Completion) {}
 	}
-	e := &Executor{opts: opts, templates: map[string]*Template{}, leases: map[LeaseID]*lease{}}
+	e := &Executor{opts: opts, templates: map[string]*execproto.Template{}, leases: map[execproto.LeaseID]*lease{}}
 	e.wake = sync.NewCond(&e.mu)
 	go e.worker()
 	return e
@@ -151,7 +109,7 @@ func New(opts Options) *Executor {
 
 // worker drains the run queue.
 func (e *Executor) worker() {
-	var done []Completion
+	var done []execproto.Completion
 	for {
 		e.mu.Lock()
 		for len(e.queue) == 0 && !e.closed {
@@ -168,9 +126,9 @@ func (e *Executor) worker() {
 		e.mu.Unlock()
 		done = done[:0]
 		for _, it := range q {
-			if it.t.Kind == KindNoop {
+			if it.t.Kind == execproto.KindNoop {
 				now := time.Now()
-				done = append(done, Completion{Task: it.task, Lease: it.id, Started: now, Ended: now})
+				done = append(done, execproto.Completion{Task: it.task, Lease: it.id, Started: now, Ended: now})
 				continue
 			}
 			go e.run(it.id, it.l, it.t, it.task)
@@ -191,13 +149,13 @@ func (e *Executor) worker() {
 
 // Install adds a template. Installing the same template again is a no-op;
 // another template under a used id is an error.
-func (e *Executor) Install(t Template) error {
+func (e *Executor) Install(t execproto.Template) error {
 	if t.ID == "" {
 		return errors.New("template has no id")
 	}
 	switch t.Kind {
-	case KindNoop, KindSynthetic, KindSleep:
-	case KindCommand:
+	case execproto.KindNoop, execproto.KindSynthetic, execproto.KindSleep:
+	case execproto.KindCommand:
 		if len(t.Command) == 0 {
 			return fmt.Errorf("template %s: a command task needs a command", t.ID)
 		}
@@ -220,7 +178,7 @@ func (e *Executor) Install(t Template) error {
 	return nil
 }
 
-func sameTemplate(a, b *Template) bool {
+func sameTemplate(a, b *execproto.Template) bool {
 	if a.Kind != b.Kind || a.Demand != b.Demand || a.Duration != b.Duration || len(a.Command) != len(b.Command) {
 		return false
 	}
@@ -233,7 +191,7 @@ func sameTemplate(a, b *Template) bool {
 }
 
 // Grant hands the executor a lease.
-func (e *Executor) Grant(id LeaseID, resource fairness.Vector) error {
+func (e *Executor) Grant(id execproto.LeaseID, resource fairness.Vector) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -278,7 +236,7 @@ func (e *Executor) limitMemoryLocked() {
 
 // Revoke takes a lease back; a task running on it is stopped and reported
 // with exit -1.
-func (e *Executor) Revoke(id LeaseID) error {
+func (e *Executor) Revoke(id execproto.LeaseID) error {
 	e.mu.Lock()
 	l, ok := e.leases[id]
 	if !ok {
@@ -298,7 +256,7 @@ func (e *Executor) Revoke(id LeaseID) error {
 }
 
 // Start runs task on lease: the tiny message of execution templates.
-func (e *Executor) Start(id LeaseID, task TaskID) error {
+func (e *Executor) Start(id execproto.LeaseID, task execproto.TaskID) error {
 	e.mu.Lock()
 	l, ok := e.leases[id]
 	if !ok {
@@ -319,7 +277,7 @@ func (e *Executor) Start(id LeaseID, task TaskID) error {
 		return fmt.Errorf("task %s/%d: its demand %v does not fit lease %d of %v", task.Template, task.Index, t.Demand, id, l.resource)
 	}
 	l.busy, l.task = true, task
-	if t.Kind != KindNoop {
+	if t.Kind != execproto.KindNoop {
 		l.stop = make(chan struct{})
 	}
 	e.running.Add(1)
@@ -338,16 +296,16 @@ func (e *Executor) Start(id LeaseID, task TaskID) error {
 	return nil
 }
 
-func (e *Executor) run(id LeaseID, l *lease, t *Template, task TaskID) {
+func (e *Executor) run(id execproto.LeaseID, l *lease, t *execproto.Template, task execproto.TaskID) {
 	defer e.running.Done()
-	c := Completion{Task: task, Lease: id, Started: time.Now()}
+	c := execproto.Completion{Task: task, Lease: id, Started: time.Now()}
 	switch t.Kind {
-	case KindSynthetic:
+	case execproto.KindSynthetic:
 		c.Exit, c.Err = synthetic(t.Demand, t.Duration, l.stop)
 		e.returnMemory(t.Demand)
-	case KindSleep:
+	case execproto.KindSleep:
 		c.Exit, c.Err = sleep(t.Duration, l.stop)
-	case KindCommand:
+	case execproto.KindCommand:
 		c.Exit, c.Err = e.command(l, t, task)
 	}
 	c.Ended = time.Now()
@@ -361,7 +319,7 @@ func (e *Executor) run(id LeaseID, l *lease, t *Template, task TaskID) {
 // finishLocked frees the task's lease and queues its completion. With
 // exact, the lease must be l (a lease revoked and granted again under the
 // same id is not freed by the old task); otherwise the id decides.
-func (e *Executor) finishLocked(id LeaseID, l *lease, c Completion, exact bool) {
+func (e *Executor) finishLocked(id execproto.LeaseID, l *lease, c execproto.Completion, exact bool) {
 	if cur, ok := e.leases[id]; ok && (!exact || cur == l) {
 		cur.busy, cur.cmd = false, nil
 	}
@@ -370,8 +328,8 @@ func (e *Executor) finishLocked(id LeaseID, l *lease, c Completion, exact bool) 
 
 // takeBatchLocked returns the full batches to report, and arms the timer
 // that will report what is left.
-func (e *Executor) takeBatchLocked() [][]Completion {
-	var out [][]Completion
+func (e *Executor) takeBatchLocked() [][]execproto.Completion {
+	var out [][]execproto.Completion
 	for len(e.batch) >= e.opts.BatchSize {
 		out = append(out, e.batch[:e.opts.BatchSize:e.opts.BatchSize])
 		e.batch = e.batch[e.opts.BatchSize:]
@@ -384,7 +342,7 @@ func (e *Executor) takeBatchLocked() [][]Completion {
 	return out
 }
 
-func (e *Executor) report(batches [][]Completion) {
+func (e *Executor) report(batches [][]execproto.Completion) {
 	for _, b := range batches {
 		e.opts.Report(b)
 	}
@@ -407,7 +365,7 @@ func (e *Executor) Close() {
 	e.mu.Lock()
 	e.closed = true
 	e.wake.Broadcast()
-	ids := make([]LeaseID, 0, len(e.leases))
+	ids := make([]execproto.LeaseID, 0, len(e.leases))
 	for id := range e.leases {
 		ids = append(ids, id)
 	}
@@ -478,7 +436,7 @@ func synthetic(demand fairness.Vector, d time.Duration, stop chan struct{}) (int
 	return 0, ""
 }
 
-func (e *Executor) command(l *lease, t *Template, task TaskID) (int, string) {
+func (e *Executor) command(l *lease, t *execproto.Template, task execproto.TaskID) (int, string) {
 	argv := make([]string, len(t.Command))
 	for i, a := range t.Command {
 		argv[i] = strings.ReplaceAll(a, "{index}", strconv.Itoa(int(task.Index)))

@@ -11,13 +11,14 @@ import (
 
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/internal/benchtarget"
+	"github.com/loomrm/loom/rpc/execproto"
 )
 
 // collector gathers reported batches.
 type collector struct {
 	mu      sync.Mutex
-	batches [][]Completion
-	all     []Completion
+	batches [][]execproto.Completion
+	all     []execproto.Completion
 	cond    *sync.Cond
 }
 
@@ -27,7 +28,7 @@ func newCollector() *collector {
 	return c
 }
 
-func (c *collector) report(b []Completion) {
+func (c *collector) report(b []execproto.Completion) {
 	c.mu.Lock()
 	c.batches = append(c.batches, b)
 	c.all = append(c.all, b...)
@@ -35,7 +36,7 @@ func (c *collector) report(b []Completion) {
 	c.mu.Unlock()
 }
 
-func (c *collector) wait(t testing.TB, n int) []Completion {
+func (c *collector) wait(t testing.TB, n int) []execproto.Completion {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	c.mu.Lock()
@@ -55,31 +56,31 @@ func TestBadInputIsRefused(t *testing.T) {
 	e := New(Options{})
 	defer e.Close()
 	small := fairness.New(1024, 1)
-	if err := e.Install(Template{ID: "scan", Kind: KindNoop, Demand: small}); err != nil {
+	if err := e.Install(execproto.Template{ID: "scan", Kind: execproto.KindNoop, Demand: small}); err != nil {
 		t.Fatal(err)
 	}
-	e.Install(Template{ID: "big", Kind: KindNoop, Demand: fairness.New(4096, 1)})
-	e.Install(Template{ID: "slow", Kind: KindSynthetic, Demand: small, Duration: time.Hour})
+	e.Install(execproto.Template{ID: "big", Kind: execproto.KindNoop, Demand: fairness.New(4096, 1)})
+	e.Install(execproto.Template{ID: "slow", Kind: execproto.KindSynthetic, Demand: small, Duration: time.Hour})
 	e.Grant(1, small)
 	e.Grant(2, small)
-	if err := e.Start(2, TaskID{Template: "slow"}); err != nil {
+	if err := e.Start(2, execproto.TaskID{Template: "slow"}); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		err  error
 		want string
 	}{
-		{e.Install(Template{Kind: KindNoop}), "template has no id"},
-		{e.Install(Template{ID: "x", Kind: "python"}), `unknown task kind "python"`},
-		{e.Install(Template{ID: "x", Kind: KindCommand}), "a command task needs a command"},
-		{e.Install(Template{ID: "x", Kind: KindNoop, Demand: fairness.New(-1, 1)}), "negative demand"},
-		{e.Install(Template{ID: "scan", Kind: KindNoop, Demand: fairness.New(2048, 1)}), "already installed with other contents"},
-		{e.Install(Template{ID: "scan", Kind: KindNoop, Demand: small}), ""},
+		{e.Install(execproto.Template{Kind: execproto.KindNoop}), "template has no id"},
+		{e.Install(execproto.Template{ID: "x", Kind: "python"}), `unknown task kind "python"`},
+		{e.Install(execproto.Template{ID: "x", Kind: execproto.KindCommand}), "a command task needs a command"},
+		{e.Install(execproto.Template{ID: "x", Kind: execproto.KindNoop, Demand: fairness.New(-1, 1)}), "negative demand"},
+		{e.Install(execproto.Template{ID: "scan", Kind: execproto.KindNoop, Demand: fairness.New(2048, 1)}), "already installed with other contents"},
+		{e.Install(execproto.Template{ID: "scan", Kind: execproto.KindNoop, Demand: small}), ""},
 		{e.Grant(1, small), "lease 1 is already granted"},
-		{e.Start(9, TaskID{Template: "scan"}), "lease 9 is not granted"},
-		{e.Start(1, TaskID{Template: "join", Index: 4}), "template join is not installed"},
-		{e.Start(1, TaskID{Template: "big"}), "does not fit lease 1"},
-		{e.Start(2, TaskID{Template: "scan", Index: 1}), "lease 2 is running slow/0"},
+		{e.Start(9, execproto.TaskID{Template: "scan"}), "lease 9 is not granted"},
+		{e.Start(1, execproto.TaskID{Template: "join", Index: 4}), "template join is not installed"},
+		{e.Start(1, execproto.TaskID{Template: "big"}), "does not fit lease 1"},
+		{e.Start(2, execproto.TaskID{Template: "scan", Index: 1}), "lease 2 is running slow/0"},
 		{e.Revoke(7), "lease 7 is not granted"},
 	}
 	for i, tc := range tests {
@@ -98,12 +99,12 @@ func TestBadInputIsRefused(t *testing.T) {
 func TestCompletionsComeInBatches(t *testing.T) {
 	c := newCollector()
 	e := New(Options{Report: c.report, BatchSize: 64, BatchDelay: 5 * time.Millisecond})
-	e.Install(Template{ID: "t", Kind: KindNoop})
-	for id := range LeaseID(1000) {
+	e.Install(execproto.Template{ID: "t", Kind: execproto.KindNoop})
+	for id := range execproto.LeaseID(1000) {
 		e.Grant(id, fairness.New(1024, 1))
 	}
 	for i := range 1000 {
-		if err := e.Start(LeaseID(i), TaskID{Template: "t", Index: int32(i)}); err != nil {
+		if err := e.Start(execproto.LeaseID(i), execproto.TaskID{Template: "t", Index: int32(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -129,7 +130,7 @@ func TestCompletionsComeInBatches(t *testing.T) {
 		}
 	}
 	// A lease is free again once its task completed.
-	if err := e.Start(3, TaskID{Template: "t", Index: 5000}); err != nil {
+	if err := e.Start(3, execproto.TaskID{Template: "t", Index: 5000}); err != nil {
 		t.Errorf("reusing a lease: %v", err)
 	}
 }
@@ -138,19 +139,19 @@ func TestSyntheticAndCommandTasks(t *testing.T) {
 	c := newCollector()
 	e := New(Options{Report: c.report, BatchSize: 1})
 	d := fairness.New(64, 1)
-	e.Install(Template{ID: "burn", Kind: KindSynthetic, Demand: d, Duration: 80 * time.Millisecond})
-	e.Install(Template{ID: "exit", Kind: KindCommand, Demand: d, Command: []string{"sh", "-c", "exit {index}"}})
-	e.Install(Template{ID: "sleep", Kind: KindCommand, Demand: d, Command: []string{"sleep", "100"}})
-	e.Install(Template{ID: "forever", Kind: KindSynthetic, Demand: d, Duration: time.Hour})
-	e.Install(Template{ID: "nap", Kind: KindSleep, Demand: d, Duration: 60 * time.Millisecond})
-	for id := range LeaseID(5) {
+	e.Install(execproto.Template{ID: "burn", Kind: execproto.KindSynthetic, Demand: d, Duration: 80 * time.Millisecond})
+	e.Install(execproto.Template{ID: "exit", Kind: execproto.KindCommand, Demand: d, Command: []string{"sh", "-c", "exit {index}"}})
+	e.Install(execproto.Template{ID: "sleep", Kind: execproto.KindCommand, Demand: d, Command: []string{"sleep", "100"}})
+	e.Install(execproto.Template{ID: "forever", Kind: execproto.KindSynthetic, Demand: d, Duration: time.Hour})
+	e.Install(execproto.Template{ID: "nap", Kind: execproto.KindSleep, Demand: d, Duration: 60 * time.Millisecond})
+	for id := range execproto.LeaseID(5) {
 		e.Grant(id, d)
 	}
-	e.Start(0, TaskID{Template: "burn"})
-	e.Start(1, TaskID{Template: "exit", Index: 3})
-	e.Start(2, TaskID{Template: "sleep"})
-	e.Start(3, TaskID{Template: "forever"})
-	e.Start(4, TaskID{Template: "nap"})
+	e.Start(0, execproto.TaskID{Template: "burn"})
+	e.Start(1, execproto.TaskID{Template: "exit", Index: 3})
+	e.Start(2, execproto.TaskID{Template: "sleep"})
+	e.Start(3, execproto.TaskID{Template: "forever"})
+	e.Start(4, execproto.TaskID{Template: "nap"})
 	time.Sleep(100 * time.Millisecond)
 	start := time.Now()
 	e.Revoke(2)
@@ -159,7 +160,7 @@ func TestSyntheticAndCommandTasks(t *testing.T) {
 	if time.Since(start) > 3*time.Second {
 		t.Errorf("revoked tasks took %v to stop", time.Since(start))
 	}
-	by := map[string]Completion{}
+	by := map[string]execproto.Completion{}
 	for _, cp := range got {
 		by[cp.Task.Template] = cp
 	}
@@ -187,10 +188,10 @@ func TestSyntheticAndCommandTasks(t *testing.T) {
 func BenchmarkSpawnNoop(b *testing.B) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var completed atomic.Int64
-	e := New(Options{Report: func(cs []Completion) { completed.Add(int64(len(cs))) }, BatchSize: 1024})
-	e.Install(Template{ID: "noop", Kind: KindNoop})
+	e := New(Options{Report: func(cs []execproto.Completion) { completed.Add(int64(len(cs))) }, BatchSize: 1024})
+	e.Install(execproto.Template{ID: "noop", Kind: execproto.KindNoop})
 	const leases = 64
-	for id := range LeaseID(leases) {
+	for id := range execproto.LeaseID(leases) {
 		e.Grant(id, fairness.New(1, 1))
 	}
 	b.ReportAllocs()
@@ -198,7 +199,7 @@ func BenchmarkSpawnNoop(b *testing.B) {
 	start := time.Now()
 	for i := 0; i < b.N; i += leases {
 		for k := range min(leases, b.N-i) {
-			if err := e.Start(LeaseID(k), TaskID{Template: "noop", Index: int32(i + k)}); err != nil {
+			if err := e.Start(execproto.LeaseID(k), execproto.TaskID{Template: "noop", Index: int32(i + k)}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -215,17 +216,17 @@ func BenchmarkSpawnNoop(b *testing.B) {
 // Target: p50 under 100 µs.
 func BenchmarkLeaseToTaskStart(b *testing.B) {
 	started := make(chan time.Time, 1)
-	e := New(Options{Report: func(cs []Completion) {
+	e := New(Options{Report: func(cs []execproto.Completion) {
 		for _, c := range cs {
 			started <- c.Started
 		}
 	}, BatchSize: 1})
-	e.Install(Template{ID: "noop", Kind: KindNoop})
-	id := LeaseID(0)
+	e.Install(execproto.Template{ID: "noop", Kind: execproto.KindNoop})
+	id := execproto.LeaseID(0)
 	benchtarget.Run(b, 100*time.Microsecond, func() {
 		t0 := time.Now()
 		e.Grant(id, fairness.New(1, 1))
-		e.Start(id, TaskID{Template: "noop"})
+		e.Start(id, execproto.TaskID{Template: "noop"})
 		if s := <-started; s.Before(t0) {
 			b.Fatal("started before the grant")
 		}

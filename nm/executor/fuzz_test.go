@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/execproto"
 	lpb "github.com/loomrm/loom/rpc/loompb"
 )
 
@@ -19,7 +20,7 @@ import (
 func FuzzExecutorRequests(f *testing.F) {
 	for _, m := range []proto.Message{
 		&lpb.GrantLeaseRequestProto{ContainerId: cid(1), Resource: res(1024, 1)},
-		&lpb.InstallTemplateRequestProto{Id: proto.String("t"), Kind: proto.String(KindSynthetic), Demand: res(512, 1), DurationMs: proto.Int64(1)},
+		&lpb.InstallTemplateRequestProto{Id: proto.String("t"), Kind: proto.String(execproto.KindSynthetic), Demand: res(512, 1), DurationMs: proto.Int64(1)},
 		&lpb.StartTasksRequestProto{Tasks: []*lpb.TaskStartProto{{Template: proto.String("t"), Index: proto.Int32(0), Lease: proto.Int64(1)}}},
 		&lpb.WaitCompletionsRequestProto{MaxWaitMs: proto.Int64(1), Max: proto.Int32(3)},
 	} {
@@ -39,14 +40,14 @@ func FuzzExecutorRequests(f *testing.F) {
 		}
 		var install lpb.InstallTemplateRequestProto
 		if proto.Unmarshal(data, &install) == nil {
-			if install.GetKind() == KindCommand {
-				install.Kind = proto.String(KindSleep)
+			if install.GetKind() == execproto.KindCommand {
+				install.Kind = proto.String(execproto.KindSleep)
 			}
 			s.installTemplate(ctx, &install)
 		}
 		var start lpb.StartTasksRequestProto
 		if proto.Unmarshal(data, &start) == nil {
-			if _, err := s.startTasks(ctx, &start); err != nil && !rpc.IsClass(err, ClassExecutorException) {
+			if _, err := s.startTasks(ctx, &start); err != nil && !rpc.IsClass(err, execproto.ClassExecutorException) {
 				t.Fatalf("startTasks failed with %v", err)
 			}
 		}

@@ -14,12 +14,13 @@ import (
 
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/execproto"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
 // serve runs an executor behind a real rpc.Server on loopback and returns
 // a client of it.
-func serve(t testing.TB, opts Options) (Client, *Executor) {
+func serve(t testing.TB, opts Options) (execproto.Client, *Executor) {
 	t.Helper()
 	q := NewCompletions()
 	opts.Report = q.Add
@@ -37,7 +38,7 @@ func serve(t testing.TB, opts Options) (Client, *Executor) {
 		srv.Close()
 		e.Close()
 	})
-	return Client{C: c}, e
+	return execproto.Client{C: c}, e
 }
 
 func cid(id int64) *pb.ContainerIdProto {
@@ -52,9 +53,9 @@ func res(mb int64, vcores int32) *pb.ResourceProto {
 
 // collect waits for n completions through WaitCompletions, returning them
 // and the number of calls that carried them.
-func collect(t testing.TB, c Client, n int) ([]Completion, int) {
+func collect(t testing.TB, c execproto.Client, n int) ([]execproto.Completion, int) {
 	t.Helper()
-	var all []Completion
+	var all []execproto.Completion
 	calls := 0
 	deadline := time.Now().Add(20 * time.Second)
 	for len(all) < n {
@@ -82,10 +83,10 @@ func TestProtocolRunsTasksAndReportsCompletions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, tpl := range []Template{
-		{ID: "noop", Kind: KindNoop, Demand: fairness.New(512, 1)},
-		{ID: "syn", Kind: KindSynthetic, Demand: fairness.New(16, 1), Duration: 20 * time.Millisecond},
-		{ID: "cmd", Kind: KindCommand, Demand: fairness.New(128, 1),
+	for _, tpl := range []execproto.Template{
+		{ID: "noop", Kind: execproto.KindNoop, Demand: fairness.New(512, 1)},
+		{ID: "syn", Kind: execproto.KindSynthetic, Demand: fairness.New(16, 1), Duration: 20 * time.Millisecond},
+		{ID: "cmd", Kind: execproto.KindCommand, Demand: fairness.New(128, 1),
 			Command: []string{"sh", "-c", "echo {index} > " + filepath.Join(dir, "out-{index}") + "; exit {index}"}},
 	} {
 		if err := c.Install(ctx, tpl); err != nil {
@@ -96,11 +97,11 @@ func TestProtocolRunsTasksAndReportsCompletions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	refused, err := c.StartTasks(ctx, []TaskStart{
-		{1, TaskID{Template: "noop", Index: 0}},
-		{2, TaskID{Template: "syn", Index: 1}},
-		{3, TaskID{Template: "cmd", Index: 3}},
-		{9, TaskID{Template: "noop", Index: 4}},
+	refused, err := c.StartTasks(ctx, []execproto.TaskStart{
+		{Lease: 1, Task: execproto.TaskID{Template: "noop", Index: 0}},
+		{Lease: 2, Task: execproto.TaskID{Template: "syn", Index: 1}},
+		{Lease: 3, Task: execproto.TaskID{Template: "cmd", Index: 3}},
+		{Lease: 9, Task: execproto.TaskID{Template: "noop", Index: 4}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +110,7 @@ func TestProtocolRunsTasksAndReportsCompletions(t *testing.T) {
 		t.Fatalf("refused %v", refused)
 	}
 	all, _ := collect(t, c, 3)
-	slices.SortFunc(all, func(a, b Completion) int { return int(a.Task.Index - b.Task.Index) })
+	slices.SortFunc(all, func(a, b execproto.Completion) int { return int(a.Task.Index - b.Task.Index) })
 	for i, want := range []struct {
 		tpl  string
 		exit int
@@ -139,15 +140,15 @@ func TestProtocolEnforcesLeasesAndRevokes(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := c.GrantLease(ctx, cid(1), res(256, 1))
-	if !rpc.IsClass(err, ClassExecutorException) || !strings.Contains(err.Error(), "already granted") {
+	if !rpc.IsClass(err, execproto.ClassExecutorException) || !strings.Contains(err.Error(), "already granted") {
 		t.Errorf("a second grant: %v", err)
 	}
-	c.Install(ctx, Template{ID: "big", Kind: KindNoop, Demand: fairness.New(1024, 1)})
-	c.Install(ctx, Template{ID: "slow", Kind: KindCommand, Demand: fairness.New(128, 1), Command: []string{"sleep", "30"}})
-	if err := c.Install(ctx, Template{ID: "big", Kind: KindNoop, Demand: fairness.New(2048, 1)}); err == nil {
+	c.Install(ctx, execproto.Template{ID: "big", Kind: execproto.KindNoop, Demand: fairness.New(1024, 1)})
+	c.Install(ctx, execproto.Template{ID: "slow", Kind: execproto.KindCommand, Demand: fairness.New(128, 1), Command: []string{"sleep", "30"}})
+	if err := c.Install(ctx, execproto.Template{ID: "big", Kind: execproto.KindNoop, Demand: fairness.New(2048, 1)}); err == nil {
 		t.Error("another template under a used id was installed")
 	}
-	refused, err := c.StartTasks(ctx, []TaskStart{{1, TaskID{Template: "big"}}, {1, TaskID{Template: "slow", Index: 1}}})
+	refused, err := c.StartTasks(ctx, []execproto.TaskStart{{Lease: 1, Task: execproto.TaskID{Template: "big"}}, {Lease: 1, Task: execproto.TaskID{Template: "slow", Index: 1}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,11 +170,11 @@ func TestProtocolEnforcesLeasesAndRevokes(t *testing.T) {
 func TestProtocolBatchesCompletions(t *testing.T) {
 	ctx := context.Background()
 	c, _ := serve(t, Options{BatchDelay: 20 * time.Millisecond})
-	c.Install(ctx, Template{ID: "noop", Kind: KindNoop})
-	var tasks []TaskStart
+	c.Install(ctx, execproto.Template{ID: "noop", Kind: execproto.KindNoop})
+	var tasks []execproto.TaskStart
 	for i := range 50 {
 		c.GrantLease(ctx, cid(int64(i)), res(128, 1))
-		tasks = append(tasks, TaskStart{LeaseID(i), TaskID{Template: "noop", Index: int32(i)}})
+		tasks = append(tasks, execproto.TaskStart{Lease: execproto.LeaseID(i), Task: execproto.TaskID{Template: "noop", Index: int32(i)}})
 	}
 	if refused, err := c.StartTasks(ctx, tasks); err != nil || len(refused) > 0 {
 		t.Fatal(refused, err)
@@ -192,7 +193,7 @@ func TestProtocolBatchesCompletions(t *testing.T) {
 func BenchmarkProtocolLeaseToTaskStart(b *testing.B) {
 	ctx := context.Background()
 	c, _ := serve(b, Options{BatchSize: 1})
-	c.Install(ctx, Template{ID: "noop", Kind: KindNoop})
+	c.Install(ctx, execproto.Template{ID: "noop", Kind: execproto.KindNoop})
 	samples := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	withGrant := make([]time.Duration, 0, b.N)
@@ -202,7 +203,7 @@ func BenchmarkProtocolLeaseToTaskStart(b *testing.B) {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
-		if refused, err := c.StartTasks(ctx, []TaskStart{{LeaseID(i), TaskID{Template: "noop", Index: int32(i)}}}); err != nil || len(refused) > 0 {
+		if refused, err := c.StartTasks(ctx, []execproto.TaskStart{{Lease: execproto.LeaseID(i), Task: execproto.TaskID{Template: "noop", Index: int32(i)}}}); err != nil || len(refused) > 0 {
 			b.Fatal(refused, err)
 		}
 		b.StopTimer()
