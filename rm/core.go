@@ -656,6 +656,16 @@ func (c *Core) Usage(id AppID) (fairness.Vector, error) {
 	return a.usage, nil
 }
 
+// Demand is what an app demands for DRF (running plus pending), as its
+// driver last said through the adapter.
+func (c *Core) Demand(id AppID) (fairness.Vector, error) {
+	a, err := c.app(id)
+	if err != nil {
+		return fairness.Vector{}, err
+	}
+	return a.demand, nil
+}
+
 // Policy returns the node pass in force.
 func (c *Core) Policy() Policy { return c.cfg.Policy }
 

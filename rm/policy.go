@@ -71,6 +71,12 @@ func ParsePolicy(name string, order altruism.LeftoverOrder) (Policy, error) {
 	return nil, fmt.Errorf("unknown policy %q (want carbyne, drf, tetris or sjf)", name)
 }
 
+// Altruistic says whether AMs plan altruistically under the named policy:
+// Carbyne's AM packs its DAG in reverse and yields; the baselines' AMs ask
+// for every runnable task DEFAULT, breadth-first. The RM tells AMs its
+// policy, so that they plan as the simulator's AMs do under it.
+func Altruistic(policy string) bool { return policy == "carbyne" }
+
 // Carbyne packs DEFAULT asks within each app's DRF share and hands the
 // leftover out, in the order the knob sets (altruism.FillNode).
 func Carbyne(order altruism.LeftoverOrder) Policy { return carbyne{order: order} }

@@ -21,6 +21,7 @@ import (
 	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rm"
+	"github.com/loomrm/loom/rm/adapter"
 	"github.com/loomrm/loom/workload"
 )
 
@@ -255,7 +256,7 @@ func (s *sim) admitAll(jobs []*workload.Job) error {
 		if err := est.CheckFits([]fairness.Vector{s.cfg.Machine}); err != nil {
 			return fmt.Errorf("with demands misestimated by %+g%%: %w", s.cfg.Misestimate, err)
 		}
-		dag, err := am.NewDAG(est, am.Config{Altruistic: s.cfg.Policy == "carbyne",
+		dag, err := am.NewDAG(est, am.Config{Altruistic: rm.Altruistic(s.cfg.Policy),
 			Seed: s.cfg.Seed ^ uint64(n+1)*0x9e3779b97f4a7c15})
 		if err != nil {
 			return err
@@ -315,7 +316,9 @@ func (s *sim) instant() error {
 		}
 		if decide || j.greedy {
 			j.dirty = true
-		} else if _, err := s.core.Step(s.now, rm.AppDemand{App: j.app, Demand: j.dag.Demand()}); err != nil {
+		} else if ev, err := adapter.DemandChanged(s.appOf(j), j.dag.Demand()); err != nil {
+			return err
+		} else if _, err := s.core.Step(s.now, ev); err != nil {
 			return err
 		}
 		if j.dag.Finished() {
@@ -335,8 +338,12 @@ func (s *sim) instant() error {
 			continue
 		}
 		j.waitingAM = true
-		if _, err := s.core.Step(s.now, rm.AppRequest{App: j.app, Demand: s.cfg.AM,
-			Asks: []rm.Ask{{Priority: 0, Demand: s.cfg.AM, Kind: altruism.Default, Count: 1}}}); err != nil {
+		// The AM container's ask, as the RM makes it for a new attempt.
+		ev, err := adapter.Request(s.appOf(j), adapter.Message{Asks: []rm.Ask{{Priority: 0, Demand: s.cfg.AM, Kind: altruism.Default, Count: 1}}})
+		if err != nil {
+			return err
+		}
+		if _, err := s.core.Step(s.now, ev); err != nil {
 			return err
 		}
 	}
@@ -420,8 +427,12 @@ func (s *sim) decide(j *job, capacity fairness.Vector) error {
 	for i, a := range req.Asks {
 		asks[i] = rm.Ask{Priority: a.Priority, Demand: a.Demand, Kind: a.Kind, Count: a.Count}
 	}
-	if _, err := s.core.Step(s.now, rm.AppRequest{App: j.app, Asks: asks, Demand: req.Demand.Add(j.amHeld),
-		RemainingWork: req.RemainingWork, CriticalTime: req.CriticalTime}); err != nil {
+	ev, err := adapter.Request(s.appOf(j), adapter.Message{Asks: asks, Demand: &req.Demand,
+		RemainingWork: req.RemainingWork, CriticalTime: req.CriticalTime})
+	if err != nil {
+		return err
+	}
+	if _, err := s.core.Step(s.now, ev); err != nil {
 		return err
 	}
 	if req.HasWake && req.Wake > s.now && req.Wake != j.waking {
@@ -429,6 +440,13 @@ func (s *sim) decide(j *job, capacity fairness.Vector) error {
 		heap.Push(&s.wakes, wake{at: req.Wake, job: j})
 	}
 	return nil
+}
+
+// appOf is what the simulator knows of a job's app, for the adapter:
+// what it holds and its AM container.
+func (s *sim) appOf(j *job) adapter.App {
+	usage, _ := s.core.Usage(j.app)
+	return adapter.App{ID: j.app, Usage: usage, AMContainer: j.amHeld}
 }
 
 // start binds a granted container to a task, or releases it.

@@ -217,6 +217,9 @@ type Response struct {
 	Leftover  fairness.Vector
 	Capacity  fairness.Vector
 	Nodes     int
+	// Policy is the RM's scheduling policy ("" from an RM that does not
+	// say): the AM plans as the simulator's AM does under it.
+	Policy string
 }
 
 // Allocate sends the AM's asks (they replace the previous ones), releases
@@ -224,7 +227,10 @@ type Response struct {
 // asked for again under the same response id, which the RM answers by
 // sending it again, so no grant is lost.
 func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, progress float32) (*Response, error) {
-	ar := &pb.AllocateRequestProto{ResponseId: proto.Int32(c.respID), Progress: proto.Float32(progress)}
+	// The demand goes with every call: the RM's DRF input is the whole
+	// DAG's running plus pending, as the simulator's is (rm/adapter).
+	ar := &pb.AllocateRequestProto{ResponseId: proto.Int32(c.respID), Progress: proto.Float32(progress),
+		LoomDemand: rpc.ResourceFromVector(req.Demand)}
 	asks := req.Asks
 	now := make(map[askKey]am.Ask, len(asks))
 	for _, a := range asks {
@@ -287,7 +293,7 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 	c.sent = now
 	c.keepNMTokens(resp.GetNmTokens())
 	out := &Response{Tokens: map[int64]*pb.ContainerProto{}, Completed: resp.GetCompletedContainerStatuses(),
-		PAltruism: resp.GetLoomPAltruism(), Nodes: int(resp.GetNumClusterNodes())}
+		PAltruism: resp.GetLoomPAltruism(), Nodes: int(resp.GetNumClusterNodes()), Policy: resp.GetLoomPolicy()}
 	if out.Share, err = rpc.VectorFromResource(resp.GetLoomShare()); err != nil {
 		return nil, err
 	}

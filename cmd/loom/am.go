@@ -13,6 +13,7 @@ import (
 	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/am/driver"
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/workload"
 )
 
@@ -76,7 +77,10 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 					job.Stages[i].Demand[k] = 0
 				}
 			}
-			dag, err := am.NewDAG(job, am.Config{Altruistic: !greedy, Seed: seed, AMAttempt: driver.AttemptNumber(launch.Attempt)})
+			// Under the baseline policies the AM asks as the simulator's
+			// baseline AM does: every runnable task DEFAULT, breadth-first.
+			altruistic := !greedy && (first.Policy == "" || rm.Altruistic(first.Policy))
+			dag, err := am.NewDAG(job, am.Config{Altruistic: altruistic, Seed: seed, AMAttempt: driver.AttemptNumber(launch.Attempt)})
 			if err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package server
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"time"
@@ -113,7 +114,17 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 	for k, n := range a.asks {
 		next[k] = n
 	}
-	work, critical := a.work, a.critical
+	work, critical, demand := a.work, a.critical, a.demand
+	if req.LoomDemand != nil {
+		d, err := rpc.VectorFromResource(req.GetLoomDemand())
+		if err == nil && d.HasNegative() {
+			err = fmt.Errorf("%v is negative", d)
+		}
+		if err != nil {
+			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "loom_demand of %s: %v", rpc.AttemptIDString(at.yid), err)
+		}
+		demand = &d
+	}
 	for _, rr := range req.GetAsk() {
 		if name := rr.GetResourceName(); name != "*" && name != "" {
 			continue // node and rack asks: Loom places by packing, not locality
@@ -167,7 +178,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 			a.progress = p
 		}
 	}
-	changed := len(next) != len(a.asks) || work != a.work || critical != a.critical
+	changed := len(next) != len(a.asks) || work != a.work || critical != a.critical || !sameDemand(demand, a.demand)
 	for k, n := range next {
 		if old := a.asks[k]; old != n {
 			changed = true
@@ -177,7 +188,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		}
 	}
 	if changed {
-		a.asks, a.work, a.critical = next, work, critical
+		a.asks, a.work, a.critical, a.demand = next, work, critical, demand
 		r.pushAsks(a)
 	}
 	// Room an AM gives back is offered again now, not at its node's next
@@ -204,7 +215,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 	// never to yield, so they ask for everything DEFAULT, as the
 	// simulator's baselines do.
 	pAltruism := r.core.PAltruism()
-	if r.cfg.Policy != "carbyne" {
+	if !rm.Altruistic(r.cfg.Policy) {
 		pAltruism = 0
 	}
 	granted := make([]*pb.ContainerProto, len(a.newConts))
@@ -216,11 +227,17 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		Limit:           rpc.ResourceFromVector(share.Sub(usage).ClampZero()),
 		NumClusterNodes: proto.Int32(int32(live)),
 		LoomShare:       rpc.ResourceFromVector(share), LoomPAltruism: proto.Float64(pAltruism),
-		LoomLeftover: rpc.ResourceFromVector(capacity.Sub(used).ClampZero()), LoomClusterCapacity: rpc.ResourceFromVector(capacity)}
+		LoomLeftover: rpc.ResourceFromVector(capacity.Sub(used).ClampZero()), LoomClusterCapacity: rpc.ResourceFromVector(capacity),
+		LoomPolicy: proto.String(r.cfg.Policy)}
 	resp.AmRmToken = r.rolledAMRMToken(ctx, at)
 	a.newConts, a.newKeys, a.completed = nil, nil, nil
 	a.lastResp = resp
 	return resp, nil
+}
+
+// sameDemand says whether two demands an AM sent are the same.
+func sameDemand(x, y *fairness.Vector) bool {
+	return x == nil && y == nil || x != nil && y != nil && *x == *y
 }
 
 // checkFitsANode refuses an ask no live node could ever hold, such as one

@@ -19,6 +19,7 @@ import (
 	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rm"
+	"github.com/loomrm/loom/rm/adapter"
 	"github.com/loomrm/loom/rm/store"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -97,9 +98,12 @@ type appRec struct {
 	amResource  fairness.Vector
 	attempts    []*attemptRec
 
-	asks      map[askKey]int
-	work      float64
-	critical  time.Duration
+	asks     map[askKey]int
+	work     float64
+	critical time.Duration
+	// demand is what a Loom AM said it needs (loom_demand), nil until it
+	// does and for a stock AM.
+	demand    *fairness.Vector
 	newConts  []*contRec
 	newKeys   []askKey // the ask each of newConts served
 	completed []*pb.ContainerStatusProto
@@ -620,6 +624,7 @@ func (r *RM) newAttempt(a *appRec) {
 	a.attempts = append(a.attempts, at)
 	a.lastResp = nil
 	a.newConts, a.newKeys, a.completed = nil, nil, nil
+	a.demand, a.work, a.critical = nil, 0, 0
 	a.asks = map[askKey]int{{priority: amPriority, demand: a.amResource, kind: altruism.Default}: 1}
 	a.state = pb.YarnApplicationStateProto_ACCEPTED
 	r.pushAsks(a)
@@ -629,15 +634,26 @@ func (r *RM) newAttempt(a *appRec) {
 // pushAsks sends the app's asks and demand to the core.
 func (r *RM) pushAsks(a *appRec) {
 	asks := make([]rm.Ask, 0, len(a.asks))
-	demand, _ := r.core.Usage(a.id)
 	for k, n := range a.asks {
 		if n > 0 {
 			asks = append(asks, rm.Ask{Priority: k.priority, Demand: k.demand, Kind: k.kind, Count: n})
-			demand = demand.Add(k.demand.Scale(float64(n)))
 		}
 	}
 	sortAsks(asks)
-	if err := r.step(rm.AppRequest{App: a.id, Asks: asks, Demand: demand, RemainingWork: a.work, CriticalTime: a.critical}); err != nil {
+	// The same adapter as the simulator's: a Loom AM's demand as it sent
+	// it, a stock AM's estimated from what it holds and asks for.
+	usage, _ := r.core.Usage(a.id)
+	app := adapter.App{ID: a.id, Usage: usage}
+	if at := a.current(); at != nil {
+		if cr, ok := a.live[at.amContainer]; ok && cr.isAM {
+			app.AMContainer = cr.c.Resource
+		}
+	}
+	ev, err := adapter.Request(app, adapter.Message{Asks: asks, Demand: a.demand, RemainingWork: a.work, CriticalTime: a.critical})
+	if err == nil {
+		err = r.step(ev)
+	}
+	if err != nil {
 		r.log.Error().Err(err).Str("app", rpc.AppIDString(a.yid)).Msg("core refused asks")
 	}
 }

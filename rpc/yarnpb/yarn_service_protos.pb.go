@@ -702,8 +702,13 @@ type AllocateRequestProto struct {
 	UpdateRequests     []*UpdateContainerRequestProto `protobuf:"bytes,7,rep,name=update_requests,json=updateRequests" json:"update_requests,omitempty"`
 	SchedulingRequests []*SchedulingRequestProto      `protobuf:"bytes,10,rep,name=scheduling_requests,json=schedulingRequests" json:"scheduling_requests,omitempty"`
 	TrackingUrl        *string                        `protobuf:"bytes,11,opt,name=tracking_url,json=trackingUrl" json:"tracking_url,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Loom: the AM's demand for DRF, running plus pending over its whole
+	// DAG (not only what it asks for now). An AM that sends none (a stock
+	// one) is estimated as its usage plus its asks, by the same adapter in
+	// the RM and the simulator.
+	LoomDemand    *ResourceProto `protobuf:"bytes,1000,opt,name=loom_demand,json=loomDemand" json:"loom_demand,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AllocateRequestProto) Reset() {
@@ -790,6 +795,13 @@ func (x *AllocateRequestProto) GetTrackingUrl() string {
 		return *x.TrackingUrl
 	}
 	return ""
+}
+
+func (x *AllocateRequestProto) GetLoomDemand() *ResourceProto {
+	if x != nil {
+		return x.LoomDemand
+	}
+	return nil
 }
 
 // The token an AM shows an NM to start containers there.
@@ -980,8 +992,12 @@ type AllocateResponseProto struct {
 	// Loom: the capacity of the live nodes, which an AM's plan normalises
 	// remaining work by.
 	LoomClusterCapacity *ResourceProto `protobuf:"bytes,1003,opt,name=loom_cluster_capacity,json=loomClusterCapacity" json:"loom_cluster_capacity,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Loom: the scheduling policy, so that an AM plans as the simulator's
+	// AM does under it: reverse packing under carbyne, every runnable task
+	// DEFAULT in breadth-first order under the baselines.
+	LoomPolicy    *string `protobuf:"bytes,1004,opt,name=loom_policy,json=loomPolicy" json:"loom_policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AllocateResponseProto) Reset() {
@@ -1159,6 +1175,13 @@ func (x *AllocateResponseProto) GetLoomClusterCapacity() *ResourceProto {
 		return x.LoomClusterCapacity
 	}
 	return nil
+}
+
+func (x *AllocateResponseProto) GetLoomPolicy() string {
+	if x != nil && x.LoomPolicy != nil {
+		return *x.LoomPolicy
+	}
+	return ""
 }
 
 // getNewApplication
@@ -5735,7 +5758,7 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\x19UpdateContainerErrorProto\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\x12O\n" +
 	"\x0eupdate_request\x18\x02 \x01(\v2(.hadoop.yarn.UpdateContainerRequestProtoR\rupdateRequest\x12:\n" +
-	"\x19current_container_version\x18\x03 \x01(\x05R\x17currentContainerVersion\"\xe6\x03\n" +
+	"\x19current_container_version\x18\x03 \x01(\x05R\x17currentContainerVersion\"\xa4\x04\n" +
 	"\x14AllocateRequestProto\x123\n" +
 	"\x03ask\x18\x01 \x03(\v2!.hadoop.yarn.ResourceRequestProtoR\x03ask\x127\n" +
 	"\arelease\x18\x02 \x03(\v2\x1d.hadoop.yarn.ContainerIdProtoR\arelease\x12W\n" +
@@ -5746,7 +5769,9 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\x0fupdate_requests\x18\a \x03(\v2(.hadoop.yarn.UpdateContainerRequestProtoR\x0eupdateRequests\x12T\n" +
 	"\x13scheduling_requests\x18\n" +
 	" \x03(\v2#.hadoop.yarn.SchedulingRequestProtoR\x12schedulingRequests\x12!\n" +
-	"\ftracking_url\x18\v \x01(\tR\vtrackingUrl\"v\n" +
+	"\ftracking_url\x18\v \x01(\tR\vtrackingUrl\x12<\n" +
+	"\vloom_demand\x18\xe8\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\n" +
+	"loomDemand\"v\n" +
 	"\fNMTokenProto\x120\n" +
 	"\x06nodeId\x18\x01 \x01(\v2\x18.hadoop.yarn.NodeIdProtoR\x06nodeId\x124\n" +
 	"\x05token\x18\x02 \x01(\v2\x1e.loom.hadoop.common.TokenProtoR\x05token\"\x9a\x01\n" +
@@ -5756,7 +5781,7 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\tcontainer\x18\x02 \x02(\v2\x1b.hadoop.yarn.ContainerProtoR\tcontainer\"u\n" +
 	"\x15EnhancedHeadroomProto\x12.\n" +
 	"\x13total_pending_count\x18\x01 \x01(\x05R\x11totalPendingCount\x12,\n" +
-	"\x12total_active_cores\x18\x02 \x01(\x05R\x10totalActiveCores\"\xd9\v\n" +
+	"\x12total_active_cores\x18\x02 \x01(\x05R\x10totalActiveCores\"\xfb\v\n" +
 	"\x15AllocateResponseProto\x12;\n" +
 	"\va_m_command\x18\x01 \x01(\x0e2\x1b.hadoop.yarn.AMCommandProtoR\taMCommand\x12\x1f\n" +
 	"\vresponse_id\x18\x02 \x01(\x05R\n" +
@@ -5780,7 +5805,9 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"loom_share\x18\xe8\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\tloomShare\x12'\n" +
 	"\x0floom_p_altruism\x18\xe9\a \x01(\x01R\rloomPAltruism\x12@\n" +
 	"\rloom_leftover\x18\xea\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\floomLeftover\x12O\n" +
-	"\x15loom_cluster_capacity\x18\xeb\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x13loomClusterCapacity\"\x1f\n" +
+	"\x15loom_cluster_capacity\x18\xeb\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x13loomClusterCapacity\x12 \n" +
+	"\vloom_policy\x18\xec\a \x01(\tR\n" +
+	"loomPolicy\"\x1f\n" +
 	"\x1dGetNewApplicationRequestProto\"\xb2\x01\n" +
 	"\x1eGetNewApplicationResponseProto\x12F\n" +
 	"\x0eapplication_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12H\n" +
@@ -6228,117 +6255,118 @@ var file_yarn_yarn_service_protos_proto_depIdxs = []int32{
 	123, // 16: hadoop.yarn.AllocateRequestProto.blacklist_request:type_name -> hadoop.yarn.ResourceBlacklistRequestProto
 	8,   // 17: hadoop.yarn.AllocateRequestProto.update_requests:type_name -> hadoop.yarn.UpdateContainerRequestProto
 	124, // 18: hadoop.yarn.AllocateRequestProto.scheduling_requests:type_name -> hadoop.yarn.SchedulingRequestProto
-	125, // 19: hadoop.yarn.NMTokenProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	126, // 20: hadoop.yarn.NMTokenProto.token:type_name -> loom.hadoop.common.TokenProto
-	1,   // 21: hadoop.yarn.UpdatedContainerProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
-	116, // 22: hadoop.yarn.UpdatedContainerProto.container:type_name -> hadoop.yarn.ContainerProto
-	127, // 23: hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> hadoop.yarn.AMCommandProto
-	116, // 24: hadoop.yarn.AllocateResponseProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
-	128, // 25: hadoop.yarn.AllocateResponseProto.completed_container_statuses:type_name -> hadoop.yarn.ContainerStatusProto
-	114, // 26: hadoop.yarn.AllocateResponseProto.limit:type_name -> hadoop.yarn.ResourceProto
-	129, // 27: hadoop.yarn.AllocateResponseProto.updated_nodes:type_name -> hadoop.yarn.NodeReportProto
-	130, // 28: hadoop.yarn.AllocateResponseProto.preempt:type_name -> hadoop.yarn.PreemptionMessageProto
-	11,  // 29: hadoop.yarn.AllocateResponseProto.nm_tokens:type_name -> hadoop.yarn.NMTokenProto
-	126, // 30: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> loom.hadoop.common.TokenProto
-	131, // 31: hadoop.yarn.AllocateResponseProto.application_priority:type_name -> hadoop.yarn.PriorityProto
-	132, // 32: hadoop.yarn.AllocateResponseProto.collector_info:type_name -> hadoop.yarn.CollectorInfoProto
-	9,   // 33: hadoop.yarn.AllocateResponseProto.update_errors:type_name -> hadoop.yarn.UpdateContainerErrorProto
-	12,  // 34: hadoop.yarn.AllocateResponseProto.updated_containers:type_name -> hadoop.yarn.UpdatedContainerProto
-	116, // 35: hadoop.yarn.AllocateResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
-	133, // 36: hadoop.yarn.AllocateResponseProto.rejected_scheduling_requests:type_name -> hadoop.yarn.RejectedSchedulingRequestProto
-	13,  // 37: hadoop.yarn.AllocateResponseProto.enhanced_headroom:type_name -> hadoop.yarn.EnhancedHeadroomProto
-	114, // 38: hadoop.yarn.AllocateResponseProto.loom_share:type_name -> hadoop.yarn.ResourceProto
-	114, // 39: hadoop.yarn.AllocateResponseProto.loom_leftover:type_name -> hadoop.yarn.ResourceProto
-	114, // 40: hadoop.yarn.AllocateResponseProto.loom_cluster_capacity:type_name -> hadoop.yarn.ResourceProto
-	134, // 41: hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	114, // 42: hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
-	134, // 43: hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	135, // 44: hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> hadoop.yarn.ApplicationReportProto
-	136, // 45: hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> hadoop.yarn.ApplicationSubmissionContextProto
-	137, // 46: hadoop.yarn.FailApplicationAttemptRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	134, // 47: hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	134, // 48: hadoop.yarn.SetApplicationTagsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	138, // 49: hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> hadoop.yarn.YarnClusterMetricsProto
-	134, // 50: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	139, // 51: hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> hadoop.yarn.YarnApplicationStateProto
-	2,   // 52: hadoop.yarn.GetApplicationsRequestProto.scope:type_name -> hadoop.yarn.ApplicationsRequestScopeProto
-	135, // 53: hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
-	140, // 54: hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> hadoop.yarn.NodeStateProto
-	129, // 55: hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> hadoop.yarn.NodeReportProto
-	141, // 56: hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> hadoop.yarn.QueueInfoProto
-	142, // 57: hadoop.yarn.GetQueueUserAclsInfoResponseProto.queueUserAcls:type_name -> hadoop.yarn.QueueUserACLInfoProto
-	143, // 58: hadoop.yarn.GetNodesToLabelsResponseProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
-	144, // 59: hadoop.yarn.GetLabelsToNodesResponseProto.labelsToNodes:type_name -> hadoop.yarn.LabelsToNodeIdsProto
-	145, // 60: hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
-	146, // 61: hadoop.yarn.GetClusterNodeAttributesResponseProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeInfoProto
-	147, // 62: hadoop.yarn.GetAttributesToNodesRequestProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeKeyProto
-	148, // 63: hadoop.yarn.GetAttributesToNodesResponseProto.attributesToNodes:type_name -> hadoop.yarn.AttributeToNodesProto
-	149, // 64: hadoop.yarn.GetNodesToAttributesResponseProto.nodesToAttributes:type_name -> hadoop.yarn.NodeToAttributesProto
-	134, // 65: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	131, // 66: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
-	131, // 67: hadoop.yarn.UpdateApplicationPriorityResponseProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
-	120, // 68: hadoop.yarn.SignalContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	150, // 69: hadoop.yarn.SignalContainerRequestProto.command:type_name -> hadoop.yarn.SignalContainerCommandProto
-	134, // 70: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	151, // 71: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
-	151, // 72: hadoop.yarn.UpdateApplicationTimeoutsResponseProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
-	117, // 73: hadoop.yarn.GetAllResourceProfilesResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
-	114, // 74: hadoop.yarn.GetResourceProfileResponseProto.resources:type_name -> hadoop.yarn.ResourceProto
-	118, // 75: hadoop.yarn.GetAllResourceTypeInfoResponseProto.resource_type_info:type_name -> hadoop.yarn.ResourceTypeInfoProto
-	152, // 76: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	126, // 77: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> loom.hadoop.common.TokenProto
-	153, // 78: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
-	120, // 79: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	120, // 80: hadoop.yarn.ResourceLocalizationRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	154, // 81: hadoop.yarn.ResourceLocalizationRequestProto.local_resources:type_name -> hadoop.yarn.StringLocalResourceMapProto
-	120, // 82: hadoop.yarn.ReInitializeContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	152, // 83: hadoop.yarn.ReInitializeContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	63,  // 84: hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> hadoop.yarn.StartContainerRequestProto
-	120, // 85: hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	155, // 86: hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> hadoop.yarn.SerializedExceptionProto
-	153, // 87: hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
-	120, // 88: hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	75,  // 89: hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	120, // 90: hadoop.yarn.StopContainersRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	120, // 91: hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	75,  // 92: hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	120, // 93: hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	128, // 94: hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
-	75,  // 95: hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	126, // 96: hadoop.yarn.IncreaseContainersResourceRequestProto.increase_containers:type_name -> loom.hadoop.common.TokenProto
-	120, // 97: hadoop.yarn.IncreaseContainersResourceResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	75,  // 98: hadoop.yarn.IncreaseContainersResourceResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	126, // 99: hadoop.yarn.ContainerUpdateRequestProto.update_container_token:type_name -> loom.hadoop.common.TokenProto
-	120, // 100: hadoop.yarn.ContainerUpdateResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	75,  // 101: hadoop.yarn.ContainerUpdateResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	120, // 102: hadoop.yarn.GetLocalizationStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	88,  // 103: hadoop.yarn.GetLocalizationStatusesResponseProto.cntn_localization_statuses:type_name -> hadoop.yarn.ContainerLocalizationStatusesProto
-	75,  // 104: hadoop.yarn.GetLocalizationStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	3,   // 105: hadoop.yarn.LocalizationStatusProto.localization_state:type_name -> hadoop.yarn.LocalizationStateProto
-	120, // 106: hadoop.yarn.ContainerLocalizationStatusesProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	87,  // 107: hadoop.yarn.ContainerLocalizationStatusesProto.localization_statuses:type_name -> hadoop.yarn.LocalizationStatusProto
-	137, // 108: hadoop.yarn.GetApplicationAttemptReportRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	156, // 109: hadoop.yarn.GetApplicationAttemptReportResponseProto.application_attempt_report:type_name -> hadoop.yarn.ApplicationAttemptReportProto
-	134, // 110: hadoop.yarn.GetApplicationAttemptsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	156, // 111: hadoop.yarn.GetApplicationAttemptsResponseProto.application_attempts:type_name -> hadoop.yarn.ApplicationAttemptReportProto
-	120, // 112: hadoop.yarn.GetContainerReportRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	157, // 113: hadoop.yarn.GetContainerReportResponseProto.container_report:type_name -> hadoop.yarn.ContainerReportProto
-	137, // 114: hadoop.yarn.GetContainersRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	157, // 115: hadoop.yarn.GetContainersResponseProto.containers:type_name -> hadoop.yarn.ContainerReportProto
-	134, // 116: hadoop.yarn.UseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	134, // 117: hadoop.yarn.ReleaseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	158, // 118: hadoop.yarn.GetNewReservationResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	159, // 119: hadoop.yarn.ReservationSubmissionRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	158, // 120: hadoop.yarn.ReservationSubmissionRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	159, // 121: hadoop.yarn.ReservationUpdateRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	158, // 122: hadoop.yarn.ReservationUpdateRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	158, // 123: hadoop.yarn.ReservationDeleteRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	160, // 124: hadoop.yarn.ReservationListResponseProto.reservations:type_name -> hadoop.yarn.ReservationAllocationStateProto
-	125, // [125:125] is the sub-list for method output_type
-	125, // [125:125] is the sub-list for method input_type
-	125, // [125:125] is the sub-list for extension type_name
-	125, // [125:125] is the sub-list for extension extendee
-	0,   // [0:125] is the sub-list for field type_name
+	114, // 19: hadoop.yarn.AllocateRequestProto.loom_demand:type_name -> hadoop.yarn.ResourceProto
+	125, // 20: hadoop.yarn.NMTokenProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	126, // 21: hadoop.yarn.NMTokenProto.token:type_name -> loom.hadoop.common.TokenProto
+	1,   // 22: hadoop.yarn.UpdatedContainerProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
+	116, // 23: hadoop.yarn.UpdatedContainerProto.container:type_name -> hadoop.yarn.ContainerProto
+	127, // 24: hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> hadoop.yarn.AMCommandProto
+	116, // 25: hadoop.yarn.AllocateResponseProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
+	128, // 26: hadoop.yarn.AllocateResponseProto.completed_container_statuses:type_name -> hadoop.yarn.ContainerStatusProto
+	114, // 27: hadoop.yarn.AllocateResponseProto.limit:type_name -> hadoop.yarn.ResourceProto
+	129, // 28: hadoop.yarn.AllocateResponseProto.updated_nodes:type_name -> hadoop.yarn.NodeReportProto
+	130, // 29: hadoop.yarn.AllocateResponseProto.preempt:type_name -> hadoop.yarn.PreemptionMessageProto
+	11,  // 30: hadoop.yarn.AllocateResponseProto.nm_tokens:type_name -> hadoop.yarn.NMTokenProto
+	126, // 31: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> loom.hadoop.common.TokenProto
+	131, // 32: hadoop.yarn.AllocateResponseProto.application_priority:type_name -> hadoop.yarn.PriorityProto
+	132, // 33: hadoop.yarn.AllocateResponseProto.collector_info:type_name -> hadoop.yarn.CollectorInfoProto
+	9,   // 34: hadoop.yarn.AllocateResponseProto.update_errors:type_name -> hadoop.yarn.UpdateContainerErrorProto
+	12,  // 35: hadoop.yarn.AllocateResponseProto.updated_containers:type_name -> hadoop.yarn.UpdatedContainerProto
+	116, // 36: hadoop.yarn.AllocateResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
+	133, // 37: hadoop.yarn.AllocateResponseProto.rejected_scheduling_requests:type_name -> hadoop.yarn.RejectedSchedulingRequestProto
+	13,  // 38: hadoop.yarn.AllocateResponseProto.enhanced_headroom:type_name -> hadoop.yarn.EnhancedHeadroomProto
+	114, // 39: hadoop.yarn.AllocateResponseProto.loom_share:type_name -> hadoop.yarn.ResourceProto
+	114, // 40: hadoop.yarn.AllocateResponseProto.loom_leftover:type_name -> hadoop.yarn.ResourceProto
+	114, // 41: hadoop.yarn.AllocateResponseProto.loom_cluster_capacity:type_name -> hadoop.yarn.ResourceProto
+	134, // 42: hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	114, // 43: hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
+	134, // 44: hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	135, // 45: hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> hadoop.yarn.ApplicationReportProto
+	136, // 46: hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> hadoop.yarn.ApplicationSubmissionContextProto
+	137, // 47: hadoop.yarn.FailApplicationAttemptRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	134, // 48: hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	134, // 49: hadoop.yarn.SetApplicationTagsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	138, // 50: hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> hadoop.yarn.YarnClusterMetricsProto
+	134, // 51: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	139, // 52: hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> hadoop.yarn.YarnApplicationStateProto
+	2,   // 53: hadoop.yarn.GetApplicationsRequestProto.scope:type_name -> hadoop.yarn.ApplicationsRequestScopeProto
+	135, // 54: hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
+	140, // 55: hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> hadoop.yarn.NodeStateProto
+	129, // 56: hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> hadoop.yarn.NodeReportProto
+	141, // 57: hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> hadoop.yarn.QueueInfoProto
+	142, // 58: hadoop.yarn.GetQueueUserAclsInfoResponseProto.queueUserAcls:type_name -> hadoop.yarn.QueueUserACLInfoProto
+	143, // 59: hadoop.yarn.GetNodesToLabelsResponseProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
+	144, // 60: hadoop.yarn.GetLabelsToNodesResponseProto.labelsToNodes:type_name -> hadoop.yarn.LabelsToNodeIdsProto
+	145, // 61: hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
+	146, // 62: hadoop.yarn.GetClusterNodeAttributesResponseProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeInfoProto
+	147, // 63: hadoop.yarn.GetAttributesToNodesRequestProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeKeyProto
+	148, // 64: hadoop.yarn.GetAttributesToNodesResponseProto.attributesToNodes:type_name -> hadoop.yarn.AttributeToNodesProto
+	149, // 65: hadoop.yarn.GetNodesToAttributesResponseProto.nodesToAttributes:type_name -> hadoop.yarn.NodeToAttributesProto
+	134, // 66: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	131, // 67: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
+	131, // 68: hadoop.yarn.UpdateApplicationPriorityResponseProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
+	120, // 69: hadoop.yarn.SignalContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	150, // 70: hadoop.yarn.SignalContainerRequestProto.command:type_name -> hadoop.yarn.SignalContainerCommandProto
+	134, // 71: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	151, // 72: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
+	151, // 73: hadoop.yarn.UpdateApplicationTimeoutsResponseProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
+	117, // 74: hadoop.yarn.GetAllResourceProfilesResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
+	114, // 75: hadoop.yarn.GetResourceProfileResponseProto.resources:type_name -> hadoop.yarn.ResourceProto
+	118, // 76: hadoop.yarn.GetAllResourceTypeInfoResponseProto.resource_type_info:type_name -> hadoop.yarn.ResourceTypeInfoProto
+	152, // 77: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	126, // 78: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> loom.hadoop.common.TokenProto
+	153, // 79: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
+	120, // 80: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	120, // 81: hadoop.yarn.ResourceLocalizationRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	154, // 82: hadoop.yarn.ResourceLocalizationRequestProto.local_resources:type_name -> hadoop.yarn.StringLocalResourceMapProto
+	120, // 83: hadoop.yarn.ReInitializeContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	152, // 84: hadoop.yarn.ReInitializeContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	63,  // 85: hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> hadoop.yarn.StartContainerRequestProto
+	120, // 86: hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	155, // 87: hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> hadoop.yarn.SerializedExceptionProto
+	153, // 88: hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
+	120, // 89: hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	75,  // 90: hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	120, // 91: hadoop.yarn.StopContainersRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	120, // 92: hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	75,  // 93: hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	120, // 94: hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	128, // 95: hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
+	75,  // 96: hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	126, // 97: hadoop.yarn.IncreaseContainersResourceRequestProto.increase_containers:type_name -> loom.hadoop.common.TokenProto
+	120, // 98: hadoop.yarn.IncreaseContainersResourceResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	75,  // 99: hadoop.yarn.IncreaseContainersResourceResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	126, // 100: hadoop.yarn.ContainerUpdateRequestProto.update_container_token:type_name -> loom.hadoop.common.TokenProto
+	120, // 101: hadoop.yarn.ContainerUpdateResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	75,  // 102: hadoop.yarn.ContainerUpdateResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	120, // 103: hadoop.yarn.GetLocalizationStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	88,  // 104: hadoop.yarn.GetLocalizationStatusesResponseProto.cntn_localization_statuses:type_name -> hadoop.yarn.ContainerLocalizationStatusesProto
+	75,  // 105: hadoop.yarn.GetLocalizationStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	3,   // 106: hadoop.yarn.LocalizationStatusProto.localization_state:type_name -> hadoop.yarn.LocalizationStateProto
+	120, // 107: hadoop.yarn.ContainerLocalizationStatusesProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	87,  // 108: hadoop.yarn.ContainerLocalizationStatusesProto.localization_statuses:type_name -> hadoop.yarn.LocalizationStatusProto
+	137, // 109: hadoop.yarn.GetApplicationAttemptReportRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	156, // 110: hadoop.yarn.GetApplicationAttemptReportResponseProto.application_attempt_report:type_name -> hadoop.yarn.ApplicationAttemptReportProto
+	134, // 111: hadoop.yarn.GetApplicationAttemptsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	156, // 112: hadoop.yarn.GetApplicationAttemptsResponseProto.application_attempts:type_name -> hadoop.yarn.ApplicationAttemptReportProto
+	120, // 113: hadoop.yarn.GetContainerReportRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	157, // 114: hadoop.yarn.GetContainerReportResponseProto.container_report:type_name -> hadoop.yarn.ContainerReportProto
+	137, // 115: hadoop.yarn.GetContainersRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	157, // 116: hadoop.yarn.GetContainersResponseProto.containers:type_name -> hadoop.yarn.ContainerReportProto
+	134, // 117: hadoop.yarn.UseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	134, // 118: hadoop.yarn.ReleaseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	158, // 119: hadoop.yarn.GetNewReservationResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	159, // 120: hadoop.yarn.ReservationSubmissionRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	158, // 121: hadoop.yarn.ReservationSubmissionRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	159, // 122: hadoop.yarn.ReservationUpdateRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	158, // 123: hadoop.yarn.ReservationUpdateRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	158, // 124: hadoop.yarn.ReservationDeleteRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	160, // 125: hadoop.yarn.ReservationListResponseProto.reservations:type_name -> hadoop.yarn.ReservationAllocationStateProto
+	126, // [126:126] is the sub-list for method output_type
+	126, // [126:126] is the sub-list for method input_type
+	126, // [126:126] is the sub-list for extension type_name
+	126, // [126:126] is the sub-list for extension extendee
+	0,   // [0:126] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_service_protos_proto_init() }
