@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -279,16 +278,6 @@ func Utilisation(jobs map[string]*workload.Job, hs map[string]History, capacity 
 		}
 	}
 	return u
-}
-
-// SortedIDs returns the map's app ids in order.
-func SortedIDs[V any](m map[string]V) []string {
-	ids := make([]string, 0, len(m))
-	for id := range m {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
 }
 
 // JainOverWindows is Jain's index of the running jobs' dominant shares,
