@@ -23,15 +23,15 @@ func TestBadTokensFailTheWholeCallAndStartNothing(t *testing.T) {
 	n, _, cm := startRegistered(t, nil)
 	good := &pb.StartContainerRequestProto{ContainerLaunchContext: launch("exec sleep 30", nil, nil),
 		ContainerToken: token(t, n, containerID(20, 1), 128)}
-	otherNode, _ := NewContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(20, 3),
+	otherNode, _ := newContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(20, 3),
 		NmHostAddr: proto.String("elsewhere:45454"), AppSubmitter: proto.String("alice")}, "elsewhere:45454", testMasterKey)
 	// Tokens the RM did not sign: none, forged with a guessed key, and
 	// signed with another key id.
 	unsigned := token(t, n, containerID(20, 4), 128)
 	unsigned.Password = []byte{}
-	forged, _ := NewContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(20, 5), NmHostAddr: proto.String(n.NodeID()),
+	forged, _ := newContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(20, 5), NmHostAddr: proto.String(n.NodeID()),
 		AppSubmitter: proto.String("alice")}, n.NodeID(), &pb.MasterKeyProto{KeyId: testMasterKey.KeyId, Bytes: []byte("guess")})
-	otherKey, _ := NewContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(20, 6), NmHostAddr: proto.String(n.NodeID()),
+	otherKey, _ := newContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(20, 6), NmHostAddr: proto.String(n.NodeID()),
 		AppSubmitter: proto.String("alice")}, n.NodeID(), &pb.MasterKeyProto{KeyId: proto.Int32(99), Bytes: testMasterKey.Bytes})
 	for _, tc := range []struct {
 		name  string
@@ -41,9 +41,9 @@ func TestBadTokensFailTheWholeCallAndStartNothing(t *testing.T) {
 	}{
 		{"missing", nil, rpc.ClassYarnException, "Invalid ContainerToken"},
 		{"garbage identifier", &hadooppb.TokenProto{Identifier: []byte{0xff, 0xff, 0xff}, Password: []byte{},
-			Kind: proto.String(ContainerTokenKind), Service: proto.String(n.NodeID())}, rpc.ClassYarnException, "Invalid ContainerToken"},
+			Kind: proto.String(containerTokenKind), Service: proto.String(n.NodeID())}, rpc.ClassYarnException, "Invalid ContainerToken"},
 		{"no container in the identifier", &hadooppb.TokenProto{Identifier: []byte{0x12, 0x01, 0x78}, Password: []byte{},
-			Kind: proto.String(ContainerTokenKind), Service: proto.String(n.NodeID())}, rpc.ClassYarnException, "names no container"},
+			Kind: proto.String(containerTokenKind), Service: proto.String(n.NodeID())}, rpc.ClassYarnException, "names no container"},
 		{"for another node", otherNode, classInvalidToken, "not valid for current Node manager. Expected : " + n.NodeID()},
 		{"unsigned", unsigned, classInvalidToken, "its password is not the RM's signature"},
 		{"forged", forged, classInvalidToken, "its password is not the RM's signature"},
@@ -71,11 +71,11 @@ func TestPerContainerRefusalsGoInFailedRequests(t *testing.T) {
 	dup := containerID(21, 1)
 	start(t, cm, token(t, n, dup, 128), launch("true", nil, nil))
 
-	expired, _ := NewContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(21, 2), NmHostAddr: proto.String(n.NodeID()),
+	expired, _ := newContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(21, 2), NmHostAddr: proto.String(n.NodeID()),
 		AppSubmitter: proto.String("alice"), ExpiryTimeStamp: proto.Int64(time.Now().Add(-time.Minute).UnixMilli())}, n.NodeID(), testMasterKey)
-	oldRM, _ := NewContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(21, 3), NmHostAddr: proto.String(n.NodeID()),
+	oldRM, _ := newContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(21, 3), NmHostAddr: proto.String(n.NodeID()),
 		AppSubmitter: proto.String("alice"), RmIdentifier: proto.Int64(42)}, n.NodeID(), testMasterKey)
-	badUser, _ := NewContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(21, 4), NmHostAddr: proto.String(n.NodeID()),
+	badUser, _ := newContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: containerID(21, 4), NmHostAddr: proto.String(n.NodeID()),
 		AppSubmitter: proto.String("../root")}, n.NodeID(), testMasterKey)
 	aux := launch("true", nil, nil)
 	aux.ServiceData = []*pb.StringBytesMapProto{{Key: proto.String("mapreduce_shuffle"), Value: []byte{0, 0}}}

@@ -285,7 +285,7 @@ func containerID(app int32, seq int64) *pb.ContainerIdProto {
 // token is the container token the RM would issue for cid on n.
 func token(t *testing.T, n *NodeManager, cid *pb.ContainerIdProto, memMB int64) *hadooppb.TokenProto {
 	t.Helper()
-	tok, err := NewContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: cid, NmHostAddr: proto.String(n.NodeID()),
+	tok, err := newContainerToken(&pb.ContainerTokenIdentifierProto{ContainerId: cid, NmHostAddr: proto.String(n.NodeID()),
 		AppSubmitter: proto.String("alice"), Resource: &pb.ResourceProto{Memory: proto.Int64(memMB), VirtualCores: proto.Int32(1)},
 		ExpiryTimeStamp: proto.Int64(time.Now().Add(10 * time.Minute).UnixMilli()), RmIdentifier: proto.Int64(1700000000000),
 		CreationTime: proto.Int64(time.Now().UnixMilli())}, n.NodeID(), testMasterKey)

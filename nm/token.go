@@ -12,25 +12,6 @@ import (
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
-// ContainerTokenKind is the kind of the token that authorises starting a
-// container (YARN's ContainerTokenIdentifier.KIND).
-const ContainerTokenKind = "ContainerToken"
-
-// NewContainerToken makes a container token as the RM hands it out: the
-// marshalled identifier (naming the master key), signed with the master
-// key (rpc.TokenPassword), kind "ContainerToken", and the NM's
-// "host:port" as the service.
-func NewContainerToken(id *pb.ContainerTokenIdentifierProto, service string, key *pb.MasterKeyProto) (*hadooppb.TokenProto, error) {
-	id = proto.CloneOf(id)
-	id.MasterKeyId = proto.Int32(key.GetKeyId())
-	b, err := proto.Marshal(id)
-	if err != nil {
-		return nil, err
-	}
-	return &hadooppb.TokenProto{Identifier: b, Password: rpc.TokenPassword(key.GetBytes(), b), Kind: proto.String(ContainerTokenKind),
-		Service: proto.String(service)}, nil
-}
-
 // errNoMasterKey: the NM has not registered yet, so it cannot check a
 // token; the caller may try again (YARN's NMNotYetReadyException).
 var errNoMasterKey = errors.New("Rejecting new containers as NodeManager has not yet connected with ResourceManager (it has no container-token master key)")

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -14,7 +15,7 @@ func TestContainerTokenRoundTrip(t *testing.T) {
 		AppSubmitter: proto.String("bob"), Resource: &pb.ResourceProto{Memory: proto.Int64(2048), VirtualCores: proto.Int32(2)},
 		ExpiryTimeStamp: proto.Int64(1800000000000), RmIdentifier: proto.Int64(7),
 		ContainerType: pb.ContainerTypeProto_APPLICATION_MASTER.Enum(), AllocationTags: []string{"spark"}}
-	tok, err := NewContainerToken(id, "node1:45454", testMasterKey)
+	tok, err := newContainerToken(id, "node1:45454", testMasterKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,4 +56,23 @@ func TestIDStrings(t *testing.T) {
 	if got := ApplicationIDString(rpc.AppIDOf(legacy)); got != "application_1700000000000_0003" {
 		t.Errorf("%s", got)
 	}
+}
+
+// containerTokenKind is the kind of the token that authorises starting a
+// container (YARN's ContainerTokenIdentifier.KIND).
+const containerTokenKind = "ContainerToken"
+
+// newContainerToken makes a container token as the RM hands it out: the
+// marshalled identifier (naming the master key), signed with the master
+// key (rpc.TokenPassword), kind "ContainerToken", and the NM's
+// "host:port" as the service. Only tests need it: the RM makes its own.
+func newContainerToken(id *pb.ContainerTokenIdentifierProto, service string, key *pb.MasterKeyProto) (*hadooppb.TokenProto, error) {
+	id = proto.CloneOf(id)
+	id.MasterKeyId = proto.Int32(key.GetKeyId())
+	b, err := proto.Marshal(id)
+	if err != nil {
+		return nil, err
+	}
+	return &hadooppb.TokenProto{Identifier: b, Password: rpc.TokenPassword(key.GetBytes(), b), Kind: proto.String(containerTokenKind),
+		Service: proto.String(service)}, nil
 }

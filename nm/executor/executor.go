@@ -494,10 +494,3 @@ func (w *tailWriter) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
-
-// flushWhenIdle reports the pending batch once every running task has
-// completed.
-func (e *Executor) flushWhenIdle() {
-	e.running.Wait()
-	e.flush()
-}

@@ -233,3 +233,10 @@ func BenchmarkLeaseToTaskStart(b *testing.B) {
 		id++
 	})
 }
+
+// flushWhenIdle reports the pending batch once every running task has
+// completed: for benchmarks.
+func (e *Executor) flushWhenIdle() {
+	e.running.Wait()
+	e.flush()
+}
