@@ -314,6 +314,14 @@ func (n *NodeManager) cleanupAppLocked(appStr string) {
 		return
 	}
 	a.cleaning = true
+	// The keys its attempts first started containers with need not be
+	// remembered any more.
+	attemptPrefix := "appattempt_" + strings.TrimPrefix(appStr, "application_") + "_"
+	for attempt := range n.attemptKeys {
+		if strings.HasPrefix(attempt, attemptPrefix) {
+			delete(n.attemptKeys, attempt)
+		}
+	}
 	if a.exec != nil {
 		n.stopExecutorLocked(a.exec, ExitKilledAfterAppCompletion, diagAppFinishedByRM)
 	}
