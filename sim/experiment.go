@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/workload"
 )
 
 // Policies are the policies `loom sim` knows, in the order the Carbyne
 // paper lists them.
-var Policies = []string{"drf", "tetris", "sjf", "carbyne"}
+var Policies = rm.PolicyNames
 
 // Outcome is several policies run on one workload.
 type Outcome struct {
@@ -68,7 +69,7 @@ func RunPolicies(cfg Config, policies []string, jobs []*workload.Job, opts RunOp
 		o.Results = append(o.Results, r)
 		o.Summaries = append(o.Summaries, r.Summarize())
 	}
-	if i := slices.Index(policies, "carbyne"); i >= 0 {
+	if i := slices.Index(policies, rm.PolicyCarbyne); i >= 0 {
 		for k, r := range o.Results {
 			if k != i {
 				o.Improvements = append(o.Improvements, Compare(o.Results[i], r))
@@ -160,7 +161,7 @@ func RunSweeps(cfg Config, baselines []string, jobs []*workload.Job, step func(d
 		{"misestimate", []float64{-50, -25, 0, 25, 50}, func(c *Config, x float64) { c.Misestimate = x }},
 		{"p-altruism", []float64{0, 0.25, 0.5, 0.75, 1}, func(c *Config, x float64) { c.PAltruism = x }},
 	}
-	policies := append(slices.Clone(baselines), "carbyne")
+	policies := append(slices.Clone(baselines), rm.PolicyCarbyne)
 	total, done := 0, 0
 	for _, k := range knobs {
 		total += len(k.values) * len(policies)

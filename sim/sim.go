@@ -32,14 +32,8 @@ type Config struct {
 	// and 128 GB, with disk and network bandwidth.
 	Machines int
 	Machine  fairness.Vector
-	// Policy is carbyne, drf, tetris or sjf.
-	Policy string
-	// PAltruism and Order are Carbyne's knobs.
-	PAltruism float64
-	Order     altruism.LeftoverOrder
-	// LeftoverCap bounds a job's holding while it takes from the leftover,
-	// in multiples of its share; 0 for no bound.
-	LeftoverCap float64
+	// PolicyConfig is the policy and its knobs, as the RM takes them.
+	rm.PolicyConfig
 	// Misestimate is X in [-50, 50]: the schedulers see every demand and
 	// duration scaled by 1 + X/100, while tasks really run with the true
 	// ones (the Carbyne paper's Figure 10).
@@ -66,17 +60,10 @@ type Config struct {
 	TaskOverhead time.Duration
 }
 
-// DefaultLeftoverCap is Loom's default bound on what a job may hold while
-// it takes from the leftover: twice its share. Uncapped, the leftover goes
-// wholly to whichever job has least work left (the paper's SRTF), which at
-// load 1 costs some 0.08 of Jain's index against DRF; capped at twice the
-// share it costs about 0.05, for a slightly smaller JCT gain.
-const DefaultLeftoverCap = 2
-
-// DefaultConfig is the paper's cluster running Carbyne with P(Altruism) 1.
+// DefaultConfig is the paper's cluster running the RM's default policy
+// (Carbyne, P(Altruism) 1).
 func DefaultConfig() Config {
-	return Config{Machines: 100, Machine: workload.PaperMachine(), Policy: "carbyne", PAltruism: 1,
-		LeftoverCap: DefaultLeftoverCap, Window: time.Minute}
+	return Config{Machines: 100, Machine: workload.PaperMachine(), PolicyConfig: rm.DefaultPolicyConfig(), Window: time.Minute}
 }
 
 // JobResult is one job's outcome.
@@ -121,12 +108,9 @@ func Run(cfg Config, jobs []*workload.Job) (*Result, error) {
 	if err := cfg.check(jobs); err != nil {
 		return nil, err
 	}
-	pol, err := rm.ParsePolicy(cfg.Policy, cfg.Order)
+	pol, err := cfg.NodePolicy()
 	if err != nil {
 		return nil, err
-	}
-	if cfg.Policy == "carbyne" && cfg.LeftoverCap > 0 {
-		pol = rm.CarbyneCapped(cfg.Order, cfg.LeftoverCap)
 	}
 	s := &sim{cfg: cfg, core: rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism})}
 	for i := 0; i < cfg.Machines; i++ {
@@ -149,8 +133,8 @@ func (cfg *Config) check(jobs []*workload.Job) error {
 		return fmt.Errorf("machines %d: the cluster needs at least one", cfg.Machines)
 	case cfg.Machine.IsZero() || cfg.Machine.HasNegative():
 		return fmt.Errorf("machine capacity %v must be positive", cfg.Machine)
-	case !(cfg.PAltruism >= 0 && cfg.PAltruism <= 1):
-		return fmt.Errorf("P(Altruism) %v must be between 0 and 1", cfg.PAltruism)
+	case cfg.PolicyConfig.Validate() != nil:
+		return cfg.PolicyConfig.Validate()
 	case !(cfg.Misestimate >= -50 && cfg.Misestimate <= 50):
 		return fmt.Errorf("misestimation %v%% must be between -50 and 50", cfg.Misestimate)
 	case len(jobs) == 0:
@@ -256,7 +240,7 @@ func (s *sim) admitAll(jobs []*workload.Job) error {
 		if err := est.CheckFits([]fairness.Vector{s.cfg.Machine}); err != nil {
 			return fmt.Errorf("with demands misestimated by %+g%%: %w", s.cfg.Misestimate, err)
 		}
-		dag, err := am.NewDAG(est, am.Config{Altruistic: rm.Altruistic(s.cfg.Policy),
+		dag, err := am.NewDAG(est, am.Config{Altruistic: s.cfg.Altruistic(),
 			Seed: s.cfg.Seed ^ uint64(n+1)*0x9e3779b97f4a7c15})
 		if err != nil {
 			return err
@@ -367,7 +351,7 @@ func (s *sim) instant() error {
 			}
 		}
 	}
-	if s.cfg.Policy == "carbyne" {
+	if s.cfg.Altruistic() {
 		for _, j := range s.active {
 			share, err := s.core.Share(j.app)
 			if err != nil {
@@ -422,7 +406,7 @@ func (s *sim) decide(j *job, capacity fairness.Vector) error {
 	}
 	req := j.dag.Decide(s.now, share, capacity, s.core.PAltruism())
 	j.share, j.dirty = share, false
-	j.greedy = s.cfg.Policy == "carbyne" && !req.Yielding
+	j.greedy = s.cfg.Altruistic() && !req.Yielding
 	asks := make([]rm.Ask, len(req.Asks))
 	for i, a := range req.Asks {
 		asks[i] = rm.Ask{Priority: a.Priority, Demand: a.Demand, Kind: a.Kind, Count: a.Count}

@@ -257,7 +257,9 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{"no machines", func(c *Config) { c.Machines = 0 }, ok, "machines 0: the cluster needs at least one"},
 		{"bad policy", func(c *Config) { c.Policy = "fifo" }, ok, `unknown policy "fifo"`},
-		{"bad P", func(c *Config) { c.PAltruism = 2 }, ok, "P(Altruism) 2 must be between 0 and 1"},
+		{"bad P", func(c *Config) { c.PAltruism = 2 }, ok, "p-altruism: 2 is not between 0 and 1"},
+		{"bad policy", func(c *Config) { c.Policy = "fifo" }, ok, `unknown policy "fifo" (want drf, tetris, sjf, carbyne)`},
+		{"negative leftover cap", func(c *Config) { c.LeftoverCap = -1 }, ok, "leftover-cap: -1 must be a finite multiple"},
 		{"bad misestimate", func(c *Config) { c.Misestimate = 80 }, ok, "misestimation 80% must be between -50 and 50"},
 		{"no jobs", func(*Config) {}, nil, "the workload has no jobs"},
 		{"AM too big", func(c *Config) { c.AM = fairness.New(1024, 11) }, ok, "the AM container <memory-mb=1024, vcores=11> does not fit"},

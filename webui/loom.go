@@ -5,12 +5,12 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"strings"
 
 	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 	"github.com/loomrm/loom/webui/dao"
 )
@@ -170,7 +170,7 @@ func parseAltruismBody(c *call) (float64, error) {
 		return 0, badRequest("p is missing: send {\"p\": <P(Altruism) between 0 and 1>}")
 	}
 	p := *body.P
-	if math.IsNaN(p) || p < 0 || p > 1 {
+	if err := rm.CheckPAltruism(p); err != nil {
 		return 0, badRequest("p must be between 0 and 1, got %v", p)
 	}
 	return p, nil

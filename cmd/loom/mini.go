@@ -19,6 +19,7 @@ import (
 
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/internal/mini"
+	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 	"github.com/loomrm/loom/workload"
@@ -40,6 +41,8 @@ func miniCommand() *cobra.Command {
 		catalogue, arrivals, dir string
 		memScale                 float64
 		mf                       miniFlags
+		policy                   string
+		pf                       policyFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "mini",
@@ -54,6 +57,9 @@ logs and each job's history stay in --dir.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
+			if o.PolicyConfig, err = pf.config(policy); err != nil {
+				return err
+			}
 			if o.Binary, err = os.Executable(); err != nil {
 				return err
 			}
@@ -103,8 +109,8 @@ logs and each job's history stay in --dir.`,
 	f.IntVar(&o.Nodes, "nodes", 4, "NodeManagers to start")
 	f.IntVar(&o.NodeMemoryMB, "node-memory-mb", 4096, "memory each NodeManager offers")
 	f.IntVar(&o.NodeVCores, "node-vcores", 4, "vcores each NodeManager offers")
-	f.StringVar(&o.Policy, "policy", "carbyne", "the RM's policy: carbyne, drf, tetris or sjf")
-	f.Float64Var(&o.PAltruism, "p-altruism", 1, "P(Altruism)")
+	f.StringVar(&policy, "policy", rm.DefaultPolicyConfig().Policy, "the RM's policy: "+strings.Join(rm.PolicyNames, ", "))
+	pf.register(f)
 	f.StringVar(&o.TaskKind, "task-kind", "sleep", "how tasks run: sleep (wait for their duration, using nothing), synthetic (hold their memory and burn their vcores) or noop")
 	f.Float64Var(&o.TimeScale, "time-scale", 0.02, "multiply every task's duration by this")
 	f.Float64Var(&memScale, "memory-scale", 1.0/32, "multiply every task's memory by this (at least 64 MB)")
@@ -289,7 +295,11 @@ func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 func (s miniSummary) write(out io.Writer) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "\npolicy\tjobs\tavg JCT\tmakespan\tJain avg\tvcores\tmemory\ttasks\taltruistic\tasks DEFAULT/ALTRUISTIC\n")
-	fmt.Fprintf(tw, "%s (P=%g)\t%d\t%v\t%v\t%.3f\t%.0f%%\t%.0f%%\t%d\t%d (%.0f%%)\t%.0f / %.0f\n", s.Policy, s.PAltruism, len(s.Jobs),
+	name := s.Policy
+	if rm.Altruistic(s.Policy) {
+		name = fmt.Sprintf("%s (P=%g)", s.Policy, s.PAltruism)
+	}
+	fmt.Fprintf(tw, "%s\t%d\t%v\t%v\t%.3f\t%.0f%%\t%.0f%%\t%d\t%d (%.0f%%)\t%.0f / %.0f\n", name, len(s.Jobs),
 		ms(s.AvgJCTMs), ms(s.MakespanMs), s.Jain, 100*s.Utilisation["vcores"], 100*s.Utilisation["memory-mb"],
 		s.Tasks, s.Altruistic, 100*float64(s.Altruistic)/float64(max(s.Tasks, 1)), s.Asks["DEFAULT"], s.Asks["ALTRUISTIC"])
 	if err := tw.Flush(); err != nil {

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/internal/plot"
+	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/sim"
 )
 
@@ -21,9 +21,7 @@ type simFlags struct {
 	wl          workloadFlags
 	machines    int
 	policies    string
-	pAltruism   float64
-	order       string
-	leftoverCap float64
+	policy      policyFlags
 	misestimate float64
 	jsonOut     bool
 	plots       string
@@ -57,9 +55,7 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
 	fl := cmd.Flags()
 	fl.IntVar(&f.machines, "machines", 100, "machines in the cluster; fewer machines is more load")
 	fl.StringVar(&f.policies, "policies", strings.Join(sim.Policies, ","), "policies to run, comma-separated")
-	fl.Float64Var(&f.pAltruism, "p-altruism", 1, "P(Altruism): the probability that a job yields at a decision")
-	fl.StringVar(&f.order, "leftover-order", "efficiency-first", "efficiency-first or jct-first")
-	fl.Float64Var(&f.leftoverCap, "leftover-cap", sim.DefaultLeftoverCap, "bound a job's holding, in multiples of its share, while it takes from the leftover (0: none, the paper's pure SRTF)")
+	f.policy.register(fl)
 	fl.Float64Var(&f.misestimate, "misestimate", 0, "misestimate every demand and duration by this many percent, -50 to 50")
 	fl.BoolVar(&f.jsonOut, "json", false, "print the results as JSON instead of tables")
 	fl.StringVar(&f.plots, "plots", "", "write SVG plots into this directory")
@@ -70,14 +66,15 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
 }
 
 func runSim(out io.Writer, f simFlags) error {
-	order, err := altruism.ParseLeftoverOrder(f.order)
+	policies := strings.Split(f.policies, ",")
+	cfg := sim.DefaultConfig()
+	// RunPolicies sets the policy of each run; the knobs are checked here.
+	pc, err := f.policy.config(rm.PolicyCarbyne)
 	if err != nil {
 		return err
 	}
-	policies := strings.Split(f.policies, ",")
-	cfg := sim.DefaultConfig()
-	cfg.Machines, cfg.PAltruism, cfg.Order = f.machines, f.pAltruism, order
-	cfg.LeftoverCap, cfg.Misestimate, cfg.Seed = f.leftoverCap, f.misestimate, f.wl.seed
+	cfg.PolicyConfig = pc
+	cfg.Machines, cfg.Misestimate, cfg.Seed = f.machines, f.misestimate, f.wl.seed
 	cluster := cfg.Machine.Scale(float64(cfg.Machines))
 	jobs, desc, err := f.wl.build(cluster)
 	if err != nil {
@@ -113,7 +110,7 @@ func runSim(out io.Writer, f simFlags) error {
 	if f.sweeps {
 		var baselines []string
 		for _, p := range policies {
-			if p != "carbyne" {
+			if !rm.Altruistic(p) {
 				baselines = append(baselines, p)
 			}
 		}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 	"github.com/loomrm/loom/sim"
@@ -37,10 +38,10 @@ type Options struct {
 	Nodes        int
 	NodeMemoryMB int
 	NodeVCores   int
-	Policy       string
-	PAltruism    float64
-	TaskKind     string
-	TimeScale    float64
+	// PolicyConfig is the RM's policy and its knobs.
+	rm.PolicyConfig
+	TaskKind  string
+	TimeScale float64
 	// Log receives the daemons' output; nil discards it.
 	Log *os.File
 }
@@ -85,7 +86,9 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		"-D", "yarn.nm.liveness-monitor.expiry-interval-ms=10000",
 		"-D", "yarn.scheduler.minimum-allocation-mb=64", "-D", fmt.Sprintf("yarn.scheduler.maximum-allocation-mb=%d", o.NodeMemoryMB),
 		"-D", fmt.Sprintf("yarn.scheduler.maximum-allocation-vcores=%d", o.NodeVCores),
-		"-D", "loom.scheduler.policy=" + o.Policy, "-D", "loom.scheduler.p-altruism=" + strconv.FormatFloat(o.PAltruism, 'g', -1, 64)}
+		"-D", "loom.scheduler.policy=" + o.Policy, "-D", "loom.scheduler.p-altruism=" + strconv.FormatFloat(o.PAltruism, 'g', -1, 64),
+		"-D", "loom.scheduler.leftover-order=" + o.LeftoverOrder.String(),
+		"-D", "loom.scheduler.leftover-cap=" + strconv.FormatFloat(o.LeftoverCap, 'g', -1, 64)}
 	if err := c.spawn("rm", rmArgs...); err != nil {
 		return nil, err
 	}
@@ -410,7 +413,7 @@ type SimOptions struct {
 func Simulate(o Options, js []*workload.Job, so SimOptions) (sim.Summary, error) {
 	cfg := sim.DefaultConfig()
 	cfg.Machines, cfg.Machine = o.Nodes, fairness.New(float64(o.NodeMemoryMB), float64(o.NodeVCores))
-	cfg.Policy, cfg.PAltruism, cfg.Seed = o.Policy, o.PAltruism, so.Seed
+	cfg.PolicyConfig, cfg.Seed = o.PolicyConfig, so.Seed
 	cfg.AM, cfg.AMStartup, cfg.TaskOverhead = so.AM, so.AMStartup, so.TaskOverhead
 	cfg.Window = time.Second
 	jobs := make([]*workload.Job, len(js))

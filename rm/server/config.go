@@ -6,13 +6,13 @@
 package server
 
 import (
-	"fmt"
+	"errors"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/rm"
@@ -41,10 +41,10 @@ var Defaults = map[string]string{
 	"yarn.admin.acl":                        "*",
 	"yarn.resourcemanager.recovery.enabled": "false",
 
-	"loom.scheduler.policy":         "carbyne",
-	"loom.scheduler.p-altruism":     "1",
-	"loom.scheduler.leftover-order": "efficiency-first",
-	"loom.scheduler.leftover-cap":   "2",
+	"loom.scheduler.policy":         rm.DefaultPolicyConfig().Policy,
+	"loom.scheduler.p-altruism":     strconv.FormatFloat(rm.DefaultPolicyConfig().PAltruism, 'g', -1, 64),
+	"loom.scheduler.leftover-order": rm.DefaultPolicyConfig().LeftoverOrder.String(),
+	"loom.scheduler.leftover-cap":   strconv.FormatFloat(rm.DefaultPolicyConfig().LeftoverCap, 'g', -1, 64),
 	"loom.heartbeat.interval-ms":    "${yarn.resourcemanager.nodemanagers.heartbeat-interval-ms}",
 	"loom.queues":                   "default",
 	"loom.history.dir":              "/tmp/loom/history",
@@ -74,10 +74,8 @@ type Config struct {
 	MinAlloc     fairness.Vector
 	MaxAlloc     fairness.Vector
 
-	Policy        string
-	PAltruism     float64
-	LeftoverOrder altruism.LeftoverOrder
-	LeftoverCap   float64
+	// PolicyConfig is the policy and its knobs (loom.scheduler.*).
+	rm.PolicyConfig
 	// Queues maps each queue to its weight.
 	Queues map[string]float64
 	// HistoryDir is where DAG AMs write their job histories, one file per
@@ -169,31 +167,28 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 			"%v is not longer than the heartbeat interval %v: every node would be lost", cfg.NMExpiry, cfg.HeartbeatInterval)
 	}
 
-	var err error
-	if cfg.Policy, err = c.String("loom.scheduler.policy"); err != nil {
+	policy, err := c.String("loom.scheduler.policy")
+	if err != nil {
 		return cfg, err
 	}
 	order, err := c.String("loom.scheduler.leftover-order")
 	if err != nil {
 		return cfg, err
 	}
-	if cfg.LeftoverOrder, err = altruism.ParseLeftoverOrder(order); err != nil {
-		return cfg, c.Errorf("loom.scheduler.leftover-order", "%v", err)
-	}
-	if _, err := rm.ParsePolicy(cfg.Policy, cfg.LeftoverOrder); err != nil {
-		return cfg, c.Errorf("loom.scheduler.policy", "%v", err)
-	}
-	if cfg.PAltruism, err = c.Float("loom.scheduler.p-altruism"); err != nil {
+	p, err := c.Float("loom.scheduler.p-altruism")
+	if err != nil {
 		return cfg, err
 	}
-	if !(cfg.PAltruism >= 0 && cfg.PAltruism <= 1) {
-		return cfg, c.Errorf("loom.scheduler.p-altruism", "%v is not between 0 and 1", cfg.PAltruism)
-	}
-	if cfg.LeftoverCap, err = c.Float("loom.scheduler.leftover-cap"); err != nil {
+	leftoverCap, err := c.Float("loom.scheduler.leftover-cap")
+	if err != nil {
 		return cfg, err
 	}
-	if cfg.LeftoverCap < 0 {
-		return cfg, c.Errorf("loom.scheduler.leftover-cap", "%v is negative (0 means no cap)", cfg.LeftoverCap)
+	if cfg.PolicyConfig, err = rm.ParsePolicyConfig(policy, p, order, leftoverCap); err != nil {
+		var pe *rm.PolicyError
+		if errors.As(err, &pe) {
+			return cfg, c.Errorf("loom.scheduler."+pe.Knob, "%s", pe.Err)
+		}
+		return cfg, err
 	}
 	if cfg.HistoryDir, err = c.String("loom.history.dir"); err != nil {
 		return cfg, err
@@ -277,16 +272,4 @@ func firstError(errs []error) error {
 		}
 	}
 	return nil
-}
-
-// NodePolicy builds the core's node pass from the config.
-func (cfg Config) NodePolicy() (rm.Policy, error) {
-	if cfg.Policy == "carbyne" && cfg.LeftoverCap > 0 {
-		return rm.CarbyneCapped(cfg.LeftoverOrder, cfg.LeftoverCap), nil
-	}
-	p, err := rm.ParsePolicy(cfg.Policy, cfg.LeftoverOrder)
-	if err != nil {
-		return nil, fmt.Errorf("loom.scheduler.policy: %w", err)
-	}
-	return p, nil
 }

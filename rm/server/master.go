@@ -214,10 +214,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 	// Altruism is Carbyne's: under the baseline policies AMs are told
 	// never to yield, so they ask for everything DEFAULT, as the
 	// simulator's baselines do.
-	pAltruism := r.core.PAltruism()
-	if !rm.Altruistic(r.cfg.Policy) {
-		pAltruism = 0
-	}
+	pAltruism := r.cfg.EffectivePAltruism(r.core.PAltruism())
 	granted := make([]*pb.ContainerProto, len(a.newConts))
 	for i, cr := range a.newConts {
 		granted[i] = r.containerProto(cr)

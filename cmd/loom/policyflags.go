@@ -1,0 +1,40 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/loomrm/loom/rm"
+)
+
+// policyFlags are the scheduling policy's knobs as loom sim and loom mini
+// take them, with the RM's defaults (rm.DefaultPolicyConfig), checked
+// by rm.PolicyConfig as the RM checks its loom.scheduler.* keys.
+type policyFlags struct {
+	pAltruism   float64
+	order       string
+	leftoverCap float64
+}
+
+func (p *policyFlags) register(fl *pflag.FlagSet) {
+	d := rm.DefaultPolicyConfig()
+	fl.Float64Var(&p.pAltruism, "p-altruism", d.PAltruism, "P(Altruism): the probability that a job yields at a decision")
+	fl.StringVar(&p.order, "leftover-order", d.LeftoverOrder.String(), "efficiency-first or jct-first")
+	fl.Float64Var(&p.leftoverCap, "leftover-cap", d.LeftoverCap,
+		"bound a job's holding, in multiples of its share, while it takes from the leftover (0: none, the paper's pure SRTF)")
+}
+
+// config is the checked policy config; a bad knob is named by its flag.
+func (p policyFlags) config(policy string) (rm.PolicyConfig, error) {
+	c, err := rm.ParsePolicyConfig(policy, p.pAltruism, p.order, p.leftoverCap)
+	var pe *rm.PolicyError
+	if errors.As(err, &pe) {
+		err = fmt.Errorf("--%s: %s", pe.Knob, pe.Err)
+		if pe.Knob == "policy" && policy == rm.PolicyCarbyne {
+			err = fmt.Errorf("--policies: %s", pe.Err)
+		}
+	}
+	return c, err
+}
