@@ -121,19 +121,11 @@ type NodePolicy struct {
 	LeftoverCap float64
 }
 
-// FillNode decides what a node with free resources runs, in three phases,
-// each until nothing more of it fits:
-//
-//  1. DEFAULT asks within their apps' shares: what the jobs must run now
-//     to meet their T_k, as fairness entitles them.
-//  2. ALTRUISTIC asks, from what is left over.
-//  3. DEFAULT asks beyond the shares, in DRF order: work conservation as
-//     DRF does it. With P(Altruism) = 0 nothing is ALTRUISTIC, and phases
-//     1 and 3 are DRF. The leftover goes to ALTRUISTIC asks first, as
-//     Carbyne hands it out: a job whose P(Altruism) draw failed does not
-//     take what others yielded ahead of them.
-//
-// Phases 1 and 2 follow the leftover order knob. Placements are in the
+// FillNode decides what a node with free resources runs: the steps of
+// nodeSteps, in order, each until nothing more of it fits (DEFAULT asks
+// within the shares; ALTRUISTIC asks from the leftover, first within the
+// cap, then beyond it; DEFAULT asks beyond the shares in DRF order). The
+// first three follow the leftover order knob. Placements are in the
 // order made. FillNode does not modify its arguments.
 func FillNode(free, capacity fairness.Vector, apps []App, asks []Ask, pol NodePolicy) []Assignment {
 	// Only asks that fit the node's free room now can be placed, as the
@@ -186,105 +178,165 @@ func FillNode(free, capacity fairness.Vector, apps []App, asks []Ask, pol NodePo
 }
 
 func fillNode(free, capacity fairness.Vector, apps []App, asks []Ask, pol NodePolicy) []Assignment {
-	score := pol.Score
-	if score == nil {
-		score = packing.Tetris(0)
+	p := newNodePass(free, capacity, apps, asks, pol)
+	for _, s := range nodeSteps {
+		s.run(p)
 	}
-	cluster := pol.Cluster
-	if cluster.IsZero() {
-		cluster = capacity
+	return p.out
+}
+
+// nodeStep is one named step of a node pass. The steps run in the order
+// of nodeSteps, each until nothing more of it fits; the README and
+// DESIGN describe them in this order.
+type nodeStep struct {
+	name string
+	run  func(*nodePass)
+}
+
+var nodeSteps = []nodeStep{
+	{"fair share: DEFAULT asks within their apps' shares", (*nodePass).defaultInShare},
+	{"leftover within the cap: ALTRUISTIC asks of apps below LeftoverCap times their share", (*nodePass).altruisticWithinCap},
+	{"leftover: ALTRUISTIC asks", (*nodePass).altruisticLeftover},
+	{"work conservation: DEFAULT asks beyond the shares, in DRF order", (*nodePass).defaultOverShare},
+}
+
+// nodePass is one node's fill in progress: what is free, what each app
+// holds, how many tasks each ask has left, and the placements so far.
+type nodePass struct {
+	free, capacity, cluster fairness.Vector
+	apps                    []App
+	asks                    []Ask
+	pol                     NodePolicy
+	score                   packing.ScoreFunc
+	inShare, leftover       packing.Order
+	usage                   []fairness.Vector
+	left                    []int
+	byApp                   [][]int
+	groups                  []packing.Group
+	out                     []Assignment
+}
+
+func newNodePass(free, capacity fairness.Vector, apps []App, asks []Ask, pol NodePolicy) *nodePass {
+	p := &nodePass{free: free, capacity: capacity, cluster: pol.Cluster, apps: apps, asks: asks, pol: pol, score: pol.Score,
+		usage: make([]fairness.Vector, len(apps)), left: make([]int, len(asks)), byApp: make([][]int, len(apps)),
+		groups: make([]packing.Group, len(asks))}
+	if p.score == nil {
+		p.score = packing.Tetris(0)
 	}
-	inShare, leftover := pol.Order.orders()
-	usage := make([]fairness.Vector, len(apps))
+	if p.cluster.IsZero() {
+		p.cluster = capacity
+	}
+	p.inShare, p.leftover = pol.Order.orders()
 	for i, a := range apps {
-		usage[i] = a.Usage
+		p.usage[i] = a.Usage
 	}
-	left := make([]int, len(asks))
-	byApp := make([][]int, len(apps))
 	for i, a := range asks {
-		left[i] = a.Count
-		byApp[a.App] = append(byApp[a.App], i)
+		p.left[i] = a.Count
+		p.byApp[a.App] = append(p.byApp[a.App], i)
 	}
-	var out []Assignment
-	groups := make([]packing.Group, len(asks))
-	// fill places tasks of the eligible asks, best first by the picker,
-	// until none fits. The groups are built once per phase and kept up to
-	// date as tasks are placed, so a placement costs one pick.
-	fill := func(phase Phase, order packing.Order, eligible func(i int) bool, bounded bool) {
-		for i, a := range asks {
-			groups[i] = packing.Group{Demand: a.Demand, Priority: a.Priority,
-				RemainingWork: apps[a.App].RemainingWork, Bounded: bounded}
-			if eligible(i) {
-				groups[i].Count = left[i]
-			}
-			if bounded {
-				groups[i].Headroom = apps[a.App].Share.Sub(usage[a.App])
-			}
-		}
-		pick := func() int { return packing.Picker{Score: score, Order: order}.Pick(free, capacity, groups).Best }
-		if pol.Score == nil {
-			pick = alignmentPicker(groups, order, &free, capacity)
-		}
-		for {
-			i := pick()
-			if i < 0 {
-				return
-			}
-			app := asks[i].App
-			place(&out, i, phase, asks, left, &free, usage)
-			groups[i].Count--
-			for _, k := range byApp[app] {
-				if !eligible(k) {
-					groups[k].Count = 0 // a cap it has now reached
-				}
-				if bounded {
-					groups[k].Headroom = apps[app].Share.Sub(usage[app])
-				}
-			}
-		}
+	return p
+}
+
+func (p *nodePass) isDefault(i int) bool    { return p.asks[i].Kind == Default }
+func (p *nodePass) isAltruistic(i int) bool { return p.asks[i].Kind == Altruistic }
+
+// defaultInShare packs DEFAULT asks within their apps' shares: what the
+// jobs must run now to meet their T_k, as fairness entitles them.
+func (p *nodePass) defaultInShare() { p.pack(InShare, p.inShare, p.isDefault, true) }
+
+// altruisticWithinCap hands the leftover to ALTRUISTIC asks of apps that
+// hold less than LeftoverCap times their share (when there is a cap).
+func (p *nodePass) altruisticWithinCap() {
+	if p.pol.LeftoverCap <= 0 {
+		return
 	}
-	isDefault := func(i int) bool { return asks[i].Kind == Default }
-	fill(InShare, inShare, isDefault, true)
-	isAltruistic := func(i int) bool { return asks[i].Kind == Altruistic }
-	if pol.LeftoverCap > 0 {
-		fill(FromLeftover, leftover, func(i int) bool {
-			a := asks[i]
-			limit := pol.LeftoverCap * apps[a.App].Share.DominantShare(cluster)
-			return isAltruistic(i) && left[i] > 0 && usage[a.App].Add(a.Demand).DominantShare(cluster) <= limit
-		}, false)
-	}
-	fill(FromLeftover, leftover, isAltruistic, false)
+	p.pack(FromLeftover, p.leftover, func(i int) bool {
+		a := p.asks[i]
+		limit := p.pol.LeftoverCap * p.apps[a.App].Share.DominantShare(p.cluster)
+		return p.isAltruistic(i) && p.left[i] > 0 && p.usage[a.App].Add(a.Demand).DominantShare(p.cluster) <= limit
+	}, false)
+}
+
+// altruisticLeftover hands what is still left to ALTRUISTIC asks, so no
+// resource idles while someone asks for it. The leftover goes to
+// ALTRUISTIC asks before DEFAULT asks beyond the shares, as Carbyne hands
+// it out: a job whose P(Altruism) draw failed does not take what others
+// yielded ahead of them.
+func (p *nodePass) altruisticLeftover() { p.pack(FromLeftover, p.leftover, p.isAltruistic, false) }
+
+// defaultOverShare serves DEFAULT asks beyond the shares in DRF order,
+// one task at a time: work conservation as DRF does it. With
+// P(Altruism) = 0 nothing is ALTRUISTIC, and this and defaultInShare are
+// DRF.
+func (p *nodePass) defaultOverShare() {
 	for {
 		// The least-served app with a DEFAULT ask that fits, then its best
 		// such ask by score.
 		best, bestShare := -1, 0.0
-		for i, a := range asks {
-			if left[i] == 0 || a.Kind != Default || !a.Demand.FitsIn(free) {
+		for i, a := range p.asks {
+			if p.left[i] == 0 || a.Kind != Default || !a.Demand.FitsIn(p.free) {
 				continue
 			}
-			w := apps[a.App].Weight
+			w := p.apps[a.App].Weight
 			if w <= 0 {
 				w = 1
 			}
-			s := usage[a.App].DominantShare(cluster) / w
-			if best < 0 || s < bestShare || (s == bestShare && a.App < asks[best].App) {
+			s := p.usage[a.App].DominantShare(p.cluster) / w
+			if best < 0 || s < bestShare || (s == bestShare && a.App < p.asks[best].App) {
 				best, bestShare = i, s
 			}
 		}
 		if best < 0 {
-			break
+			return
 		}
-		// One task at a time: the next may go to another app.
-		app := asks[best].App
-		for i, a := range asks {
-			groups[i] = packing.Group{Demand: a.Demand, Priority: a.Priority}
-			if isDefault(i) && a.App == app {
-				groups[i].Count = left[i]
+		app := p.asks[best].App
+		for i, a := range p.asks {
+			p.groups[i] = packing.Group{Demand: a.Demand, Priority: a.Priority}
+			if p.isDefault(i) && a.App == app {
+				p.groups[i].Count = p.left[i]
 			}
 		}
-		place(&out, packing.Picker{Score: score}.Pick(free, capacity, groups).Best, OverShare, asks, left, &free, usage)
+		place(&p.out, packing.Picker{Score: p.score}.Pick(p.free, p.capacity, p.groups).Best, OverShare, p.asks, p.left, &p.free, p.usage)
 	}
-	return out
+}
+
+// pack places tasks of the eligible asks, best first by the picker,
+// until none fits. The groups are built once per step and kept up to
+// date as tasks are placed, so a placement costs one pick.
+func (p *nodePass) pack(phase Phase, order packing.Order, eligible func(i int) bool, bounded bool) {
+	for i, a := range p.asks {
+		p.groups[i] = packing.Group{Demand: a.Demand, Priority: a.Priority,
+			RemainingWork: p.apps[a.App].RemainingWork, Bounded: bounded}
+		if eligible(i) {
+			p.groups[i].Count = p.left[i]
+		}
+		if bounded {
+			p.groups[i].Headroom = p.apps[a.App].Share.Sub(p.usage[a.App])
+		}
+	}
+	pick := func() int {
+		return packing.Picker{Score: p.score, Order: order}.Pick(p.free, p.capacity, p.groups).Best
+	}
+	if p.pol.Score == nil {
+		pick = alignmentPicker(p.groups, order, &p.free, p.capacity)
+	}
+	for {
+		i := pick()
+		if i < 0 {
+			return
+		}
+		app := p.asks[i].App
+		place(&p.out, i, phase, p.asks, p.left, &p.free, p.usage)
+		p.groups[i].Count--
+		for _, k := range p.byApp[app] {
+			if !eligible(k) {
+				p.groups[k].Count = 0 // a cap it has now reached
+			}
+			if bounded {
+				p.groups[k].Headroom = p.apps[app].Share.Sub(p.usage[app])
+			}
+		}
+	}
 }
 
 // place records one more task of ask i in phase.
