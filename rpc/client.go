@@ -326,6 +326,17 @@ func (c *Conn) Call(ctx context.Context, protocol, method string, req, resp prot
 	}
 	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
 	if err := c.write(frame); err != nil {
+		// The server may have said why it closed the connection (a FATAL
+		// reply: no such auth, a frame too large) before the write
+		// failed; the read loop fails this call with that reason, or
+		// with the write's error shortly (see write).
+		select {
+		case r := <-ch:
+			if r.err != nil {
+				return &ConnError{Addr: c.addr, Err: r.err}
+			}
+		case <-ctx.Done():
+		}
 		c.forget(id)
 		return &ConnError{Addr: c.addr, Err: err}
 	}
@@ -360,16 +371,24 @@ func (c *Conn) write(frame []byte) error {
 	defer c.wmu.Unlock()
 	c.waiting.Add(-1)
 	if _, err := c.bw.Write(frame); err != nil {
-		c.fail(err)
+		c.failAfterRead(err)
 		return err
 	}
 	if c.waiting.Load() == 0 {
 		if err := c.bw.Flush(); err != nil {
-			c.fail(err)
+			c.failAfterRead(err)
 			return err
 		}
 	}
 	return nil
+}
+
+// failAfterRead fails the connection with a write's error unless the read
+// loop finds a better reason first: a server that refuses a connection
+// replies FATAL and closes, and the write that raced the close should not
+// hide why.
+func (c *Conn) failAfterRead(err error) {
+	time.AfterFunc(200*time.Millisecond, func() { c.fail(err) })
 }
 
 func (c *Conn) readLoop() {

@@ -328,8 +328,8 @@ func TestLoomFieldsAreFenced(t *testing.T) {
 		walk(fd.Messages())
 		return true
 	})
-	if seen != 9 {
-		t.Errorf("found %d Loom fields, want 9 (4 on the ask, 4 on the allocate response, 1 on the container)", seen)
+	if seen != 11 {
+		t.Errorf("found %d Loom fields, want 11 (4 on the ask, 1 on the allocate request, 5 on the allocate response, 1 on the container)", seen)
 	}
 }
 
