@@ -6,7 +6,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/fairness"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
@@ -59,13 +58,11 @@ func ResourceFromVector(v fairness.Vector) *pb.ResourceProto {
 	return r
 }
 
-// AskKind is the kind of a resource request: ALTRUISTIC only when a Loom
-// AM says so. A stock YARN AM's asks are DEFAULT.
-func AskKind(rr *pb.ResourceRequestProto) altruism.AskKind {
-	if rr.GetLoomAskKind() == pb.LoomAskKindProto_LOOM_ALTRUISTIC {
-		return altruism.Altruistic
-	}
-	return altruism.Default
+// IsAltruistic says whether a resource request is ALTRUISTIC: only when a
+// Loom AM says so. A stock YARN AM's asks are DEFAULT. (The wire knows the
+// kinds; what they mean is the scheduler's, in altruism.)
+func IsAltruistic(rr *pb.ResourceRequestProto) bool {
+	return rr.GetLoomAskKind() == pb.LoomAskKindProto_LOOM_ALTRUISTIC
 }
 
 // AskDemand is a request's per-task demand: Loom's full vector when the
@@ -77,9 +74,9 @@ func AskDemand(rr *pb.ResourceRequestProto) (fairness.Vector, error) {
 	return VectorFromResource(rr.GetCapability())
 }
 
-// KindProto is the wire form of an ask kind.
-func KindProto(k altruism.AskKind) pb.LoomAskKindProto {
-	if k == altruism.Altruistic {
+// AskKindProto is the wire form of an ask's kind.
+func AskKindProto(altruistic bool) pb.LoomAskKindProto {
+	if altruistic {
 		return pb.LoomAskKindProto_LOOM_ALTRUISTIC
 	}
 	return pb.LoomAskKindProto_LOOM_DEFAULT

@@ -245,7 +245,7 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 	for _, a := range asks {
 		ar.Ask = append(ar.Ask, &pb.ResourceRequestProto{Priority: &pb.PriorityProto{Priority: proto.Int32(int32(a.Priority))},
 			ResourceName: proto.String("*"), Capability: rpc.ResourceFromVector(a.Demand), NumContainers: proto.Int32(int32(a.Count)),
-			RelaxLocality: proto.Bool(true), LoomAskKind: rpc.KindProto(a.Kind).Enum(), LoomDemand: rpc.ResourceFromVector(a.Demand),
+			RelaxLocality: proto.Bool(true), LoomAskKind: rpc.AskKindProto(a.Kind == altruism.Altruistic).Enum(), LoomDemand: rpc.ResourceFromVector(a.Demand),
 			LoomRemainingWork: finite(req.RemainingWork), LoomCriticalPathMs: proto.Int64(req.CriticalTime.Milliseconds())})
 	}
 	if c.releasing == nil {

@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
@@ -143,7 +144,11 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		if n < 0 {
 			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, num_containers %d is negative", n)
 		}
-		key := askKey{priority: int(rr.GetPriority().GetPriority()), demand: d, kind: rpc.AskKind(rr)}
+		kind := altruism.Default
+		if rpc.IsAltruistic(rr) {
+			kind = altruism.Altruistic
+		}
+		key := askKey{priority: int(rr.GetPriority().GetPriority()), demand: d, kind: kind}
 		// The AM asked without knowing of the containers this reply
 		// brings it: they already serve part of its ask.
 		for _, k := range a.newKeys {

@@ -529,7 +529,7 @@ func (r *RM) containerProto(cr *contRec) *pb.ContainerProto {
 		NodeHttpAddress: proto.String(fmt.Sprintf("%s:%d", cr.node.yid.GetHost(), cr.node.httpPort)),
 		Resource:        rpc.ResourceFromVector(cr.c.Resource), Priority: &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))},
 		ContainerToken: r.containerToken(cr), ExecutionType: pb.ExecutionTypeProto_GUARANTEED.Enum(),
-		LoomAskKind: rpc.KindProto(cr.c.Kind).Enum()}
+		LoomAskKind: rpc.AskKindProto(cr.c.Kind == altruism.Altruistic).Enum()}
 }
 
 // containerEnded closes a container record: the core frees it (unless it
