@@ -49,6 +49,11 @@ type attemptRecord struct {
 	AMContainer int64  `json:"am_container,omitempty"`
 	StartMs     int64  `json:"start_ms"`
 	Diagnostics string `json:"diagnostics,omitempty"`
+	// Exit and FinishMs say whether a failed attempt counts against the
+	// app's max attempts after a restart (absent in older records: it
+	// counts).
+	Exit     *int32 `json:"exit,omitempty"`
+	FinishMs int64  `json:"finish_ms,omitempty"`
 }
 
 // persistApp writes an app's record. A store that fails loses the app on
@@ -82,8 +87,12 @@ func (r *RM) persistAttempt(a *appRec, at *attemptRec) {
 	if r.store == nil {
 		return
 	}
-	data, err := json.Marshal(attemptRecord{Attempt: at.n, State: at.state.String(), AMContainer: at.amWire,
-		StartMs: at.started.UnixMilli(), Diagnostics: at.diagnostics})
+	rec := attemptRecord{Attempt: at.n, State: at.state.String(), AMContainer: at.amWire,
+		StartMs: at.started.UnixMilli(), Diagnostics: at.diagnostics}
+	if at.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED {
+		rec.Exit, rec.FinishMs = proto.Int32(at.exit), at.finished.UnixMilli()
+	}
+	data, err := json.Marshal(rec)
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		err = r.store.PutAttempt(ctx, rpc.AppIDString(a.yid), rpc.AttemptIDString(at.yid), data)
@@ -195,10 +204,15 @@ func (r *RM) recoverApp(id *pb.ApplicationIdProto, stored store.App) (*appRec, e
 		if !ok || rec.Attempt != int32(i+1) {
 			return nil, fmt.Errorf("attempt %d: state %q", rec.Attempt, rec.State)
 		}
-		a.attempts = append(a.attempts, &attemptRec{n: rec.Attempt,
+		at := &attemptRec{n: rec.Attempt,
 			yid:   &pb.ApplicationAttemptIdProto{ApplicationId: id, AttemptId: proto.Int32(rec.Attempt)},
 			state: pb.YarnApplicationAttemptStateProto(state), amWire: rec.AMContainer,
-			started: time.UnixMilli(rec.StartMs), diagnostics: rec.Diagnostics, lastSeen: time.Now()})
+			started: time.UnixMilli(rec.StartMs), diagnostics: rec.Diagnostics, lastSeen: time.Now(),
+			exit: ExitInvalid, finished: time.UnixMilli(rec.FinishMs)}
+		if rec.Exit != nil {
+			at.exit = *rec.Exit
+		}
+		a.attempts = append(a.attempts, at)
 	}
 	r.apps[a.id] = a
 	r.appOrder = append(r.appOrder, a)
@@ -298,7 +312,8 @@ func (r *RM) expireUnreportedAMs(now time.Time) {
 	for _, a := range r.appOrder {
 		if at := a.current(); at != nil && at.awaitingAM && !a.done() {
 			at.awaitingAM = false
-			r.attemptFailed(a, fmt.Sprintf("AM container %d of %s was not reported by any NodeManager within %v of the RM's restart",
+			// Lost with its node while the RM was away: not the AM's fault.
+			r.attemptFailed(a, ExitAborted, fmt.Sprintf("AM container %d of %s was not reported by any NodeManager within %v of the RM's restart",
 				at.amWire, rpc.AttemptIDString(at.yid), r.cfg.NMExpiry))
 		}
 	}

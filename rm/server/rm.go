@@ -31,8 +31,10 @@ const (
 	ExitSuccess        = 0
 	ExitInvalid        = -1000
 	ExitAborted        = -100
-	ExitKilledByRM     = -105
-	ExitKilledByAM     = -106
+	ExitDisksFailed    = -101
+	ExitPreempted      = -102
+	ExitKilledByAM     = -105
+	ExitKilledByRM     = -106
 	ExitKilledAppDone  = -107
 	amPriority         = 0
 	defaultAppType     = "YARN"
@@ -148,6 +150,10 @@ type attemptRec struct {
 	// conts are the attempt's containers, live and ended, so that a
 	// report or a retirement need not scan every container of the RM.
 	conts []*contRec
+	// exit is the AM container's exit status when the attempt failed
+	// (see countsAsFailure), and finished when it ended.
+	exit     int32
+	finished time.Time
 	// nmTokenNodes are the nodes the attempt's AM holds an NMToken for.
 	nmTokenNodes map[*nodeRec]bool
 }
@@ -451,7 +457,7 @@ func (r *RM) monitor() {
 		for _, a := range r.appOrder {
 			at := a.current()
 			if at != nil && (at.registered || at.recovered && !at.awaitingAM) && !a.done() && now.Sub(at.lastSeen) > r.cfg.AMExpiry {
-				r.attemptFailed(a, fmt.Sprintf("ApplicationMaster for attempt %s timed out after %v without an allocate call",
+				r.attemptFailed(a, ExitInvalid, fmt.Sprintf("ApplicationMaster for attempt %s timed out after %v without an allocate call",
 					rpc.AttemptIDString(at.yid), r.cfg.AMExpiry))
 			}
 		}
@@ -581,31 +587,62 @@ func (r *RM) amContainerEnded(a *appRec, cr *contRec) {
 	if cr.diag != "" {
 		diag += ". " + cr.diag
 	}
-	r.attemptFailed(a, diag)
+	r.attemptFailed(a, cr.exit, diag)
 }
 
-// attemptFailed ends the current attempt, kills its containers, and
-// starts another attempt if any are left.
-func (r *RM) attemptFailed(a *appRec, diag string) {
+// attemptFailed ends the current attempt, whose AM container ended with
+// exit (ExitInvalid when the AM went silent), kills its containers, and
+// starts another attempt unless the app has failed as often as it may.
+func (r *RM) attemptFailed(a *appRec, exit int32, diag string) {
 	at := a.current()
 	at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED
-	at.diagnostics = diag
+	at.diagnostics, at.exit, at.finished = diag, exit, time.Now()
 	r.persistAttempt(a, at)
-	r.log.Warn().Str("attempt", rpc.AttemptIDString(at.yid)).Str("why", diag).Msg("attempt failed")
+	r.log.Warn().Str("attempt", rpc.AttemptIDString(at.yid)).Int32("exit", exit).Bool("counts", at.countsAsFailure()).
+		Str("why", diag).Msg("attempt failed")
 	if !a.keepsContainers() {
 		r.killAttemptContainers(a, at, ExitAborted, "Container of a failed attempt")
 	}
-	if max := r.maxAttempts(a); len(a.attempts) >= max {
+	if max, failed := r.maxAttempts(a), r.failedAttempts(a, at.finished); failed >= max {
 		why := "the maximum, yarn.resourcemanager.am.max-attempts"
 		if max < r.cfg.MaxAttempts {
 			why = "the app's max_app_attempts"
 		}
 		r.finishApp(a, pb.YarnApplicationStateProto_FAILED, pb.FinalApplicationStatusProto_APP_FAILED,
 			fmt.Sprintf("Application %s failed %d times (%s) due to %s",
-				rpc.AppIDString(a.yid), len(a.attempts), why, diag))
+				rpc.AppIDString(a.yid), failed, why, diag))
 		return
 	}
 	r.newAttempt(a)
+}
+
+// countsAsFailure says whether a failed attempt counts against the app's
+// max attempts. As in YARN (RMAppAttemptImpl), an AM that ended through
+// no fault of its own does not: its node was lost (-100), its disks
+// failed (-101), it was preempted (-102) or the RM killed it (-106).
+func (at *attemptRec) countsAsFailure() bool {
+	if at.state != pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED {
+		return false
+	}
+	switch at.exit {
+	case ExitAborted, ExitDisksFailed, ExitPreempted, ExitKilledByRM:
+		return false
+	}
+	return true
+}
+
+// failedAttempts counts the app's failed attempts that count against its
+// max attempts: with attempt_failures_validity_interval (ms) set, only
+// those that ended within that long of now, as YARN's sliding window.
+func (r *RM) failedAttempts(a *appRec, now time.Time) int {
+	window := time.Duration(a.ctx.GetAttemptFailuresValidityInterval()) * time.Millisecond
+	n := 0
+	for _, at := range a.attempts {
+		if at.countsAsFailure() && (window <= 0 || now.Sub(at.finished) <= window) {
+			n++
+		}
+	}
+	return n
 }
 
 func (r *RM) killAttemptContainers(a *appRec, at *attemptRec, exit int32, diag string) {
