@@ -89,6 +89,30 @@ type ServerOptions struct {
 	// MaxFrame is the largest frame accepted (ipc.maximum.data.length,
 	// 64 MB).
 	MaxFrame int
+	// MaxSetupFrame is the largest frame accepted before the connection
+	// is set up: during SASL and up to the connection context, which are
+	// a few hundred bytes (64 KB). A larger one is refused FATAL before
+	// any of it is read, so that a peer that has not authenticated
+	// cannot make the server hold MaxFrame per connection.
+	MaxSetupFrame int
+	// SetupTimeout bounds the time from accept to the connection
+	// context (10 s): a connection that has not set up by then is
+	// closed, however slowly it trickles bytes.
+	SetupTimeout time.Duration
+	// MaxSetupConnsPerAddr refuses a connection from an address that
+	// already has this many connections not yet set up (64): what a
+	// flood of idle unauthenticated connections needs.
+	MaxSetupConnsPerAddr int
+	// MaxConnsPerAddr refuses a connection from an address that already
+	// holds this many, set up or not (1024).
+	MaxConnsPerAddr int
+	// CapLoopback applies the two limits per address to loopback
+	// addresses too. Without it they are exempt: one machine's own
+	// daemons, tools and benchmarks (loom bench load registers 1,000 NMs
+	// from 127.0.0.1) are not turned away, and a local user has easier
+	// ways to hurt the machine. MaxConns, MaxSetupFrame and SetupTimeout
+	// bound loopback peers either way.
+	CapLoopback bool
 	// IdleTimeout closes a connection with no call in flight that sends
 	// nothing for this long (60 s).
 	IdleTimeout time.Duration
@@ -122,6 +146,18 @@ func (o *ServerOptions) defaults() {
 	if o.MaxFrame <= 0 {
 		o.MaxFrame = DefaultMaxFrame
 	}
+	if o.MaxSetupFrame <= 0 {
+		o.MaxSetupFrame = DefaultMaxSetupFrame
+	}
+	if o.SetupTimeout <= 0 {
+		o.SetupTimeout = 10 * time.Second
+	}
+	if o.MaxSetupConnsPerAddr <= 0 {
+		o.MaxSetupConnsPerAddr = 64
+	}
+	if o.MaxConnsPerAddr <= 0 {
+		o.MaxConnsPerAddr = 1024
+	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 60 * time.Second
 	}
@@ -146,6 +182,14 @@ func (o *ServerOptions) defaults() {
 	}
 }
 
+// DefaultMaxSetupFrame is the largest frame before the connection
+// context: a SASL message or the context itself.
+const DefaultMaxSetupFrame = 64 << 10
+
+// ClassServerTooBusy is Hadoop's refusal of a connection or call the
+// server has no room for; clients retry it.
+const ClassServerTooBusy = "org.apache.hadoop.ipc.ServerTooBusyException"
+
 // ErrServerClosed is returned by Serve after Shutdown or Close.
 var ErrServerClosed = errors.New("rpc: server closed")
 
@@ -161,10 +205,17 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	conns     map[*serverConn]struct{}
+	byAddr    map[string]*addrConns
 	closing   bool
 	connWG    sync.WaitGroup
+	// lastRefusalLog and quietRefusals keep a flood of refusals to one
+	// log line a second.
+	lastRefusalLog time.Time
+	quietRefusals  int
 
 	refused atomic.Int64
+	// refusing bounds the goroutines writing refusals.
+	refusing chan struct{}
 	// work hands calls to idle handler goroutines. They live until the
 	// server closes, so their stacks stay grown: a fresh goroutine per
 	// call spends much of a short call growing its stack.
@@ -177,7 +228,7 @@ func NewServer(opts ServerOptions) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{opts: opts, log: *opts.Logger, protocols: map[string]*protocolEntry{},
 		ctx: ctx, cancel: cancel, listeners: map[net.Listener]struct{}{}, conns: map[*serverConn]struct{}{},
-		work: make(chan func())}
+		byAddr: map[string]*addrConns{}, refusing: make(chan struct{}, 64), work: make(chan func())}
 }
 
 type protocolEntry struct {
@@ -249,11 +300,108 @@ func (s *Server) Serve(ln net.Listener) error {
 			nc.Close()
 			continue
 		}
+		key, loopback := addrKey(nc.RemoteAddr())
+		n := s.byAddr[key]
+		if n == nil {
+			n = &addrConns{}
+			s.byAddr[key] = n
+		}
+		var refusal string
+		capped := !loopback || s.opts.CapLoopback
+		switch {
+		case capped && n.setup >= s.opts.MaxSetupConnsPerAddr:
+			refusal = fmt.Sprintf("too many connections from %s that have not sent their connection context (limit %d)",
+				key, s.opts.MaxSetupConnsPerAddr)
+		case capped && n.all >= s.opts.MaxConnsPerAddr:
+			refusal = fmt.Sprintf("too many connections from %s (limit %d)", key, s.opts.MaxConnsPerAddr)
+		}
+		if refusal != "" {
+			s.logRefusalLocked(key, refusal)
+			s.mu.Unlock()
+			s.refuse(nc, fatal(FatalUnknown, ClassServerTooBusy, "%s", refusal))
+			continue
+		}
+		n.all++
+		n.setup++
 		c := newServerConn(s, nc)
+		c.addr, c.inSetup = key, true
 		s.conns[c] = struct{}{}
 		s.connWG.Add(1)
 		s.mu.Unlock()
 		go c.serve()
+	}
+}
+
+// addrConns counts one remote address's connections: all of them, and
+// those not yet set up (no connection context yet).
+type addrConns struct{ all, setup int }
+
+// addrKey is the address connections are counted by: the remote IP.
+func addrKey(a net.Addr) (key string, loopback bool) {
+	if ta, ok := a.(*net.TCPAddr); ok {
+		return ta.IP.String(), ta.IP.IsLoopback()
+	}
+	s := a.String()
+	if host, _, err := net.SplitHostPort(s); err == nil {
+		s = host
+	}
+	ip := net.ParseIP(s)
+	return s, ip != nil && ip.IsLoopback()
+}
+
+// logRefusalLocked logs a refused connection, at most once a second,
+// with how many were refused quietly since. Callers hold mu.
+func (s *Server) logRefusalLocked(remote, why string) {
+	now := time.Now()
+	if now.Sub(s.lastRefusalLog) < time.Second {
+		s.quietRefusals++
+		return
+	}
+	s.log.Warn().Str("remote", remote).Int("also_refused", s.quietRefusals).Msg("connection refused: " + why)
+	s.lastRefusalLog, s.quietRefusals = now, 0
+}
+
+// refusalLinger is how long a refused connection is kept to deliver its
+// FATAL reply.
+const refusalLinger = 2 * time.Second
+
+// refuse answers a connection it will not serve with a FATAL reply saying
+// why, then closes it. The reply goes out before the peer's bytes are
+// read, and the peer gets a moment to read it before the close, so that
+// it is not lost to a reset; beyond 64 refusals under way at once the
+// rest are closed without a word.
+func (s *Server) refuse(nc net.Conn, re *RemoteError) {
+	s.refused.Add(1)
+	select {
+	case s.refusing <- struct{}{}:
+	default:
+		nc.Close()
+		return
+	}
+	go func() {
+		defer func() { <-s.refusing }()
+		defer nc.Close()
+		nc.SetDeadline(time.Now().Add(refusalLinger))
+		if _, err := nc.Write(errorFrame(-1, nil, nil, re)); err != nil {
+			return
+		}
+		if cw, ok := nc.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+			io.Copy(io.Discard, io.LimitReader(nc, 64<<10))
+		}
+	}()
+}
+
+// setUp records that a connection sent its connection context, so it no
+// longer counts against its address's setup limit.
+func (s *Server) setUp(c *serverConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.inSetup {
+		c.inSetup = false
+		if n := s.byAddr[c.addr]; n != nil {
+			n.setup--
+		}
 	}
 }
 
@@ -315,6 +463,16 @@ func (s *Server) Close() error {
 func (s *Server) forget(c *serverConn) {
 	s.mu.Lock()
 	delete(s.conns, c)
+	if n := s.byAddr[c.addr]; n != nil && c.addr != "" {
+		n.all--
+		if c.inSetup {
+			n.setup--
+			c.inSetup = false
+		}
+		if n.all <= 0 {
+			delete(s.byAddr, c.addr)
+		}
+	}
 	s.mu.Unlock()
 	s.connWG.Done()
 }
@@ -331,6 +489,12 @@ type serverConn struct {
 	user     string
 	realUser string
 	ctxDone  bool // the connection context arrived
+	// setupBy is when the connection must have sent its context.
+	setupBy time.Time
+	// addr is the remote address the connection counts against, and
+	// inSetup whether it still counts as not set up; both under s.mu.
+	addr    string
+	inSetup bool
 	// digest is the DIGEST-MD5 exchange under way; token is the
 	// identifier of the token the connection authenticated with, and
 	// tokenUser the user it names.
@@ -348,10 +512,55 @@ type serverConn struct {
 	waiting atomic.Int32
 }
 
+// Buffers are small until the connection is set up, so that connections
+// that never authenticate cost little; then they grow to connBuf.
+const (
+	setupBuf = 4 << 10
+	connBuf  = 64 << 10
+)
+
 func newServerConn(s *Server, nc net.Conn) *serverConn {
-	return &serverConn{s: s, nc: nc, br: bufio.NewReaderSize(nc, 64<<10), bw: bufio.NewWriterSize(nc, 64<<10),
-		slots: make(chan struct{}, s.opts.MaxInFlight),
-		log:   s.log.With().Str("remote", nc.RemoteAddr().String()).Logger()}
+	return &serverConn{s: s, nc: nc, br: bufio.NewReaderSize(nc, setupBuf), bw: bufio.NewWriterSize(nc, setupBuf),
+		slots: make(chan struct{}, s.opts.MaxInFlight), setupBy: time.Now().Add(s.opts.SetupTimeout),
+		log: s.log.With().Str("remote", nc.RemoteAddr().String()).Logger()}
+}
+
+// grow gives a connection that has set up its full-size buffers. Only
+// the reading goroutine calls it, with no call in flight (none can be
+// before the context); bytes already buffered are kept.
+func (c *serverConn) grow() {
+	if n := c.br.Buffered(); n > 0 {
+		b, _ := c.br.Peek(n)
+		c.br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(b)), c.nc), connBuf)
+	} else {
+		c.br = bufio.NewReaderSize(c.nc, connBuf)
+	}
+	c.wmu.Lock()
+	if c.werr == nil {
+		c.werr = c.bw.Flush()
+	}
+	c.bw = bufio.NewWriterSize(c.nc, connBuf)
+	c.wmu.Unlock()
+}
+
+// deadline is d from now, but no later than the setup deadline while the
+// connection is not set up.
+func (c *serverConn) deadline(d time.Duration) time.Time {
+	t := time.Now().Add(d)
+	if !c.ctxDone && c.setupBy.Before(t) {
+		return c.setupBy
+	}
+	return t
+}
+
+// setupTimedOut turns a timeout of a connection that did not set up in
+// time into a FATAL reply saying so.
+func (c *serverConn) setupTimedOut(err error) error {
+	if c.ctxDone || !isTimeout(err) || c.draining.Load() || time.Now().Before(c.setupBy) {
+		return err
+	}
+	return c.fatalCall(-1, nil, fatal(FatalUnknown, ClassIPC,
+		"the connection was not set up (SASL and the connection context) within %v", c.s.opts.SetupTimeout))
 }
 
 func (c *serverConn) drain() {
@@ -384,10 +593,10 @@ func (c *serverConn) fatalCall(callID int32, clientID []byte, re *RemoteError) e
 
 func (c *serverConn) readLoop() error {
 	o := &c.s.opts
-	c.nc.SetReadDeadline(time.Now().Add(o.ReadTimeout))
+	c.nc.SetReadDeadline(c.deadline(o.ReadTimeout))
 	var pre [7]byte
 	if _, err := io.ReadFull(c.br, pre[:]); err != nil {
-		return err
+		return c.setupTimedOut(err)
 	}
 	p, err := ParsePreamble(pre[:])
 	if err != nil {
@@ -418,10 +627,11 @@ func (c *serverConn) readLoop() error {
 				return nil
 			}
 			var tl *FrameTooLargeError
-			if errors.As(err, &tl) {
+			var st *SetupFrameTooLargeError
+			if errors.As(err, &tl) || errors.As(err, &st) {
 				return c.fatalCall(-1, nil, fatal(FatalInvalidHeader, ClassIPC, "%v", err))
 			}
-			return err
+			return c.setupTimedOut(err)
 		}
 		hb, rest, err := nextDelimited(buf)
 		var h requestHeader
@@ -465,6 +675,8 @@ func (c *serverConn) readLoop() error {
 				c.user, c.realUser = c.tokenUser, ""
 			}
 			c.ctxDone = true
+			c.s.setUp(c)
+			c.grow()
 			continue
 		case id < 0:
 			return c.fatalCall(id, h.clientID, fatal(FatalInvalidHeader, ClassIPC, "call id %d is not a call, ping, SASL or connection context", id))
@@ -491,14 +703,25 @@ const httpOnIPCPort = "HTTP/1.1 404 Not Found\r\nContent-type: text/plain\r\n\r\
 	"It looks like you are making an HTTP request to a Hadoop IPC port. " +
 	"This is not the web interface of this daemon.\r\n"
 
+// SetupFrameTooLargeError is a frame, before the connection is set up,
+// over the limit for setting up.
+type SetupFrameTooLargeError struct{ Length, Max int64 }
+
+func (e *SetupFrameTooLargeError) Error() string {
+	return fmt.Sprintf("frame of %d bytes before the connection is set up is over the %d-byte limit "+
+		"for SASL and the connection context", e.Length, e.Max)
+}
+
 // readFrame waits for the next frame. Waiting for its first byte is
 // bounded by the idle timeout, and only while no call is in flight; the
-// rest of the frame must come within the read timeout.
+// rest of the frame must come within the read timeout. Until the
+// connection is set up both are bounded by the setup deadline too, and a
+// frame may be no larger than MaxSetupFrame.
 func (c *serverConn) readFrame(buf []byte) ([]byte, error) {
 	o := &c.s.opts
 	var first byte
 	for {
-		c.nc.SetReadDeadline(time.Now().Add(o.IdleTimeout))
+		c.nc.SetReadDeadline(c.deadline(o.IdleTimeout))
 		b, err := c.br.ReadByte()
 		if err == nil {
 			first = b
@@ -507,12 +730,12 @@ func (c *serverConn) readFrame(buf []byte) ([]byte, error) {
 		if isTimeout(err) && !c.draining.Load() && len(c.slots) > 0 {
 			continue
 		}
-		if isTimeout(err) && !c.draining.Load() {
+		if isTimeout(err) && !c.draining.Load() && c.ctxDone {
 			return buf, fmt.Errorf("idle for %v: %w", o.IdleTimeout, err)
 		}
 		return buf, err
 	}
-	c.nc.SetReadDeadline(time.Now().Add(o.ReadTimeout))
+	c.nc.SetReadDeadline(c.deadline(o.ReadTimeout))
 	var rest [3]byte
 	if _, err := io.ReadFull(c.br, rest[:]); err != nil {
 		return buf, err
@@ -520,6 +743,9 @@ func (c *serverConn) readFrame(buf []byte) ([]byte, error) {
 	n, err := frameLength([4]byte{first, rest[0], rest[1], rest[2]}, o.MaxFrame)
 	if err != nil {
 		return buf, err
+	}
+	if !c.ctxDone && n > o.MaxSetupFrame {
+		return buf, &SetupFrameTooLargeError{Length: int64(n), Max: int64(o.MaxSetupFrame)}
 	}
 	return readBody(c.br, n, buf)
 }
@@ -729,6 +955,10 @@ func nonEmpty(b []byte) []byte {
 }
 
 func (c *serverConn) errorFrame(callID int32, clientID []byte, retry *int32, re *RemoteError) []byte {
+	return errorFrame(callID, clientID, retry, re)
+}
+
+func errorFrame(callID int32, clientID []byte, retry *int32, re *RemoteError) []byte {
 	status := hadooppb.RpcResponseHeaderProto_ERROR
 	if re.Fatal {
 		status = hadooppb.RpcResponseHeaderProto_FATAL
