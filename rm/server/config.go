@@ -84,6 +84,9 @@ type Config struct {
 	// AdminSecret is the credential the web API asks for before it
 	// changes P(Altruism); empty refuses every change.
 	AdminSecret string
+	// NodeAuth is the cluster secret NodeManagers prove and the largest
+	// node taken (loom.cluster.secret*, loom.resourcemanager.node.*).
+	NodeAuth NodeAuth
 	// RESTWrites lets REST calls change state: submit, new-application,
 	// kill (loom.webapp.rest-write.enabled). Off, they are refused: the
 	// web port knows its callers only by the user.name they claim.
@@ -197,6 +200,9 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		return cfg, c.Errorf("loom.history.dir", "%q is not an absolute path", cfg.HistoryDir)
 	}
 	if cfg.AdminSecret, err = c.String("loom.admin.secret"); err != nil {
+		return cfg, err
+	}
+	if cfg.NodeAuth, err = loadNodeAuth(c); err != nil {
 		return cfg, err
 	}
 	if cfg.RESTWrites, err = c.Bool("loom.webapp.rest-write.enabled"); err != nil {

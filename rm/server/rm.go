@@ -184,6 +184,10 @@ type nodeRec struct {
 	cleanup   []*pb.ContainerIdProto
 	appsClean []*pb.ApplicationIdProto
 	conts     map[rm.ContainerID]*contRec
+	// session is the RPC client that registered the node (callSession):
+	// without a cluster secret, the only one that may heartbeat and
+	// unregister for it.
+	session string
 }
 
 // New makes an RM from a checked config.
@@ -342,6 +346,10 @@ func (r *RM) Start() error {
 		opts := rpc.ServerOptions{ErrorClass: rpc.ClassYarnException, Logger: &logger}
 		if ro.role == "scheduler" {
 			opts.Secrets = amrmSecrets{r}
+		}
+		if ro.role == "tracker" {
+			// Node tokens, with a cluster secret (nodeauth.go).
+			opts.Secrets = r.trackerSecrets()
 		}
 		srv := rpc.NewServer(opts)
 		srv.Register(ro.p)

@@ -29,9 +29,13 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 	if id.GetHost() == "" || id.GetPort() <= 0 {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "node id %q:%d needs a host and a port", id.GetHost(), id.GetPort())
 	}
+	key := nodeKey(id)
+	if err := r.checkNodeCaller(ctx, "registerNodeManager", key); err != nil {
+		return nil, err
+	}
 	capacity, err := rpc.VectorFromResource(req.GetResource())
 	if err != nil {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "node %s: %v", nodeKey(id), err)
+		return nil, rpc.Errorf(rpc.ClassYarnException, "node %s: %v", key, err)
 	}
 	resp := &pb.RegisterNodeManagerResponseProto{RmIdentifier: proto.Int64(r.clusterTS), RmVersion: proto.String("loom")}
 	if !r.cfg.MinAlloc.FitsIn(capacity) {
@@ -39,7 +43,15 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 		// told to shut down.
 		resp.NodeAction = pb.NodeActionProto_SHUTDOWN.Enum()
 		resp.DiagnosticsMessage = proto.String(fmt.Sprintf("NodeManager from %s doesn't satisfy minimum allocations %v: it offers %v",
-			nodeKey(id), r.cfg.MinAlloc, capacity))
+			key, r.cfg.MinAlloc, capacity))
+		return resp, nil
+	}
+	if diag := r.tooLarge(key, capacity); diag != "" {
+		// A node larger than any machine would take every share; it
+		// is a mistake in the node's config, or a lie.
+		r.log.Warn().Str("node", key).Str("capacity", capacity.String()).Msg("refused a node larger than any machine")
+		resp.NodeAction = pb.NodeActionProto_SHUTDOWN.Enum()
+		resp.DiagnosticsMessage = proto.String(diag)
 		return resp, nil
 	}
 	r.mu.Lock()
@@ -47,7 +59,6 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 	// Both master keys, as YARN sends them: a stock NodeManager cannot
 	// heartbeat without them.
 	resp.ContainerTokenMasterKey, resp.NmTokenMasterKey = r.tokenKey, r.nmKey.cur
-	key := nodeKey(id)
 	n, ok := r.nodes[key]
 	if !ok {
 		n = &nodeRec{id: rm.NodeID(len(r.nodeByID)), yid: proto.Clone(id).(*pb.NodeIdProto), key: key, conts: map[rm.ContainerID]*contRec{}}
@@ -82,6 +93,7 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 		}
 	}
 	n.httpPort, n.capacity = req.GetHttpPort(), capacity
+	n.session = callSession(ctx)
 	n.state, n.lastSeen, n.respID = pb.NodeStateProto_NS_RUNNING, time.Now(), 0
 	if err := r.step(rm.NodeUp{Node: n.id, Capacity: capacity}); err != nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "node %s: %v", key, err)
@@ -100,11 +112,24 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 // containers end now instead of at the liveness expiry.
 func (s trackerService) UnRegisterNodeManager(ctx context.Context, req *pb.UnRegisterNodeManagerRequestProto) (*pb.UnRegisterNodeManagerResponseProto, error) {
 	r := s.r
+	key := nodeKey(req.GetNodeId())
+	if err := r.checkNodeCaller(ctx, "unRegisterNodeManager", key); err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n, ok := r.nodes[nodeKey(req.GetNodeId())]
+	n, ok := r.nodes[key]
 	if !ok {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "node %s is not registered", nodeKey(req.GetNodeId()))
+		return nil, rpc.Errorf(rpc.ClassYarnException, "node %s is not registered", key)
+	}
+	if len(r.cfg.NodeAuth.Secret) == 0 && n.session != callSession(ctx) {
+		// Without a cluster secret, the client that registered the node
+		// is the only proof of who it is.
+		r.log.Warn().Str("node", key).Str("session", callSession(ctx)).Msg("refused unRegisterNodeManager from another client than the node's")
+		return nil, rpc.Errorf(rpc.ClassAccessControl,
+			"unRegisterNodeManager for node %s is refused: the call does not come from the RPC client that registered the node "+
+				"(no cluster secret is set, %s or %s, so that client is the only proof of the node's identity)",
+			key, keyClusterSecret, keyClusterSecretFile)
 	}
 	if n.state == pb.NodeStateProto_NS_RUNNING {
 		r.log.Info().Str("node", n.key).Msg("node shut down")
@@ -117,13 +142,27 @@ func (s trackerService) UnRegisterNodeManager(ctx context.Context, req *pb.UnReg
 func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeatRequestProto) (*pb.NodeHeartbeatResponseProto, error) {
 	r := s.r
 	st := req.GetNodeStatus()
+	key := nodeKey(st.GetNodeId())
+	if err := r.checkNodeCaller(ctx, "nodeHeartbeat", key); err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n, ok := r.nodes[nodeKey(st.GetNodeId())]
+	n, ok := r.nodes[key]
 	if !ok || n.state != pb.NodeStateProto_NS_RUNNING {
 		// Unknown (or LOST, then back): register again, as YARN says.
 		return &pb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(st.GetResponseId()), NodeAction: pb.NodeActionProto_RESYNC.Enum(),
 			DiagnosticsMessage:    proto.String("node is not registered with this ResourceManager (or was LOST): re-register"),
+			NextHeartBeatInterval: proto.Int64(r.cfg.HeartbeatInterval.Milliseconds())}, nil
+	}
+	if len(r.cfg.NodeAuth.Secret) == 0 && n.session != callSession(ctx) {
+		// Without a cluster secret, only the client that registered the
+		// node speaks for it. The node itself, on a new client, only
+		// has to register again; a stranger changes nothing.
+		r.log.Warn().Str("node", key).Str("session", callSession(ctx)).Msg("a heartbeat from another client than the node's: told to resync")
+		return &pb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(st.GetResponseId()), NodeAction: pb.NodeActionProto_RESYNC.Enum(),
+			DiagnosticsMessage: proto.String(fmt.Sprintf("node %s was registered by another RPC client, and without a cluster secret (%s) "+
+				"only that client speaks for it: re-register", key, keyClusterSecret)),
 			NextHeartBeatInterval: proto.Int64(r.cfg.HeartbeatInterval.Milliseconds())}, nil
 	}
 	n.lastSeen = time.Now()
