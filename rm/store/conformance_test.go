@@ -85,7 +85,7 @@ func mustLoad(t *testing.T, s Store) *State {
 	return st
 }
 
-func check(t *testing.T, what string, err error) {
+func check(t testing.TB, what string, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatalf("%s: %v", what, err)

@@ -77,12 +77,12 @@ func TestLocalNewerLayout(t *testing.T) {
 	db, err := bolt.Open(filepath.Join(dir, LocalFile), 0o600, nil)
 	check(t, "bolt open", err)
 	check(t, "set version", db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(metaBucket).Put(versionKey, []byte("2"))
+		return tx.Bucket(metaBucket).Put(versionKey, []byte("3"))
 	}))
 	check(t, "bolt close", db.Close())
 	_, err = OpenLocal(dir, 0)
-	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "layout version 2") {
-		t.Errorf("got %v, want ErrIncompatible saying version 2", err)
+	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "layout version 3") {
+		t.Errorf("got %v, want ErrIncompatible saying version 3", err)
 	}
 }
 
