@@ -43,6 +43,8 @@ var Defaults = map[string]string{
 	"yarn.nodemanager.sleep-delay-before-sigkill.ms":      "250",
 	"yarn.nodemanager.user-home-dir":                      "/home/",
 	"loom.nodemanager.simple-auth.enabled":                "false",
+	"loom.cluster.secret":                                 "",
+	"loom.cluster.secret-file":                            "",
 }
 
 // ConfFiles are the files read from the config dir, in order.
@@ -110,6 +112,14 @@ type Config struct {
 	// (loom.nodemanager.simple-auth.enabled). Off by default: as YARN's,
 	// the container manager takes NMToken (TOKEN) auth only.
 	SimpleAuth bool
+	// ClusterSecret, when set, is what the NM proves to the RM that it
+	// belongs to the cluster with (loom.cluster.secret, or the contents
+	// of loom.cluster.secret-file; see nodeauth.go). ClusterSecretKey
+	// names the key, and ClusterSecretInConf says it was written into a
+	// config file, which containers can read.
+	ClusterSecret       []byte
+	ClusterSecretKey    string
+	ClusterSecretInConf bool
 }
 
 // LoadConfig reads and checks the NodeManager's keys. Every error names
@@ -208,6 +218,8 @@ func LoadConfig(c *hadoopconf.Conf) (*Config, error) {
 		add(c.Errorf("yarn.nodemanager.sleep-delay-before-sigkill.ms", "%d ms must not be negative", cfg.KillDelay.Milliseconds()))
 	}
 	cfg.DefaultFS, err = c.String("fs.defaultFS")
+	add(err)
+	cfg.ClusterSecret, cfg.ClusterSecretKey, cfg.ClusterSecretInConf, err = loadClusterSecret(c)
 	add(err)
 
 	if err := errors.Join(errs...); err != nil {

@@ -156,8 +156,15 @@ func (n *NodeManager) Start(ctx context.Context) error {
 		}
 	}()
 
+	// With a cluster secret, the node's token authenticates every call
+	// to the tracker (nodeauth.go).
 	n.rm = rpc.NewClient(n.cfg.TrackerAddress, rpc.ClientOptions{DialTimeout: 5 * time.Second,
-		CallTimeout: 30 * time.Second, Retries: -1})
+		CallTimeout: 30 * time.Second, Retries: -1, Token: n.nodeToken()})
+	if n.cfg.ClusterSecretInConf {
+		n.log.Warn().Str("key", n.cfg.ClusterSecretKey).
+			Msg("the cluster secret is written in a config file, which containers can read (HADOOP_CONF_DIR): any job could pose as a node; " +
+				"put it in a file only this daemon's user reads and name that file in loom.cluster.secret-file")
+	}
 	n.tracker = rpc.ResourceTrackerClient{C: n.rm}
 	n.log.Info().Str("address", ln.Addr().String()).Str("resource", n.cfg.Resource.String()).
 		Strs("local_dirs", n.cfg.LocalDirs).Strs("log_dirs", n.cfg.LogDirs).

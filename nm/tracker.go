@@ -64,7 +64,14 @@ func (n *NodeManager) register() bool {
 		}
 		if err != nil {
 			var re *rpc.RemoteError
-			if errors.As(err, &re) {
+			if credentialsRefused(err) {
+				hint := "this NodeManager has no cluster secret: set the RM's loom.cluster.secret-file (or loom.cluster.secret) here too"
+				if len(n.cfg.ClusterSecret) > 0 {
+					hint = "check that " + n.cfg.ClusterSecretKey + " holds the same secret as on the RM"
+				}
+				n.log.Error().Err(err).Str("rm", n.cfg.TrackerAddress).Dur("retry_in", backoff).
+					Msgf("the ResourceManager refused this node's credentials: %s; retrying", hint)
+			} else if errors.As(err, &re) {
 				n.log.Warn().Err(err).Str("rm", n.cfg.TrackerAddress).Dur("retry_in", backoff).
 					Msg("the ResourceManager refused the registration; retrying")
 			} else {
