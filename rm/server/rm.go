@@ -364,10 +364,8 @@ func (r *RM) Start() error {
 		return fmt.Errorf("web address %s (yarn.resourcemanager.webapp.address): %w", r.cfg.WebAddr, err)
 	}
 	r.addrs["web"] = ln.Addr().String()
-	r.web = &http.Server{Handler: webui.New(webBackend{clientService{r}}, webui.Config{AdminSecret: r.cfg.AdminSecret,
-		Metrics: promhttp.HandlerFor(r.metrics.reg, promhttp.HandlerOpts{}), Log: r.log}),
-		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	go r.web.Serve(ln)
+	r.web = serveWeb(ln, webui.New(webBackend{clientService{r}}, webui.Config{AdminSecret: r.cfg.AdminSecret,
+		Metrics: promhttp.HandlerFor(r.metrics.reg, promhttp.HandlerOpts{}), Log: r.log}), r.log)
 	r.log.Info().Str("role", "web").Str("addr", ln.Addr().String()).Msg("listening")
 	r.wg.Add(2)
 	go r.monitor()
