@@ -60,14 +60,11 @@ type Files struct {
 
 var _ Store = (*Files)(nil)
 
-// openFiles opens (creating if needed) the store under dir on fsys.
+// openFiles opens (creating if needed) the store under dir on fsys. A
+// store whose version file is there (it was made) but whose apps or
+// secrets directory is gone is refused rather than made again empty.
 func openFiles(fsys fileSystem, where, dir string) (*Files, error) {
 	s := &Files{fs: fsys, where: where, root: path.Join(dir, FSRoot)}
-	for _, d := range []string{s.path(appRoot), s.path(secretRoot)} {
-		if err := fsys.MkdirAll(d); err != nil {
-			return nil, s.wrap("create", d, err)
-		}
-	}
 	vp := s.path(versionNode)
 	data, err := fsys.ReadFile(vp)
 	switch {
@@ -75,7 +72,17 @@ func openFiles(fsys fileSystem, where, dir string) (*Files, error) {
 		if err := checkVersion(fmt.Sprintf("%s store %s", where, vp), data); err != nil {
 			return nil, err
 		}
+		if err := s.checkWhole(); err != nil {
+			return nil, err
+		}
 	case errors.Is(err, fs.ErrNotExist):
+		// A new store: the directories first, the version last, so that
+		// a version file means the tree was whole.
+		for _, d := range []string{s.path(appRoot), s.path(secretRoot)} {
+			if err := fsys.MkdirAll(d); err != nil {
+				return nil, s.wrap("create", d, err)
+			}
+		}
 		if err := s.write(vp, versionBytes()); err != nil {
 			return nil, err
 		}
@@ -83,6 +90,19 @@ func openFiles(fsys fileSystem, where, dir string) (*Files, error) {
 		return nil, s.wrap("read", vp, err)
 	}
 	return s, nil
+}
+
+// checkWhole refuses a store that lost its apps or secrets directory.
+func (s *Files) checkWhole() error {
+	what := s.where + " store"
+	for _, d := range []string{appRoot, secretRoot} {
+		if _, err := s.fs.Stat(s.path(d)); errors.Is(err, fs.ErrNotExist) {
+			return refuseLostRoot(what, s.root, d)
+		} else if err != nil {
+			return s.wrap("stat", s.path(d), err)
+		}
+	}
+	return nil
 }
 
 func (s *Files) path(parts ...string) string {
@@ -366,7 +386,35 @@ func (osFS) RemoveAll(name string) error {
 	return os.RemoveAll(aside)
 }
 
-func (osFS) MkdirAll(name string) error { return os.MkdirAll(name, 0o700) }
+// MkdirAll makes the directories missing on the way to name and syncs
+// the directory each was made in, so that they survive a crash (a
+// record fsync'd in a directory whose entry was not is lost with it).
+func (osFS) MkdirAll(name string) error {
+	var missing []string
+	for p := path.Clean(name); ; p = path.Dir(p) {
+		if _, err := os.Stat(p); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		missing = append(missing, p)
+		if path.Dir(p) == p {
+			break
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(name, 0o700); err != nil {
+		return err
+	}
+	for _, p := range missing {
+		if err := syncDir(path.Dir(p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func (osFS) ReadDir(name string) ([]fs.FileInfo, error) {
 	entries, err := os.ReadDir(name)

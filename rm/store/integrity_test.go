@@ -357,3 +357,73 @@ func openWithin(t testing.TB, dir string, d time.Duration) (*State, error) {
 		return nil, nil
 	}
 }
+
+// TestRemoteStoresRefuseALostTree: the ZooKeeper and HDFS stores refuse
+// a store that was made (its version is there) but lost its apps or
+// secrets, instead of making it again empty.
+func TestRemoteStoresRefuseALostTree(t *testing.T) {
+	type remote struct {
+		name string
+		// fresh makes an empty place and returns how to open it, how to
+		// remove a part (a directory or znode, with what is under it)
+		// and the error's prefix and the store's top.
+		fresh func(t *testing.T) (open func() (Store, error), remove func(part string), where, root string)
+	}
+	remotes := []remote{
+		{"hdfs-logic-on-local-fs", func(t *testing.T) (func() (Store, error), func(string), string, string) {
+			dir := t.TempDir()
+			uri := "file://" + dir + "/rmstore"
+			root := dir + "/rmstore/" + FSRoot
+			return func() (Store, error) { return Open(Config{Kind: KindHDFS, HDFSURI: uri}) },
+				func(part string) { check(t, "remove "+part, os.RemoveAll(filepath.Join(root, part))) },
+				uri + " store", root
+		}},
+		{"zookeeper", func(t *testing.T) (func() (Store, error), func(string), string, string) {
+			cfg := zkTestConfig(t)
+			return func() (Store, error) { return Open(cfg) },
+				func(part string) {
+					c, err := zkRawConn(cfg.ZKAddresses[0])
+					check(t, "connect", err)
+					defer c.Close()
+					zkDeleteTree(c, cfg.ZKRoot+"/"+part)
+				},
+				fmt.Sprintf("zookeeper store (%s)", cfg.ZKAddresses[0]), cfg.ZKRoot
+		}},
+	}
+	for _, r := range remotes {
+		for _, c := range []struct {
+			part string
+			want func(where, root string) string
+		}{
+			{appRoot, func(where, root string) string {
+				return fmt.Sprintf("%s %s has RMVersionNode but no RMAppRoot: the store held state and lost it; "+
+					"refusing to start with nothing; to start fresh, remove %s", where, root, root)
+			}},
+			{secretRoot, func(where, root string) string {
+				return fmt.Sprintf("%s %s has RMVersionNode but no RMSecretRoot: the store held state and lost it; "+
+					"refusing to start with nothing; to start fresh, remove %s", where, root, root)
+			}},
+		} {
+			t.Run(r.name+"/lost "+c.part, func(t *testing.T) {
+				open, remove, where, root := r.fresh(t)
+				ctx := context.Background()
+				s := mustOpen(t, open)
+				_, err := s.BumpEpoch(ctx)
+				check(t, "bump", err)
+				check(t, "put app", s.PutApp(ctx, testApp1, []byte("a")))
+				check(t, "put app 2", s.PutApp(ctx, testApp2, []byte("b")))
+				check(t, "put secret", s.PutSecret(ctx, "k", []byte("s")))
+				check(t, "close", s.Close())
+				remove(c.part)
+				s2, err := open()
+				if err == nil {
+					s2.Close()
+					t.Fatal("opened a store that lost its " + c.part)
+				}
+				if want := c.want(where, root); err.Error() != want {
+					t.Errorf("got  %s\nwant %s", err, want)
+				}
+			})
+		}
+	}
+}

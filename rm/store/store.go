@@ -132,6 +132,14 @@ func checkVersion(where string, stored []byte) error {
 	return nil
 }
 
+// refuseLostRoot is the error for a store whose version record says it
+// was made, but which lost a part every store has: its apps or secrets
+// were removed behind its back. where names the store, root its top.
+func refuseLostRoot(where, root, missing string) error {
+	return fmt.Errorf("%s %s has %s but no %s: the store held state and lost it; refusing to start with nothing; to start fresh, remove %s",
+		where, root, versionNode, missing, root)
+}
+
 func versionBytes() []byte { return []byte(strconv.Itoa(layoutVersion)) }
 
 // parseEpoch reads an epoch record; where names it for the error.

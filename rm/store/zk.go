@@ -166,7 +166,9 @@ func (s *ZooKeeper) path(parts ...string) string {
 }
 
 // makeTree creates the root and its fixed children, and checks the
-// layout version of a tree that was there.
+// layout version of a tree that was there. A tree whose version node is
+// there (it was made) but whose apps or secrets znode is gone is refused
+// rather than made again empty.
 func (s *ZooKeeper) makeTree(ctx context.Context) error {
 	p := ""
 	for _, c := range strings.Split(strings.TrimPrefix(s.root, "/"), "/") {
@@ -175,19 +177,24 @@ func (s *ZooKeeper) makeTree(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, c := range []string{appRoot, secretRoot} {
-		if err := s.ensure(ctx, s.path(c)); err != nil {
-			return err
-		}
-	}
 	vp := s.path(versionNode)
 	for {
 		data, _, err := s.get(ctx, vp)
 		if err == nil {
-			return checkVersion(fmt.Sprintf("zookeeper store (%s) %s", s.addrs, s.root), data)
+			if err := checkVersion(fmt.Sprintf("zookeeper store (%s) %s", s.addrs, s.root), data); err != nil {
+				return err
+			}
+			return s.checkWhole(ctx)
 		}
 		if !errors.Is(err, zk.ErrNoNode) {
 			return s.wrap("read", vp, err)
+		}
+		// A new store: its children first, the version last, so that a
+		// version node means the tree was whole.
+		for _, c := range []string{appRoot, secretRoot} {
+			if err := s.ensure(ctx, s.path(c)); err != nil {
+				return err
+			}
 		}
 		err = s.create(ctx, vp, versionBytes())
 		if err == nil {
@@ -197,6 +204,22 @@ func (s *ZooKeeper) makeTree(ctx context.Context) error {
 			return s.wrap("create", vp, err)
 		}
 	}
+}
+
+// checkWhole refuses a tree that lost its apps or secrets znode: two
+// reads at start.
+func (s *ZooKeeper) checkWhole(ctx context.Context) error {
+	what := fmt.Sprintf("zookeeper store (%s)", s.addrs)
+	for _, c := range []string{appRoot, secretRoot} {
+		ok, _, err := s.exists(ctx, s.path(c))
+		if err != nil {
+			return s.wrap("read", s.path(c), err)
+		}
+		if !ok {
+			return refuseLostRoot(what, s.root, c)
+		}
+	}
+	return nil
 }
 
 // ensure creates an empty znode unless it exists.
