@@ -43,11 +43,21 @@ It reads core-site.xml and yarn-site.xml from the config dir:
   yarn.nodemanager.sleep-delay-before-sigkill.ms  SIGTERM to SIGKILL (250)
   loom.nodemanager.simple-auth.enabled            let callers without an NMToken start and
                                                   stop containers (false: TOKEN auth only, as YARN's)
+  loom.cluster.secret-file                        a file (not open to every user) holding the
+                                                  cluster secret the RM has too (none)
+  loom.cluster.secret                             the same secret inline (containers can read the
+                                                  config dir: prefer the file)
 
 ContainerManagementProtocol takes TOKEN auth (SASL DIGEST-MD5) with the
 NMToken the RM gave the caller, signed with the NMToken master key the RM
 sends at registration; an attempt may start, stop and read only its own
 application's containers.
+
+With a cluster secret the NM proves to the RM that it belongs: it
+authenticates its resource-tracker connection with a token naming its node
+(LoomNodeToken:host:port, password HMAC-SHA1(secret, identifier); SASL
+DIGEST-MD5, the secret never crosses the wire). An RM with a secret refuses
+NMs without it; one without takes any NM.
 
 Flags override the files. A bad value is refused at start, naming the key.
 SIGINT or SIGTERM kills the containers and stops the NodeManager.`,

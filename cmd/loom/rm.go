@@ -79,6 +79,10 @@ max attempts, min/max allocation) and Loom's own loom.* keys:
   loom.history.dir               where DAG AMs write job histories (/tmp/loom/history)
   loom.admin.secret              the credential REST asks for to change P(Altruism) (none: refused)
   loom.webapp.rest-write.enabled REST submission and kills (false: refused, as anyone may claim any user)
+  loom.cluster.secret-file       a file (not open to every user) with the secret NodeManagers prove (none)
+  loom.cluster.secret            the same secret inline (at least 16 bytes; prefer the file)
+  loom.resourcemanager.node.maximum-memory-mb, -vcores
+                                 the most one node may offer (64 TB, 8192); a larger node is told to shut down
 
 With yarn.resourcemanager.recovery.enabled=true it keeps apps and attempts in
 a state store (loom.store.kind: local, zookeeper or hdfs; loom.store.dir,
@@ -89,6 +93,13 @@ yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs (86400).
 AMs (and the RM, launching them) start containers with NMTokens, one per
 node, signed with a key NodeManagers get when they register; it rolls every
 yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs (86400).
+NodeManagers prove they belong with the cluster secret: with one set, the
+resource tracker takes registerNodeManager, nodeHeartbeat and
+unRegisterNodeManager for a node only on a connection authenticated with
+that node's token (SASL DIGEST-MD5). Without one the RM warns at start that
+nodes are not authenticated: anyone who reaches the tracker can register a
+node, though only the RPC client that registered a node may heartbeat for
+it or unregister it.
 yarn.acl.enable and yarn.admin.acl guard kills and P(Altruism). The web UI,
 YARN's REST API and /metrics are on yarn.resourcemanager.webapp.address.
 
