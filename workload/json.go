@@ -54,8 +54,14 @@ type jsonStage struct {
 
 // ParseJSON reads jobs in the generic JSON DAG format and validates each.
 // Errors name the line and column of a syntax error, or the job and stage
-// of a semantic one.
+// of a semantic one. It applies no size limits: see ParseJSONWithin.
 func ParseJSON(data []byte) ([]*Job, error) {
+	return parseJSON(data, nil)
+}
+
+// parseJSON parses and validates; with limits, a job over them is refused
+// before its DAG is built.
+func parseJSON(data []byte, limits *Limits) ([]*Job, error) {
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return nil, jsonError(data, err)
@@ -79,6 +85,16 @@ func ParseJSON(data []byte) ([]*Job, error) {
 	names := make(map[string]int)
 	var errs []error
 	for i, jj := range doc.Jobs {
+		if limits != nil {
+			n := 0
+			for _, s := range jj.Stages {
+				n = addTasks(n, s.Tasks)
+			}
+			if err := limits.check(jj.Name, len(jj.Stages), n); err != nil {
+				errs = append(errs, fmt.Errorf("jobs[%d]: %w", i, err))
+				continue
+			}
+		}
 		j, err := jj.job()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("jobs[%d]: %w", i, err))
