@@ -102,14 +102,33 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 	return cmd
 }
 
+// amJob loads the AM's job and holds it to the job limits of the config
+// dir the NodeManager gives the container ($HADOOP_CONF_DIR; the defaults
+// without one), so that a job too large to run fails its attempt at once,
+// saying which limit, before the AM builds it.
 func amJob(file, catalogue, name string) (*workload.Job, error) {
+	limits, err := (&confFlags{}).jobLimits()
+	if err != nil {
+		return nil, err
+	}
+	j, err := loadAMJob(file, catalogue, name, limits)
+	if err != nil {
+		return nil, err
+	}
+	if err := limits.Check(j); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+func loadAMJob(file, catalogue, name string, limits workload.Limits) (*workload.Job, error) {
 	var jobs []*workload.Job
 	var err error
 	switch {
 	case file != "" && catalogue != "":
 		return nil, fmt.Errorf("give --job or --catalogue, not both")
 	case file != "":
-		jobs, err = workload.LoadJSON(file)
+		jobs, err = workload.LoadJSONWithin(file, limits)
 	case catalogue != "":
 		jobs, err = workload.Catalogue(catalogue)
 	default:

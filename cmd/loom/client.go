@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/internal/mini"
 	"github.com/loomrm/loom/rm/server"
 	"github.com/loomrm/loom/rpc"
@@ -271,8 +273,18 @@ it waits, with a progress bar per job, and prints each app's final state; with
 		Example: "  loom submit tpch q5 --scale 100g\n  loom submit tpcds q3\n  loom submit --workload my-dags.json\n" +
 			"  loom submit mix --catalogue tpch:100g,250g --jobs 10 --arrivals poisson:5s --time-scale 0.01",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			all, err := submitJobs(args, file, name, scale, catalogue, arrivals, jobs, seed)
+			// The job limits are checked before anything is submitted, so
+			// that a job too large for its AM is refused here, not by the
+			// AM after it was accepted.
+			limits, err := f.jobLimits()
 			if err != nil {
+				return err
+			}
+			all, err := submitJobs(args, file, name, scale, catalogue, arrivals, jobs, seed, limits)
+			if err != nil {
+				return err
+			}
+			if err := limits.Check(all...); err != nil {
 				return err
 			}
 			if memScale != 1 {
@@ -333,13 +345,45 @@ it waits, with a progress bar per job, and prints each app's final state; with
 	return cmd
 }
 
-// submitJobs turns the command line into jobs.
-func submitJobs(args []string, file, name, scale, catalogue, arrivals string, n int, seed uint64) ([]*workload.Job, error) {
+// jobLimits reads the job limits from the config dir and -D:
+// loom.job.max-tasks and loom.job.max-stages; unset, the defaults.
+func (f *confFlags) jobLimits() (workload.Limits, error) {
+	c, err := f.load(server.Defaults, server.ConfFiles)
+	if err != nil {
+		return workload.Limits{}, err
+	}
+	return jobLimits(c)
+}
+
+func jobLimits(c *hadoopconf.Conf) (workload.Limits, error) {
+	l := workload.DefaultLimits
+	for _, k := range []struct {
+		key string
+		to  *int
+	}{{workload.MaxTasksKey, &l.MaxTasks}, {workload.MaxStagesKey, &l.MaxStages}} {
+		if _, set := c.Raw(k.key); !set {
+			continue
+		}
+		n, err := c.Int(k.key)
+		if err != nil {
+			return l, err
+		}
+		if n <= 0 || n > math.MaxInt32 {
+			return l, c.Errorf(k.key, "%d must be between 1 and %d", n, math.MaxInt32)
+		}
+		*k.to = int(n)
+	}
+	return l, nil
+}
+
+// submitJobs turns the command line into jobs. A JSON file's jobs are
+// held to limits before their DAGs are even built.
+func submitJobs(args []string, file, name, scale, catalogue, arrivals string, n int, seed uint64, limits workload.Limits) ([]*workload.Job, error) {
 	if file != "" {
 		if len(args) > 0 {
 			return nil, fmt.Errorf("give --workload or a query, not both")
 		}
-		js, err := workload.LoadJSON(file)
+		js, err := workload.LoadJSONWithin(file, limits)
 		if err != nil {
 			return nil, err
 		}
