@@ -344,3 +344,47 @@ func TestStockAMWithNMTokens(t *testing.T) {
 		t.Errorf("app A's attempts: %v %v, want 2", atts, err)
 	}
 }
+
+// TestStockAMUnmanaged runs the same stock-protocol AM unmanaged, as
+// Hadoop's UnmanagedAMLauncher does: the RM launches nothing, the AM
+// takes its AMRM token from the app's report, and runs its containers
+// on Loom NMs with the NMTokens it is sent.
+func TestStockAMUnmanaged(t *testing.T) {
+	c := startCluster(t, 1)
+	ctx := context.Background()
+	na, err := c.ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := na.GetApplicationId()
+	if _, err := c.ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
+		ApplicationId: app, ApplicationName: proto.String("unmanaged"), Queue: proto.String("default"), UnmanagedAm: proto.Bool(true),
+		AmContainerSpec: &pb.ContainerLaunchContextProto{}}}); err != nil {
+		t.Fatal(err)
+	}
+	var tok *hadooppb.TokenProto
+	c.waitFor(t, "the AMRM token in the report", func() bool {
+		tok = c.report(t, app).GetAmRmToken()
+		return tok != nil
+	})
+	am := stockAMWith(t, c.scheduler, tok)
+	am.register()
+	var conts []*pb.ContainerProto
+	am.allocate(ask(2, 1024))
+	c.waitFor(t, "2 containers", func() bool { conts = append(conts, am.allocate().GetAllocatedContainers()...); return len(conts) >= 2 })
+	for i, ct := range conts {
+		if resp, err := am.cm(nodeAddr(ct.GetNodeId())).StartContainers(ctx, startReq(ct, "exit 0")); err != nil || len(resp.GetSucceededRequests()) != 1 {
+			t.Fatalf("start %d: %v %v", i, resp, err)
+		}
+	}
+	ended := 0
+	c.waitFor(t, "2 completions", func() bool { ended += len(am.allocate().GetCompletedContainerStatuses()); return ended >= 2 })
+	if _, err := am.am.FinishApplicationMaster(ctx, &pb.FinishApplicationMasterRequestProto{
+		FinalApplicationStatus: pb.FinalApplicationStatusProto_APP_SUCCEEDED.Enum()}); err != nil {
+		t.Fatal(err)
+	}
+	if rep := c.report(t, app); rep.GetYarnApplicationState() != pb.YarnApplicationStateProto_FINISHED ||
+		rep.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED || !rep.GetUnmanagedApplication() {
+		t.Errorf("ended %v/%v unmanaged=%v: %s", rep.GetYarnApplicationState(), rep.GetFinalApplicationStatus(), rep.GetUnmanagedApplication(), rep.GetDiagnostics())
+	}
+}

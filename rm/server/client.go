@@ -107,7 +107,7 @@ func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitAppl
 		return nil, rpc.Errorf(rpc.ClassYarnException, "Application %s submitted by user %s to unknown queue: %s (queues: %s; add it to loom.queues)",
 			rpc.AppIDString(id), caller(ctx), queue, strings.Join(known, ", "))
 	}
-	if sc.GetAmContainerSpec() == nil {
+	if sc.GetAmContainerSpec() == nil && !sc.GetUnmanagedAm() {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "Application %s has no AM container spec (am_container_spec)", rpc.AppIDString(id))
 	}
 	if tok := sc.GetAmContainerSpec().GetTokens(); len(tok) > 0 {
@@ -115,16 +115,20 @@ func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitAppl
 			return nil, rpc.Errorf(rpc.ClassYarnException, "Application %s: the AM container's tokens are not Hadoop credentials: %v", rpc.AppIDString(id), err)
 		}
 	}
-	amReq, err := amResourceRequest(sc)
-	if err != nil {
-		return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "%v (the AM container of %s)", err, rpc.AppIDString(id))
-	}
-	amRes, err := rpc.VectorFromResource(amReq)
-	if err != nil {
-		return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "AM resource of %s: %v", rpc.AppIDString(id), err)
-	}
-	if amRes, err = r.checkResource("the AM container of "+rpc.AppIDString(id), amRes); err != nil {
-		return nil, err
+	// An unmanaged AM runs outside the cluster: it has no container, so
+	// no size to check (YARN's RMAppManager asks none of it either).
+	var amRes fairness.Vector
+	if !sc.GetUnmanagedAm() {
+		amReq, err := amResourceRequest(sc)
+		if err != nil {
+			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "%v (the AM container of %s)", err, rpc.AppIDString(id))
+		}
+		if amRes, err = rpc.VectorFromResource(amReq); err != nil {
+			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "AM resource of %s: %v", rpc.AppIDString(id), err)
+		}
+		if amRes, err = r.checkResource("the AM container of "+rpc.AppIDString(id), amRes); err != nil {
+			return nil, err
+		}
 	}
 	if sc.Priority != nil {
 		sc.Priority = proto.Clone(sc.Priority).(*pb.PriorityProto)
@@ -152,7 +156,14 @@ func (s clientService) GetApplicationReport(ctx context.Context, req *pb.GetAppl
 	if err != nil {
 		return nil, err
 	}
-	return &pb.GetApplicationReportResponseProto{ApplicationReport: r.report(a)}, nil
+	rep := r.report(a)
+	// An unmanaged AM gets its AMRM token from its owner's report, while
+	// its attempt waits for it (LAUNCHED), as in YARN.
+	if at := a.current(); a.unmanaged() && at != nil && at.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED &&
+		!at.registered && caller(ctx) == a.user {
+		rep.AmRmToken = r.amrmToken(at)
+	}
+	return &pb.GetApplicationReportResponseProto{ApplicationReport: rep}, nil
 }
 
 func millis(t time.Time) *int64 {
@@ -169,7 +180,7 @@ func (r *RM) report(a *appRec) *pb.ApplicationReportProto {
 		YarnApplicationState: a.state.Enum(), Diagnostics: proto.String(a.diagnostics),
 		StartTime: millis(a.submitted), FinishTime: millis(a.finished), FinalApplicationStatus: a.final.Enum(),
 		Progress: proto.Float32(a.progress), ApplicationType: proto.String(appType(a)),
-		ApplicationTags: a.ctx.GetApplicationTags(), Priority: a.ctx.GetPriority()}
+		ApplicationTags: a.ctx.GetApplicationTags(), Priority: a.ctx.GetPriority(), UnmanagedApplication: proto.Bool(a.unmanaged())}
 	if at != nil {
 		rep.CurrentApplicationAttemptId = at.yid
 		if at.registered {

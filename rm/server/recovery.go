@@ -236,6 +236,9 @@ func (r *RM) recoverApp(id *pb.ApplicationIdProto, stored store.App) (*appRec, e
 	switch {
 	case at == nil || at.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED:
 		r.newAttempt(a)
+	case a.unmanaged():
+		// Its AM runs outside the cluster: it registers again.
+		at.recovered, at.lastSeen = true, time.Now()
 	case at.amWire == 0:
 		// Its AM container was never granted: ask for it again.
 		a.asks = map[askKey]int{{priority: amPriority, demand: a.amResource, kind: altruism.Default}: 1}

@@ -462,7 +462,7 @@ func (r *RM) monitor() {
 		r.expireUnreportedAMs(now)
 		for _, a := range r.appOrder {
 			at := a.current()
-			if at != nil && (at.registered || at.recovered && !at.awaitingAM) && !a.done() && now.Sub(at.lastSeen) > r.cfg.AMExpiry {
+			if at != nil && (at.registered || at.recovered && !at.awaitingAM || a.unmanaged()) && !a.done() && now.Sub(at.lastSeen) > r.cfg.AMExpiry {
 				r.attemptFailed(a, ExitInvalid, fmt.Sprintf("ApplicationMaster for attempt %s timed out after %v without an allocate call",
 					rpc.AttemptIDString(at.yid), r.cfg.AMExpiry))
 			}
@@ -514,7 +514,7 @@ func (r *RM) allocated(c rm.Container) {
 	a.track(cr)
 	a.nodesUsed[n] = true
 	r.metrics.allocated(c.Kind)
-	if at.amWire == 0 && !at.registered {
+	if at.amWire == 0 && !at.registered && !a.unmanaged() {
 		cr.isAM = true
 		at.amContainer, at.amWire = c.ID, cr.yid.GetId()
 		at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED
@@ -670,6 +670,13 @@ func (r *RM) newAttempt(a *appRec) {
 	a.demand, a.work, a.critical = nil, 0, 0
 	a.asks = map[askKey]int{{priority: amPriority, demand: a.amResource, kind: altruism.Default}: 1}
 	a.state = pb.YarnApplicationStateProto_ACCEPTED
+	if a.unmanaged() {
+		// Nothing to launch: the attempt waits for its AM, which its
+		// owner starts with the AMRM token from the app's report, and
+		// which must register within the AM expiry.
+		a.asks = map[askKey]int{}
+		at.state, at.lastSeen = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED, time.Now()
+	}
 	r.pushAsks(a)
 	r.persistAttempt(a, at)
 }
@@ -800,6 +807,10 @@ func (a *appRec) track(cr *contRec) {
 	}
 	a.byWire[wireKey{cr.yid.GetAppAttemptId().GetAttemptId(), cr.yid.GetId()}] = cr
 }
+
+// unmanaged: the app's AM runs outside the cluster (unmanaged_am); the RM
+// launches nothing for it.
+func (a *appRec) unmanaged() bool { return a.ctx.GetUnmanagedAm() }
 
 // keepsContainers: the app asked YARN to keep its containers running when
 // an attempt fails (keep_containers_across_application_attempts); the
