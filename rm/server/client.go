@@ -181,20 +181,49 @@ func (r *RM) report(a *appRec) *pb.ApplicationReportProto {
 		StartTime: millis(a.submitted), FinishTime: millis(a.finished), FinalApplicationStatus: a.final.Enum(),
 		Progress: proto.Float32(a.progress), ApplicationType: proto.String(appType(a)),
 		ApplicationTags: a.ctx.GetApplicationTags(), Priority: a.ctx.GetPriority(), UnmanagedApplication: proto.Bool(a.unmanaged())}
+	// The tracking URL is the AM's while it runs and gave one; otherwise,
+	// and once the app is over, Loom's page of the app, which shows its
+	// DAG, tasks and history.
+	rep.TrackingUrl = proto.String(r.appPage(a))
 	if at != nil {
 		rep.CurrentApplicationAttemptId = at.yid
+		rep.LaunchTime = millis(at.launched)
 		if at.registered {
 			rep.Host, rep.RpcPort = proto.String(at.host), proto.Int32(at.rpcPort)
-			rep.TrackingUrl, rep.OriginalTrackingUrl = proto.String(at.trackingURL), proto.String(at.trackingURL)
+			rep.OriginalTrackingUrl = proto.String(at.trackingURL)
+			if at.trackingURL != "" && !a.done() {
+				rep.TrackingUrl = proto.String(at.trackingURL)
+			}
 		}
 	}
 	if a.done() {
 		rep.Progress = proto.Float32(1)
 	}
 	usage, _ := r.core.Usage(a.id)
-	n := len(a.live)
-	rep.AppResource_Usage = &pb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(int32(n)),
-		UsedResources: rpc.ResourceFromVector(usage)}
+	memSec, vcoreSec := a.memSec, a.vcoreSec
+	now := time.Now()
+	for _, cr := range a.live {
+		held := now.Sub(cr.created).Seconds()
+		memSec += cr.c.Resource[fairness.Memory] * held
+		vcoreSec += cr.c.Resource[fairness.VCores] * held
+	}
+	ru := &pb.ApplicationResourceUsageReportProto{NumUsedContainers: proto.Int32(int32(len(a.live))),
+		UsedResources: rpc.ResourceFromVector(usage), MemorySeconds: proto.Int64(int64(memSec)), VcoreSeconds: proto.Int64(int64(vcoreSec)),
+		ClusterUsagePercentage: proto.Float32(0), QueueUsagePercentage: proto.Float32(0)}
+	// Of the cluster and of the app's queue's share of it, by the
+	// dominant resource, as YARN's DominantResourceCalculator reports.
+	if capacity := r.core.Capacity(); !capacity.IsZero() {
+		cluster := usage.DominantShare(capacity)
+		ru.ClusterUsagePercentage = proto.Float32(float32(100 * cluster))
+		var total float64
+		for _, w := range r.cfg.Queues {
+			total += w
+		}
+		if q := r.cfg.Queues[a.queue]; q > 0 && total > 0 {
+			ru.QueueUsagePercentage = proto.Float32(float32(100 * cluster / (q / total)))
+		}
+	}
+	rep.AppResource_Usage = ru
 	return rep
 }
 
@@ -322,13 +351,7 @@ func (s clientService) GetApplicationAttempts(ctx context.Context, req *pb.GetAp
 	}
 	resp := &pb.GetApplicationAttemptsResponseProto{}
 	for _, at := range a.attempts {
-		rep := &pb.ApplicationAttemptReportProto{ApplicationAttemptId: at.yid, Host: proto.String(at.host), RpcPort: proto.Int32(at.rpcPort),
-			TrackingUrl: proto.String(at.trackingURL), Diagnostics: proto.String(at.diagnostics),
-			YarnApplicationAttemptState: at.state.Enum(), StartTime: millis(at.started)}
-		if cr, ok := r.conts[at.amContainer]; ok {
-			rep.AmContainerId = cr.yid
-		}
-		resp.ApplicationAttempts = append(resp.ApplicationAttempts, rep)
+		resp.ApplicationAttempts = append(resp.ApplicationAttempts, r.attemptReport(a, at))
 	}
 	return resp, nil
 }
@@ -448,6 +471,25 @@ func (r *RM) maxAttempts(a *appRec) int {
 		return n
 	}
 	return r.cfg.MaxAttempts
+}
+
+// attemptReport is YARN's report of one attempt. Callers hold mu.
+func (r *RM) attemptReport(a *appRec, at *attemptRec) *pb.ApplicationAttemptReportProto {
+	rep := &pb.ApplicationAttemptReportProto{ApplicationAttemptId: at.yid, Host: proto.String(at.host), RpcPort: proto.Int32(at.rpcPort),
+		TrackingUrl: proto.String(r.appPage(a)), OriginalTrackingUrl: proto.String(at.trackingURL), Diagnostics: proto.String(at.diagnostics),
+		YarnApplicationAttemptState: at.state.Enum(), StartTime: millis(at.started), FinishTime: millis(at.finished)}
+	if at.trackingURL != "" && at == a.current() && !a.done() {
+		rep.TrackingUrl = proto.String(at.trackingURL)
+	}
+	if cr, ok := r.conts[at.amContainer]; ok {
+		rep.AmContainerId = cr.yid
+	}
+	return rep
+}
+
+// appPage is the address of Loom's web page of an app.
+func (r *RM) appPage(a *appRec) string {
+	return "http://" + advertised(r.Addr("web")) + "/#/apps/" + rpc.AppIDString(a.yid)
 }
 
 func sortAsks(asks []rm.Ask) {

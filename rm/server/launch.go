@@ -112,7 +112,7 @@ func (r *RM) launchAM(cr *contRec, req *pb.StartContainersRequestProto) {
 		return
 	}
 	if cr.attempt.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED {
-		cr.attempt.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED
+		cr.attempt.state, cr.attempt.launched = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED, time.Now()
 	}
 	r.log.Info().Str("container", rpc.ContainerIDString(cr.yid)).Str("node", n.key).Msg("AM launched")
 }

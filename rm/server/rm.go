@@ -112,6 +112,9 @@ type appRec struct {
 	lastResp  *pb.AllocateResponseProto
 	nodesUsed map[*nodeRec]bool
 	live      map[rm.ContainerID]*contRec // the app's containers not yet COMPLETE
+	// memSec and vcoreSec are what the app's ended containers held, in
+	// MB-seconds and vcore-seconds (YARN's memorySeconds, vcoreSeconds).
+	memSec, vcoreSec float64
 	// byWire finds the app's containers by their YARN ids, which are
 	// numbered per attempt (see wireID); the core numbers them across
 	// the RM.
@@ -151,9 +154,10 @@ type attemptRec struct {
 	// report or a retirement need not scan every container of the RM.
 	conts []*contRec
 	// exit is the AM container's exit status when the attempt failed
-	// (see countsAsFailure), and finished when it ended.
-	exit     int32
-	finished time.Time
+	// (see countsAsFailure); launched is when its AM started, finished
+	// when it ended.
+	exit               int32
+	launched, finished time.Time
 	// nmTokenNodes are the nodes the attempt's AM holds an NMToken for.
 	nmTokenNodes map[*nodeRec]bool
 }
@@ -563,6 +567,9 @@ func (r *RM) containerEnded(id rm.ContainerID, exit int32, diag string, coreNeed
 	cr.state, cr.exit, cr.diag, cr.finished = pb.ContainerStateProto_C_COMPLETE, exit, diag, time.Now()
 	delete(cr.node.conts, id)
 	a := cr.app
+	held := cr.finished.Sub(cr.created).Seconds()
+	a.memSec += cr.c.Resource[fairness.Memory] * held
+	a.vcoreSec += cr.c.Resource[fairness.VCores] * held
 	if cr.isAM {
 		if !a.done() && cr.attempt == a.current() {
 			r.amContainerEnded(a, cr)
@@ -675,7 +682,7 @@ func (r *RM) newAttempt(a *appRec) {
 		// owner starts with the AMRM token from the app's report, and
 		// which must register within the AM expiry.
 		a.asks = map[askKey]int{}
-		at.state, at.lastSeen = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED, time.Now()
+		at.state, at.lastSeen, at.launched = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED, time.Now(), time.Now()
 	}
 	r.pushAsks(a)
 	r.persistAttempt(a, at)
@@ -716,6 +723,9 @@ func (r *RM) finishApp(a *appRec, state pb.YarnApplicationStateProto, final pb.F
 	a.state, a.final, a.finished = state, final, time.Now()
 	if diag != "" {
 		a.diagnostics = diag
+	}
+	if at := a.current(); at != nil && at.finished.IsZero() {
+		at.finished = a.finished
 	}
 	if at := a.current(); at != nil && at.state != pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED {
 		switch state {

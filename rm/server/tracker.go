@@ -176,7 +176,7 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 			if cr.state == pb.ContainerStateProto_C_NEW {
 				cr.state = pb.ContainerStateProto_C_RUNNING
 				if cr.isAM && cr.attempt.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED {
-					cr.attempt.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED
+					cr.attempt.state, cr.attempt.launched = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED, time.Now()
 				}
 			}
 		case pb.ContainerStateProto_C_COMPLETE:

@@ -1,0 +1,65 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/loomrm/loom/rpc"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// TestReportFields: the values clients and dashboard exporters read from
+// an app's report: launch time, a tracking URL (Loom's app page unless
+// the AM gave its own while running), memory- and vcore-seconds, the
+// cluster and queue usage of an app that holds containers, and the
+// attempt's finish time.
+func TestReportFields(t *testing.T) {
+	r := startRM(t)
+	nm := startNM(t, r.Addr("tracker"), 16384, 16)
+	ac := clientOf(t, r, "zoe")
+	id := submit(t, ac, "default", 1024)
+	nm.beat()
+	am := amClient(t, r, nm.waitStarts(1)[0])
+	ctx := context.Background()
+	if _, err := am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{TrackingUrl: proto.String("http://am:4040/")}); err != nil {
+		t.Fatal(err)
+	}
+	a := &allocator{t: t, am: am}
+	a.call(ask1G(3))
+	nm.beat()
+	a.call(nil)
+	time.Sleep(300 * time.Millisecond)
+	rep := report(t, ac, id)
+	u := rep.GetAppResource_Usage()
+	// The default queue's share of the cluster is its weight over all.
+	var total float64
+	for _, w := range r.cfg.Queues {
+		total += w
+	}
+	wantQueue := float32(25 / (r.cfg.Queues["default"] / total))
+	// 4 containers of 1024 MB and 1 vcore held for at least 0.3 s: at
+	// least 1228 MB-seconds, a quarter of this 16 GB node, and of its
+	// queue's share of it in proportion.
+	if rep.GetLaunchTime() < rep.GetStartTime() || rep.GetTrackingUrl() != "http://am:4040/" ||
+		u.GetMemorySeconds() < 1228 || u.GetVcoreSeconds() < 1 || u.GetClusterUsagePercentage() != 25 || u.GetQueueUsagePercentage() != wantQueue {
+		t.Errorf("running: launch %d (start %d), tracking %q, %d MB-s, %d vcore-s, cluster %v%%, queue %v%%", rep.GetLaunchTime(), rep.GetStartTime(),
+			rep.GetTrackingUrl(), u.GetMemorySeconds(), u.GetVcoreSeconds(), u.GetClusterUsagePercentage(), u.GetQueueUsagePercentage())
+	}
+	if _, err := am.FinishApplicationMaster(ctx, &pb.FinishApplicationMasterRequestProto{
+		FinalApplicationStatus: pb.FinalApplicationStatusProto_APP_SUCCEEDED.Enum()}); err != nil {
+		t.Fatal(err)
+	}
+	done := report(t, ac, id)
+	if want := "http://" + advertised(r.Addr("web")) + "/#/apps/" + rpc.AppIDString(id); done.GetTrackingUrl() != want ||
+		done.GetOriginalTrackingUrl() != "http://am:4040/" ||
+		done.GetAppResource_Usage().GetMemorySeconds() < u.GetMemorySeconds() {
+		t.Errorf("finished: tracking %q (original %q), %d MB-s", done.GetTrackingUrl(), done.GetOriginalTrackingUrl(), done.GetAppResource_Usage().GetMemorySeconds())
+	}
+	atts, err := ac.GetApplicationAttempts(ctx, &pb.GetApplicationAttemptsRequestProto{ApplicationId: id})
+	if err != nil || len(atts.GetApplicationAttempts()) != 1 || atts.GetApplicationAttempts()[0].GetFinishTime() < rep.GetLaunchTime() {
+		t.Errorf("attempt report %v %v, want a finish time", atts, err)
+	}
+}
