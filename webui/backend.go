@@ -103,9 +103,10 @@ type AppShare struct {
 	DominantUsage float64
 	Demand        fairness.Vector
 	RemainingWork float64
-	// Pending asks, by kind.
+	// Pending asks, by kind, and what they ask for in all.
 	PendingDefault    int
 	PendingAltruistic int
+	Pending           fairness.Vector
 	Running           int // containers
 }
 

@@ -92,6 +92,8 @@ func getClusterMetrics(c *call) error {
 		m.DecommissioningNodes + m.ShutdownNodes
 	for _, a := range c.s.b.Scheduler().Apps {
 		m.ContainersPending += a.PendingDefault + a.PendingAltruistic
+		m.PendingMB += int64(math.Round(a.Pending[fairness.Memory]))
+		m.PendingVirtualCores += int64(math.Round(a.Pending[fairness.VCores]))
 	}
 	return c.json(200, dao.ClusterMetricsResponse{ClusterMetrics: m})
 }

@@ -133,11 +133,14 @@ func (b webBackend) Scheduler() webui.Scheduler {
 		}
 		share, _ := r.core.Share(a.id)
 		usage, _ := r.core.Usage(a.id)
+		// The demand the core schedules by: what the adapter made of the
+		// AM's message.
+		demand, _ := r.core.Demand(a.id)
 		as := webui.AppShare{ID: rpc.AppIDString(a.yid), Name: a.ctx.GetApplicationName(), Queue: a.queue, User: a.user,
 			Share: share, DominantShare: share.DominantShare(capacity), Usage: usage, DominantUsage: usage.DominantShare(capacity),
-			RemainingWork: a.work, Demand: usage}
+			RemainingWork: a.work, Demand: demand}
 		for k, n := range a.asks {
-			as.Demand = as.Demand.Add(k.demand.Scale(float64(n)))
+			as.Pending = as.Pending.Add(k.demand.Scale(float64(n)))
 			if k.kind == altruism.Altruistic {
 				as.PendingAltruistic += n
 			} else {
