@@ -41,7 +41,13 @@ var routes = []route{
 	// Prometheus.
 	{"metrics", http.MethodGet, "/metrics", serveMetrics},
 
-	// The web UI.
+	// The web UI, also at YARN's UI paths: client libraries probe GET
+	// /cluster to find the active RM and take anything but 200 as "not
+	// this one".
 	{"ui", http.MethodGet, "/", serveIndex},
+	{"ui", http.MethodGet, "/cluster", serveIndex},
+	{"ui", http.MethodGet, "/cluster/{page:apps|nodes|scheduler}", serveIndex},
+	{"ui", http.MethodGet, "/cluster/apps/{state}", serveIndex},
+	{"ui", http.MethodGet, "/cluster/app/{appid}", serveIndex},
 	{"uiAsset", http.MethodGet, "/ui/{asset:.+}", serveAsset},
 }

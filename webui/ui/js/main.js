@@ -31,5 +31,12 @@ function route() {
   stop = r.page.render(main, ...args) || null;
 }
 
+// YARN's UI paths (/cluster/apps, /cluster/app/<id>, ...), which
+// clients and bookmarks use, open the matching page.
+if (!location.hash) {
+  const app = location.pathname.match(/^\/cluster\/app\/([^/]+)/);
+  if (app) history.replaceState(null, '', `/#/apps/${app[1]}`);
+  else if (/^\/cluster\/apps/.test(location.pathname)) history.replaceState(null, '', '/#/apps');
+}
 window.addEventListener('hashchange', route);
 route();
