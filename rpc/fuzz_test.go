@@ -191,6 +191,10 @@ func FuzzYARNRequests(f *testing.F) {
 			AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{"true"}}}},
 		&pb.NodeHeartbeatRequestProto{NodeStatus: &pb.NodeStatusProto{NodeId: nodeID}},
 		&pb.StartContainersRequestProto{StartContainerRequest: []*pb.StartContainerRequestProto{{}}},
+		&pb.MoveApplicationAcrossQueuesRequestProto{ApplicationId: appID, TargetQueue: proto.String("etl")},
+		&pb.UpdateApplicationTimeoutsRequestProto{ApplicationId: appID, ApplicationTimeouts: []*pb.ApplicationUpdateTimeoutMapProto{{
+			ApplicationTimeoutType: pb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME.Enum(), ExpireTime: proto.String("2030-01-02T03:04:05.000+0000")}}},
+		&pb.SignalContainerRequestProto{ContainerId: contID, Command: pb.SignalContainerCommandProto_GRACEFUL_SHUTDOWN.Enum()},
 	} {
 		b, err := proto.Marshal(m)
 		if err != nil {

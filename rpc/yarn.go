@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -73,6 +74,29 @@ type ApplicationClientServer interface {
 	GetResourceTypeInfo(context.Context, *pb.GetAllResourceTypeInfoRequestProto) (*pb.GetAllResourceTypeInfoResponseProto, error)
 	GetResourceProfiles(context.Context, *pb.GetAllResourceProfilesRequestProto) (*pb.GetAllResourceProfilesResponseProto, error)
 	GetResourceProfile(context.Context, *pb.GetResourceProfileRequestProto) (*pb.GetResourceProfileResponseProto, error)
+	FailApplicationAttempt(context.Context, *pb.FailApplicationAttemptRequestProto) (*pb.FailApplicationAttemptResponseProto, error)
+	SetApplicationTags(context.Context, *pb.SetApplicationTagsRequestProto) (*pb.SetApplicationTagsResponseProto, error)
+	MoveApplicationAcrossQueues(context.Context, *pb.MoveApplicationAcrossQueuesRequestProto) (*pb.MoveApplicationAcrossQueuesResponseProto, error)
+	UpdateApplicationPriority(context.Context, *pb.UpdateApplicationPriorityRequestProto) (*pb.UpdateApplicationPriorityResponseProto, error)
+	UpdateApplicationTimeouts(context.Context, *pb.UpdateApplicationTimeoutsRequestProto) (*pb.UpdateApplicationTimeoutsResponseProto, error)
+	GetQueueUserAcls(context.Context, *pb.GetQueueUserAclsInfoRequestProto) (*pb.GetQueueUserAclsInfoResponseProto, error)
+	GetDelegationToken(context.Context, *hadooppb.GetDelegationTokenRequestProto) (*hadooppb.GetDelegationTokenResponseProto, error)
+	RenewDelegationToken(context.Context, *hadooppb.RenewDelegationTokenRequestProto) (*hadooppb.RenewDelegationTokenResponseProto, error)
+	CancelDelegationToken(context.Context, *hadooppb.CancelDelegationTokenRequestProto) (*hadooppb.CancelDelegationTokenResponseProto, error)
+	GetApplicationAttemptReport(context.Context, *pb.GetApplicationAttemptReportRequestProto) (*pb.GetApplicationAttemptReportResponseProto, error)
+	GetContainerReport(context.Context, *pb.GetContainerReportRequestProto) (*pb.GetContainerReportResponseProto, error)
+	GetNewReservation(context.Context, *pb.GetNewReservationRequestProto) (*pb.GetNewReservationResponseProto, error)
+	SubmitReservation(context.Context, *pb.ReservationSubmissionRequestProto) (*pb.ReservationSubmissionResponseProto, error)
+	UpdateReservation(context.Context, *pb.ReservationUpdateRequestProto) (*pb.ReservationUpdateResponseProto, error)
+	DeleteReservation(context.Context, *pb.ReservationDeleteRequestProto) (*pb.ReservationDeleteResponseProto, error)
+	ListReservations(context.Context, *pb.ReservationListRequestProto) (*pb.ReservationListResponseProto, error)
+	GetNodeToLabels(context.Context, *pb.GetNodesToLabelsRequestProto) (*pb.GetNodesToLabelsResponseProto, error)
+	GetLabelsToNodes(context.Context, *pb.GetLabelsToNodesRequestProto) (*pb.GetLabelsToNodesResponseProto, error)
+	GetClusterNodeLabels(context.Context, *pb.GetClusterNodeLabelsRequestProto) (*pb.GetClusterNodeLabelsResponseProto, error)
+	GetClusterNodeAttributes(context.Context, *pb.GetClusterNodeAttributesRequestProto) (*pb.GetClusterNodeAttributesResponseProto, error)
+	GetAttributesToNodes(context.Context, *pb.GetAttributesToNodesRequestProto) (*pb.GetAttributesToNodesResponseProto, error)
+	GetNodesToAttributes(context.Context, *pb.GetNodesToAttributesRequestProto) (*pb.GetNodesToAttributesResponseProto, error)
+	SignalToContainer(context.Context, *pb.SignalContainerRequestProto) (*pb.SignalContainerResponseProto, error)
 }
 
 // ApplicationClientService is ApplicationClientProtocol served by s.
@@ -91,6 +115,29 @@ func ApplicationClientService(s ApplicationClientServer) Protocol {
 		Unary("getResourceTypeInfo", s.GetResourceTypeInfo),
 		Unary("getResourceProfiles", s.GetResourceProfiles),
 		Unary("getResourceProfile", s.GetResourceProfile),
+		Unary("failApplicationAttempt", s.FailApplicationAttempt),
+		Unary("setApplicationTags", s.SetApplicationTags),
+		Unary("moveApplicationAcrossQueues", s.MoveApplicationAcrossQueues),
+		Unary("updateApplicationPriority", s.UpdateApplicationPriority),
+		Unary("updateApplicationTimeouts", s.UpdateApplicationTimeouts),
+		Unary("getQueueUserAcls", s.GetQueueUserAcls),
+		Unary("getDelegationToken", s.GetDelegationToken),
+		Unary("renewDelegationToken", s.RenewDelegationToken),
+		Unary("cancelDelegationToken", s.CancelDelegationToken),
+		Unary("getApplicationAttemptReport", s.GetApplicationAttemptReport),
+		Unary("getContainerReport", s.GetContainerReport),
+		Unary("getNewReservation", s.GetNewReservation),
+		Unary("submitReservation", s.SubmitReservation),
+		Unary("updateReservation", s.UpdateReservation),
+		Unary("deleteReservation", s.DeleteReservation),
+		Unary("listReservations", s.ListReservations),
+		Unary("getNodeToLabels", s.GetNodeToLabels),
+		Unary("getLabelsToNodes", s.GetLabelsToNodes),
+		Unary("getClusterNodeLabels", s.GetClusterNodeLabels),
+		Unary("getClusterNodeAttributes", s.GetClusterNodeAttributes),
+		Unary("getAttributesToNodes", s.GetAttributesToNodes),
+		Unary("getNodesToAttributes", s.GetNodesToAttributes),
+		Unary("signalToContainer", s.SignalToContainer),
 	}}
 }
 
@@ -149,6 +196,98 @@ func (c ApplicationClient) GetResourceProfiles(ctx context.Context, req *pb.GetA
 
 func (c ApplicationClient) GetResourceProfile(ctx context.Context, req *pb.GetResourceProfileRequestProto) (*pb.GetResourceProfileResponseProto, error) {
 	return call[pb.GetResourceProfileResponseProto](ctx, c.C, ApplicationClientProtocol, "getResourceProfile", req, Idempotent())
+}
+
+func (c ApplicationClient) FailApplicationAttempt(ctx context.Context, req *pb.FailApplicationAttemptRequestProto) (*pb.FailApplicationAttemptResponseProto, error) {
+	return call[pb.FailApplicationAttemptResponseProto](ctx, c.C, ApplicationClientProtocol, "failApplicationAttempt", req, Idempotent())
+}
+
+func (c ApplicationClient) SetApplicationTags(ctx context.Context, req *pb.SetApplicationTagsRequestProto) (*pb.SetApplicationTagsResponseProto, error) {
+	return call[pb.SetApplicationTagsResponseProto](ctx, c.C, ApplicationClientProtocol, "setApplicationTags", req, Idempotent())
+}
+
+func (c ApplicationClient) MoveApplicationAcrossQueues(ctx context.Context, req *pb.MoveApplicationAcrossQueuesRequestProto) (*pb.MoveApplicationAcrossQueuesResponseProto, error) {
+	return call[pb.MoveApplicationAcrossQueuesResponseProto](ctx, c.C, ApplicationClientProtocol, "moveApplicationAcrossQueues", req, Idempotent())
+}
+
+func (c ApplicationClient) UpdateApplicationPriority(ctx context.Context, req *pb.UpdateApplicationPriorityRequestProto) (*pb.UpdateApplicationPriorityResponseProto, error) {
+	return call[pb.UpdateApplicationPriorityResponseProto](ctx, c.C, ApplicationClientProtocol, "updateApplicationPriority", req, Idempotent())
+}
+
+func (c ApplicationClient) UpdateApplicationTimeouts(ctx context.Context, req *pb.UpdateApplicationTimeoutsRequestProto) (*pb.UpdateApplicationTimeoutsResponseProto, error) {
+	return call[pb.UpdateApplicationTimeoutsResponseProto](ctx, c.C, ApplicationClientProtocol, "updateApplicationTimeouts", req, Idempotent())
+}
+
+func (c ApplicationClient) GetQueueUserAcls(ctx context.Context, req *pb.GetQueueUserAclsInfoRequestProto) (*pb.GetQueueUserAclsInfoResponseProto, error) {
+	return call[pb.GetQueueUserAclsInfoResponseProto](ctx, c.C, ApplicationClientProtocol, "getQueueUserAcls", req, Idempotent())
+}
+
+func (c ApplicationClient) GetDelegationToken(ctx context.Context, req *hadooppb.GetDelegationTokenRequestProto) (*hadooppb.GetDelegationTokenResponseProto, error) {
+	return call[hadooppb.GetDelegationTokenResponseProto](ctx, c.C, ApplicationClientProtocol, "getDelegationToken", req, Idempotent())
+}
+
+func (c ApplicationClient) RenewDelegationToken(ctx context.Context, req *hadooppb.RenewDelegationTokenRequestProto) (*hadooppb.RenewDelegationTokenResponseProto, error) {
+	return call[hadooppb.RenewDelegationTokenResponseProto](ctx, c.C, ApplicationClientProtocol, "renewDelegationToken", req, Idempotent())
+}
+
+func (c ApplicationClient) CancelDelegationToken(ctx context.Context, req *hadooppb.CancelDelegationTokenRequestProto) (*hadooppb.CancelDelegationTokenResponseProto, error) {
+	return call[hadooppb.CancelDelegationTokenResponseProto](ctx, c.C, ApplicationClientProtocol, "cancelDelegationToken", req, Idempotent())
+}
+
+func (c ApplicationClient) GetApplicationAttemptReport(ctx context.Context, req *pb.GetApplicationAttemptReportRequestProto) (*pb.GetApplicationAttemptReportResponseProto, error) {
+	return call[pb.GetApplicationAttemptReportResponseProto](ctx, c.C, ApplicationClientProtocol, "getApplicationAttemptReport", req, Idempotent())
+}
+
+func (c ApplicationClient) GetContainerReport(ctx context.Context, req *pb.GetContainerReportRequestProto) (*pb.GetContainerReportResponseProto, error) {
+	return call[pb.GetContainerReportResponseProto](ctx, c.C, ApplicationClientProtocol, "getContainerReport", req, Idempotent())
+}
+
+func (c ApplicationClient) GetNewReservation(ctx context.Context, req *pb.GetNewReservationRequestProto) (*pb.GetNewReservationResponseProto, error) {
+	return call[pb.GetNewReservationResponseProto](ctx, c.C, ApplicationClientProtocol, "getNewReservation", req, Idempotent())
+}
+
+func (c ApplicationClient) SubmitReservation(ctx context.Context, req *pb.ReservationSubmissionRequestProto) (*pb.ReservationSubmissionResponseProto, error) {
+	return call[pb.ReservationSubmissionResponseProto](ctx, c.C, ApplicationClientProtocol, "submitReservation", req, Idempotent())
+}
+
+func (c ApplicationClient) UpdateReservation(ctx context.Context, req *pb.ReservationUpdateRequestProto) (*pb.ReservationUpdateResponseProto, error) {
+	return call[pb.ReservationUpdateResponseProto](ctx, c.C, ApplicationClientProtocol, "updateReservation", req, Idempotent())
+}
+
+func (c ApplicationClient) DeleteReservation(ctx context.Context, req *pb.ReservationDeleteRequestProto) (*pb.ReservationDeleteResponseProto, error) {
+	return call[pb.ReservationDeleteResponseProto](ctx, c.C, ApplicationClientProtocol, "deleteReservation", req, Idempotent())
+}
+
+func (c ApplicationClient) ListReservations(ctx context.Context, req *pb.ReservationListRequestProto) (*pb.ReservationListResponseProto, error) {
+	return call[pb.ReservationListResponseProto](ctx, c.C, ApplicationClientProtocol, "listReservations", req, Idempotent())
+}
+
+func (c ApplicationClient) GetNodeToLabels(ctx context.Context, req *pb.GetNodesToLabelsRequestProto) (*pb.GetNodesToLabelsResponseProto, error) {
+	return call[pb.GetNodesToLabelsResponseProto](ctx, c.C, ApplicationClientProtocol, "getNodeToLabels", req, Idempotent())
+}
+
+func (c ApplicationClient) GetLabelsToNodes(ctx context.Context, req *pb.GetLabelsToNodesRequestProto) (*pb.GetLabelsToNodesResponseProto, error) {
+	return call[pb.GetLabelsToNodesResponseProto](ctx, c.C, ApplicationClientProtocol, "getLabelsToNodes", req, Idempotent())
+}
+
+func (c ApplicationClient) GetClusterNodeLabels(ctx context.Context, req *pb.GetClusterNodeLabelsRequestProto) (*pb.GetClusterNodeLabelsResponseProto, error) {
+	return call[pb.GetClusterNodeLabelsResponseProto](ctx, c.C, ApplicationClientProtocol, "getClusterNodeLabels", req, Idempotent())
+}
+
+func (c ApplicationClient) GetClusterNodeAttributes(ctx context.Context, req *pb.GetClusterNodeAttributesRequestProto) (*pb.GetClusterNodeAttributesResponseProto, error) {
+	return call[pb.GetClusterNodeAttributesResponseProto](ctx, c.C, ApplicationClientProtocol, "getClusterNodeAttributes", req, Idempotent())
+}
+
+func (c ApplicationClient) GetAttributesToNodes(ctx context.Context, req *pb.GetAttributesToNodesRequestProto) (*pb.GetAttributesToNodesResponseProto, error) {
+	return call[pb.GetAttributesToNodesResponseProto](ctx, c.C, ApplicationClientProtocol, "getAttributesToNodes", req, Idempotent())
+}
+
+func (c ApplicationClient) GetNodesToAttributes(ctx context.Context, req *pb.GetNodesToAttributesRequestProto) (*pb.GetNodesToAttributesResponseProto, error) {
+	return call[pb.GetNodesToAttributesResponseProto](ctx, c.C, ApplicationClientProtocol, "getNodesToAttributes", req, Idempotent())
+}
+
+func (c ApplicationClient) SignalToContainer(ctx context.Context, req *pb.SignalContainerRequestProto) (*pb.SignalContainerResponseProto, error) {
+	return call[pb.SignalContainerResponseProto](ctx, c.C, ApplicationClientProtocol, "signalToContainer", req, Idempotent())
 }
 
 // ApplicationMasterServer serves ApplicationMasterProtocol (port 8030).

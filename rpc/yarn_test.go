@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -81,6 +82,75 @@ func (r *recorder) GetResourceProfiles(ctx context.Context, q *pb.GetAllResource
 func (r *recorder) GetResourceProfile(ctx context.Context, q *pb.GetResourceProfileRequestProto) (*pb.GetResourceProfileResponseProto, error) {
 	return record[*pb.GetResourceProfileResponseProto](r, "getResourceProfile", ctx, q)
 }
+func (r *recorder) FailApplicationAttempt(ctx context.Context, q *pb.FailApplicationAttemptRequestProto) (*pb.FailApplicationAttemptResponseProto, error) {
+	return record[*pb.FailApplicationAttemptResponseProto](r, "failApplicationAttempt", ctx, q)
+}
+func (r *recorder) SetApplicationTags(ctx context.Context, q *pb.SetApplicationTagsRequestProto) (*pb.SetApplicationTagsResponseProto, error) {
+	return record[*pb.SetApplicationTagsResponseProto](r, "setApplicationTags", ctx, q)
+}
+func (r *recorder) MoveApplicationAcrossQueues(ctx context.Context, q *pb.MoveApplicationAcrossQueuesRequestProto) (*pb.MoveApplicationAcrossQueuesResponseProto, error) {
+	return record[*pb.MoveApplicationAcrossQueuesResponseProto](r, "moveApplicationAcrossQueues", ctx, q)
+}
+func (r *recorder) UpdateApplicationPriority(ctx context.Context, q *pb.UpdateApplicationPriorityRequestProto) (*pb.UpdateApplicationPriorityResponseProto, error) {
+	return record[*pb.UpdateApplicationPriorityResponseProto](r, "updateApplicationPriority", ctx, q)
+}
+func (r *recorder) UpdateApplicationTimeouts(ctx context.Context, q *pb.UpdateApplicationTimeoutsRequestProto) (*pb.UpdateApplicationTimeoutsResponseProto, error) {
+	return record[*pb.UpdateApplicationTimeoutsResponseProto](r, "updateApplicationTimeouts", ctx, q)
+}
+func (r *recorder) GetQueueUserAcls(ctx context.Context, q *pb.GetQueueUserAclsInfoRequestProto) (*pb.GetQueueUserAclsInfoResponseProto, error) {
+	return record[*pb.GetQueueUserAclsInfoResponseProto](r, "getQueueUserAcls", ctx, q)
+}
+func (r *recorder) GetDelegationToken(ctx context.Context, q *hadooppb.GetDelegationTokenRequestProto) (*hadooppb.GetDelegationTokenResponseProto, error) {
+	return record[*hadooppb.GetDelegationTokenResponseProto](r, "getDelegationToken", ctx, q)
+}
+func (r *recorder) RenewDelegationToken(ctx context.Context, q *hadooppb.RenewDelegationTokenRequestProto) (*hadooppb.RenewDelegationTokenResponseProto, error) {
+	return record[*hadooppb.RenewDelegationTokenResponseProto](r, "renewDelegationToken", ctx, q)
+}
+func (r *recorder) CancelDelegationToken(ctx context.Context, q *hadooppb.CancelDelegationTokenRequestProto) (*hadooppb.CancelDelegationTokenResponseProto, error) {
+	return record[*hadooppb.CancelDelegationTokenResponseProto](r, "cancelDelegationToken", ctx, q)
+}
+func (r *recorder) GetApplicationAttemptReport(ctx context.Context, q *pb.GetApplicationAttemptReportRequestProto) (*pb.GetApplicationAttemptReportResponseProto, error) {
+	return record[*pb.GetApplicationAttemptReportResponseProto](r, "getApplicationAttemptReport", ctx, q)
+}
+func (r *recorder) GetContainerReport(ctx context.Context, q *pb.GetContainerReportRequestProto) (*pb.GetContainerReportResponseProto, error) {
+	return record[*pb.GetContainerReportResponseProto](r, "getContainerReport", ctx, q)
+}
+func (r *recorder) GetNewReservation(ctx context.Context, q *pb.GetNewReservationRequestProto) (*pb.GetNewReservationResponseProto, error) {
+	return record[*pb.GetNewReservationResponseProto](r, "getNewReservation", ctx, q)
+}
+func (r *recorder) SubmitReservation(ctx context.Context, q *pb.ReservationSubmissionRequestProto) (*pb.ReservationSubmissionResponseProto, error) {
+	return record[*pb.ReservationSubmissionResponseProto](r, "submitReservation", ctx, q)
+}
+func (r *recorder) UpdateReservation(ctx context.Context, q *pb.ReservationUpdateRequestProto) (*pb.ReservationUpdateResponseProto, error) {
+	return record[*pb.ReservationUpdateResponseProto](r, "updateReservation", ctx, q)
+}
+func (r *recorder) DeleteReservation(ctx context.Context, q *pb.ReservationDeleteRequestProto) (*pb.ReservationDeleteResponseProto, error) {
+	return record[*pb.ReservationDeleteResponseProto](r, "deleteReservation", ctx, q)
+}
+func (r *recorder) ListReservations(ctx context.Context, q *pb.ReservationListRequestProto) (*pb.ReservationListResponseProto, error) {
+	return record[*pb.ReservationListResponseProto](r, "listReservations", ctx, q)
+}
+func (r *recorder) GetNodeToLabels(ctx context.Context, q *pb.GetNodesToLabelsRequestProto) (*pb.GetNodesToLabelsResponseProto, error) {
+	return record[*pb.GetNodesToLabelsResponseProto](r, "getNodeToLabels", ctx, q)
+}
+func (r *recorder) GetLabelsToNodes(ctx context.Context, q *pb.GetLabelsToNodesRequestProto) (*pb.GetLabelsToNodesResponseProto, error) {
+	return record[*pb.GetLabelsToNodesResponseProto](r, "getLabelsToNodes", ctx, q)
+}
+func (r *recorder) GetClusterNodeLabels(ctx context.Context, q *pb.GetClusterNodeLabelsRequestProto) (*pb.GetClusterNodeLabelsResponseProto, error) {
+	return record[*pb.GetClusterNodeLabelsResponseProto](r, "getClusterNodeLabels", ctx, q)
+}
+func (r *recorder) GetClusterNodeAttributes(ctx context.Context, q *pb.GetClusterNodeAttributesRequestProto) (*pb.GetClusterNodeAttributesResponseProto, error) {
+	return record[*pb.GetClusterNodeAttributesResponseProto](r, "getClusterNodeAttributes", ctx, q)
+}
+func (r *recorder) GetAttributesToNodes(ctx context.Context, q *pb.GetAttributesToNodesRequestProto) (*pb.GetAttributesToNodesResponseProto, error) {
+	return record[*pb.GetAttributesToNodesResponseProto](r, "getAttributesToNodes", ctx, q)
+}
+func (r *recorder) GetNodesToAttributes(ctx context.Context, q *pb.GetNodesToAttributesRequestProto) (*pb.GetNodesToAttributesResponseProto, error) {
+	return record[*pb.GetNodesToAttributesResponseProto](r, "getNodesToAttributes", ctx, q)
+}
+func (r *recorder) SignalToContainer(ctx context.Context, q *pb.SignalContainerRequestProto) (*pb.SignalContainerResponseProto, error) {
+	return record[*pb.SignalContainerResponseProto](r, "signalToContainer", ctx, q)
+}
 func (r *recorder) RegisterApplicationMaster(ctx context.Context, q *pb.RegisterApplicationMasterRequestProto) (*pb.RegisterApplicationMasterResponseProto, error) {
 	return record[*pb.RegisterApplicationMasterResponseProto](r, "registerApplicationMaster", ctx, q)
 }
@@ -132,6 +202,7 @@ var (
 	contID = &pb.ContainerIdProto{AppId: appID, AppAttemptId: attID, Id: proto.Int64(2)}
 	nodeID = &pb.NodeIdProto{Host: proto.String("nm1.example"), Port: proto.Int32(45454)}
 	res    = &pb.ResourceProto{Memory: proto.Int64(2048), VirtualCores: proto.Int32(1)}
+	dtoken = &hadooppb.TokenProto{Identifier: []byte{1, 2}, Password: []byte{3}, Kind: proto.String("RM_DELEGATION_TOKEN"), Service: proto.String("rm:8032")}
 )
 
 func TestEveryYARNMethodRoundTrips(t *testing.T) {
@@ -177,6 +248,54 @@ func TestEveryYARNMethodRoundTrips(t *testing.T) {
 			ResourceProfiles: &pb.ResourceProfilesProto{}}, nil},
 		{"getResourceProfile", &pb.GetResourceProfileRequestProto{Profile: proto.String("small")},
 			&pb.GetResourceProfileResponseProto{Resources: res}, nil},
+		{"failApplicationAttempt", &pb.FailApplicationAttemptRequestProto{ApplicationAttemptId: attID}, &pb.FailApplicationAttemptResponseProto{}, nil},
+		{"setApplicationTags", &pb.SetApplicationTagsRequestProto{ApplicationId: appID, ApplicationTags: []string{"tpch", "nightly"}},
+			&pb.SetApplicationTagsResponseProto{ApplicationTags: []string{"nightly", "tpch"}}, nil},
+		{"moveApplicationAcrossQueues", &pb.MoveApplicationAcrossQueuesRequestProto{ApplicationId: appID, TargetQueue: proto.String("batch")},
+			&pb.MoveApplicationAcrossQueuesResponseProto{}, nil},
+		{"updateApplicationPriority", &pb.UpdateApplicationPriorityRequestProto{ApplicationId: appID,
+			ApplicationPriority: &pb.PriorityProto{Priority: proto.Int32(5)}},
+			&pb.UpdateApplicationPriorityResponseProto{ApplicationPriority: &pb.PriorityProto{Priority: proto.Int32(0)}}, nil},
+		{"updateApplicationTimeouts", &pb.UpdateApplicationTimeoutsRequestProto{ApplicationId: appID,
+			ApplicationTimeouts: []*pb.ApplicationUpdateTimeoutMapProto{{ApplicationTimeoutType: pb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME.Enum(),
+				ExpireTime: proto.String("2030-01-02T03:04:05.000+0000")}}},
+			&pb.UpdateApplicationTimeoutsResponseProto{ApplicationTimeouts: []*pb.ApplicationUpdateTimeoutMapProto{{
+				ApplicationTimeoutType: pb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME.Enum(), ExpireTime: proto.String("2030-01-02T03:04:05.000+0000")}}}, nil},
+		{"getQueueUserAcls", &pb.GetQueueUserAclsInfoRequestProto{}, &pb.GetQueueUserAclsInfoResponseProto{QueueUserAcls: []*pb.QueueUserACLInfoProto{{
+			QueueName: proto.String("default"), UserAcls: []pb.QueueACLProto{pb.QueueACLProto_QACL_SUBMIT_APPLICATIONS, pb.QueueACLProto_QACL_ADMINISTER_QUEUE}}}}, nil},
+		{"getDelegationToken", &hadooppb.GetDelegationTokenRequestProto{Renewer: proto.String("yarn")},
+			&hadooppb.GetDelegationTokenResponseProto{Token: dtoken}, nil},
+		{"renewDelegationToken", &hadooppb.RenewDelegationTokenRequestProto{Token: dtoken},
+			&hadooppb.RenewDelegationTokenResponseProto{NewExpiryTime: proto.Uint64(1700086400000)}, nil},
+		{"cancelDelegationToken", &hadooppb.CancelDelegationTokenRequestProto{Token: dtoken}, &hadooppb.CancelDelegationTokenResponseProto{}, nil},
+		{"getApplicationAttemptReport", &pb.GetApplicationAttemptReportRequestProto{ApplicationAttemptId: attID},
+			&pb.GetApplicationAttemptReportResponseProto{ApplicationAttemptReport: &pb.ApplicationAttemptReportProto{ApplicationAttemptId: attID,
+				AmContainerId: contID, YarnApplicationAttemptState: pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING.Enum()}}, nil},
+		{"getContainerReport", &pb.GetContainerReportRequestProto{ContainerId: contID},
+			&pb.GetContainerReportResponseProto{ContainerReport: &pb.ContainerReportProto{ContainerId: contID, Resource: res, NodeId: nodeID}}, nil},
+		{"getNewReservation", &pb.GetNewReservationRequestProto{},
+			&pb.GetNewReservationResponseProto{ReservationId: &pb.ReservationIdProto{Id: proto.Int64(1), ClusterTimestamp: proto.Int64(1700000000000)}}, nil},
+		{"submitReservation", &pb.ReservationSubmissionRequestProto{Queue: proto.String("default"),
+			ReservationId: &pb.ReservationIdProto{Id: proto.Int64(1), ClusterTimestamp: proto.Int64(1700000000000)}},
+			&pb.ReservationSubmissionResponseProto{}, nil},
+		{"updateReservation", &pb.ReservationUpdateRequestProto{ReservationId: &pb.ReservationIdProto{Id: proto.Int64(1)}},
+			&pb.ReservationUpdateResponseProto{}, nil},
+		{"deleteReservation", &pb.ReservationDeleteRequestProto{ReservationId: &pb.ReservationIdProto{Id: proto.Int64(1)}},
+			&pb.ReservationDeleteResponseProto{}, nil},
+		{"listReservations", &pb.ReservationListRequestProto{Queue: proto.String("default"), EndTime: proto.Int64(-1)},
+			&pb.ReservationListResponseProto{}, nil},
+		{"getNodeToLabels", &pb.GetNodesToLabelsRequestProto{},
+			&pb.GetNodesToLabelsResponseProto{NodeToLabels: []*pb.NodeIdToLabelsProto{{NodeId: nodeID, NodeLabels: []string{"gpu"}}}}, nil},
+		{"getLabelsToNodes", &pb.GetLabelsToNodesRequestProto{NodeLabels: []string{"gpu"}},
+			&pb.GetLabelsToNodesResponseProto{LabelsToNodes: []*pb.LabelsToNodeIdsProto{{NodeLabels: proto.String("gpu"), NodeId: []*pb.NodeIdProto{nodeID}}}}, nil},
+		{"getClusterNodeLabels", &pb.GetClusterNodeLabelsRequestProto{},
+			&pb.GetClusterNodeLabelsResponseProto{NodeLabels: []*pb.NodeLabelProto{{Name: proto.String("gpu"), IsExclusive: proto.Bool(false)}}}, nil},
+		{"getClusterNodeAttributes", &pb.GetClusterNodeAttributesRequestProto{}, &pb.GetClusterNodeAttributesResponseProto{}, nil},
+		{"getAttributesToNodes", &pb.GetAttributesToNodesRequestProto{NodeAttributes: []*pb.NodeAttributeKeyProto{{AttributeName: proto.String("os")}}},
+			&pb.GetAttributesToNodesResponseProto{}, nil},
+		{"getNodesToAttributes", &pb.GetNodesToAttributesRequestProto{Hostnames: []string{"nm1.example"}}, &pb.GetNodesToAttributesResponseProto{}, nil},
+		{"signalToContainer", &pb.SignalContainerRequestProto{ContainerId: contID, Command: pb.SignalContainerCommandProto_GRACEFUL_SHUTDOWN.Enum()},
+			&pb.SignalContainerResponseProto{}, nil},
 		{"registerApplicationMaster", &pb.RegisterApplicationMasterRequestProto{Host: proto.String("am.example"), RpcPort: proto.Int32(0)},
 			&pb.RegisterApplicationMasterResponseProto{MaximumCapability: res, Queue: proto.String("default")}, nil},
 		{"allocate", &pb.AllocateRequestProto{ResponseId: proto.Int32(7), Progress: proto.Float32(0.5), Ask: []*pb.ResourceRequestProto{{
@@ -243,6 +362,75 @@ func TestEveryYARNMethodRoundTrips(t *testing.T) {
 		"getResourceProfile": func(ctx context.Context, q proto.Message) (proto.Message, error) {
 			return ac.GetResourceProfile(ctx, q.(*pb.GetResourceProfileRequestProto))
 		},
+		"failApplicationAttempt": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.FailApplicationAttempt(ctx, q.(*pb.FailApplicationAttemptRequestProto))
+		},
+		"setApplicationTags": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.SetApplicationTags(ctx, q.(*pb.SetApplicationTagsRequestProto))
+		},
+		"moveApplicationAcrossQueues": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.MoveApplicationAcrossQueues(ctx, q.(*pb.MoveApplicationAcrossQueuesRequestProto))
+		},
+		"updateApplicationPriority": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.UpdateApplicationPriority(ctx, q.(*pb.UpdateApplicationPriorityRequestProto))
+		},
+		"updateApplicationTimeouts": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.UpdateApplicationTimeouts(ctx, q.(*pb.UpdateApplicationTimeoutsRequestProto))
+		},
+		"getQueueUserAcls": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.GetQueueUserAcls(ctx, q.(*pb.GetQueueUserAclsInfoRequestProto))
+		},
+		"getDelegationToken": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.GetDelegationToken(ctx, q.(*hadooppb.GetDelegationTokenRequestProto))
+		},
+		"renewDelegationToken": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.RenewDelegationToken(ctx, q.(*hadooppb.RenewDelegationTokenRequestProto))
+		},
+		"cancelDelegationToken": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.CancelDelegationToken(ctx, q.(*hadooppb.CancelDelegationTokenRequestProto))
+		},
+		"getApplicationAttemptReport": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.GetApplicationAttemptReport(ctx, q.(*pb.GetApplicationAttemptReportRequestProto))
+		},
+		"getContainerReport": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.GetContainerReport(ctx, q.(*pb.GetContainerReportRequestProto))
+		},
+		"getNewReservation": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.GetNewReservation(ctx, q.(*pb.GetNewReservationRequestProto))
+		},
+		"submitReservation": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.SubmitReservation(ctx, q.(*pb.ReservationSubmissionRequestProto))
+		},
+		"updateReservation": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.UpdateReservation(ctx, q.(*pb.ReservationUpdateRequestProto))
+		},
+		"deleteReservation": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.DeleteReservation(ctx, q.(*pb.ReservationDeleteRequestProto))
+		},
+		"listReservations": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.ListReservations(ctx, q.(*pb.ReservationListRequestProto))
+		},
+		"getNodeToLabels": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.GetNodeToLabels(ctx, q.(*pb.GetNodesToLabelsRequestProto))
+		},
+		"getLabelsToNodes": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.GetLabelsToNodes(ctx, q.(*pb.GetLabelsToNodesRequestProto))
+		},
+		"getClusterNodeLabels": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.GetClusterNodeLabels(ctx, q.(*pb.GetClusterNodeLabelsRequestProto))
+		},
+		"getClusterNodeAttributes": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.GetClusterNodeAttributes(ctx, q.(*pb.GetClusterNodeAttributesRequestProto))
+		},
+		"getAttributesToNodes": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.GetAttributesToNodes(ctx, q.(*pb.GetAttributesToNodesRequestProto))
+		},
+		"getNodesToAttributes": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.GetNodesToAttributes(ctx, q.(*pb.GetNodesToAttributesRequestProto))
+		},
+		"signalToContainer": func(ctx context.Context, q proto.Message) (proto.Message, error) {
+			return ac.SignalToContainer(ctx, q.(*pb.SignalContainerRequestProto))
+		},
 		"registerApplicationMaster": func(ctx context.Context, q proto.Message) (proto.Message, error) {
 			return am.RegisterApplicationMaster(ctx, q.(*pb.RegisterApplicationMasterRequestProto))
 		},
@@ -271,8 +459,8 @@ func TestEveryYARNMethodRoundTrips(t *testing.T) {
 			return cm.GetContainerStatuses(ctx, q.(*pb.GetContainerStatusesRequestProto))
 		},
 	}
-	if len(tests) != 22 || len(calls) != 22 {
-		t.Fatalf("%d tests and %d calls, want the 22 methods", len(tests), len(calls))
+	if len(tests) != 45 || len(calls) != 45 {
+		t.Fatalf("%d tests and %d calls, want the 45 methods", len(tests), len(calls))
 	}
 	for _, tc := range tests {
 		rec.resp[tc.method] = tc.resp

@@ -14,6 +14,7 @@ import (
 	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -381,6 +382,101 @@ func (f *fakeBackend) GetResourceProfiles(ctx context.Context, _ *pb.GetAllResou
 
 func (f *fakeBackend) GetResourceProfile(ctx context.Context, _ *pb.GetResourceProfileRequestProto) (*pb.GetResourceProfileResponseProto, error) {
 	return &pb.GetResourceProfileResponseProto{}, f.record(ctx, "GetResourceProfile")
+}
+
+// The rest of ApplicationClientProtocol: the web UI calls none of it, so
+// the fake only records the call.
+
+func (f *fakeBackend) FailApplicationAttempt(ctx context.Context, _ *pb.FailApplicationAttemptRequestProto) (*pb.FailApplicationAttemptResponseProto, error) {
+	return &pb.FailApplicationAttemptResponseProto{}, f.record(ctx, "FailApplicationAttempt")
+}
+
+func (f *fakeBackend) SetApplicationTags(ctx context.Context, _ *pb.SetApplicationTagsRequestProto) (*pb.SetApplicationTagsResponseProto, error) {
+	return &pb.SetApplicationTagsResponseProto{}, f.record(ctx, "SetApplicationTags")
+}
+
+func (f *fakeBackend) MoveApplicationAcrossQueues(ctx context.Context, _ *pb.MoveApplicationAcrossQueuesRequestProto) (*pb.MoveApplicationAcrossQueuesResponseProto, error) {
+	return &pb.MoveApplicationAcrossQueuesResponseProto{}, f.record(ctx, "MoveApplicationAcrossQueues")
+}
+
+func (f *fakeBackend) UpdateApplicationPriority(ctx context.Context, _ *pb.UpdateApplicationPriorityRequestProto) (*pb.UpdateApplicationPriorityResponseProto, error) {
+	return &pb.UpdateApplicationPriorityResponseProto{}, f.record(ctx, "UpdateApplicationPriority")
+}
+
+func (f *fakeBackend) UpdateApplicationTimeouts(ctx context.Context, _ *pb.UpdateApplicationTimeoutsRequestProto) (*pb.UpdateApplicationTimeoutsResponseProto, error) {
+	return &pb.UpdateApplicationTimeoutsResponseProto{}, f.record(ctx, "UpdateApplicationTimeouts")
+}
+
+func (f *fakeBackend) GetQueueUserAcls(ctx context.Context, _ *pb.GetQueueUserAclsInfoRequestProto) (*pb.GetQueueUserAclsInfoResponseProto, error) {
+	return &pb.GetQueueUserAclsInfoResponseProto{}, f.record(ctx, "GetQueueUserAcls")
+}
+
+func (f *fakeBackend) GetDelegationToken(ctx context.Context, _ *hadooppb.GetDelegationTokenRequestProto) (*hadooppb.GetDelegationTokenResponseProto, error) {
+	return &hadooppb.GetDelegationTokenResponseProto{}, f.record(ctx, "GetDelegationToken")
+}
+
+func (f *fakeBackend) RenewDelegationToken(ctx context.Context, _ *hadooppb.RenewDelegationTokenRequestProto) (*hadooppb.RenewDelegationTokenResponseProto, error) {
+	return &hadooppb.RenewDelegationTokenResponseProto{}, f.record(ctx, "RenewDelegationToken")
+}
+
+func (f *fakeBackend) CancelDelegationToken(ctx context.Context, _ *hadooppb.CancelDelegationTokenRequestProto) (*hadooppb.CancelDelegationTokenResponseProto, error) {
+	return &hadooppb.CancelDelegationTokenResponseProto{}, f.record(ctx, "CancelDelegationToken")
+}
+
+func (f *fakeBackend) GetApplicationAttemptReport(ctx context.Context, _ *pb.GetApplicationAttemptReportRequestProto) (*pb.GetApplicationAttemptReportResponseProto, error) {
+	return &pb.GetApplicationAttemptReportResponseProto{}, f.record(ctx, "GetApplicationAttemptReport")
+}
+
+func (f *fakeBackend) GetContainerReport(ctx context.Context, _ *pb.GetContainerReportRequestProto) (*pb.GetContainerReportResponseProto, error) {
+	return &pb.GetContainerReportResponseProto{}, f.record(ctx, "GetContainerReport")
+}
+
+func (f *fakeBackend) GetNewReservation(ctx context.Context, _ *pb.GetNewReservationRequestProto) (*pb.GetNewReservationResponseProto, error) {
+	return &pb.GetNewReservationResponseProto{}, f.record(ctx, "GetNewReservation")
+}
+
+func (f *fakeBackend) SubmitReservation(ctx context.Context, _ *pb.ReservationSubmissionRequestProto) (*pb.ReservationSubmissionResponseProto, error) {
+	return &pb.ReservationSubmissionResponseProto{}, f.record(ctx, "SubmitReservation")
+}
+
+func (f *fakeBackend) UpdateReservation(ctx context.Context, _ *pb.ReservationUpdateRequestProto) (*pb.ReservationUpdateResponseProto, error) {
+	return &pb.ReservationUpdateResponseProto{}, f.record(ctx, "UpdateReservation")
+}
+
+func (f *fakeBackend) DeleteReservation(ctx context.Context, _ *pb.ReservationDeleteRequestProto) (*pb.ReservationDeleteResponseProto, error) {
+	return &pb.ReservationDeleteResponseProto{}, f.record(ctx, "DeleteReservation")
+}
+
+func (f *fakeBackend) ListReservations(ctx context.Context, _ *pb.ReservationListRequestProto) (*pb.ReservationListResponseProto, error) {
+	return &pb.ReservationListResponseProto{}, f.record(ctx, "ListReservations")
+}
+
+func (f *fakeBackend) GetNodeToLabels(ctx context.Context, _ *pb.GetNodesToLabelsRequestProto) (*pb.GetNodesToLabelsResponseProto, error) {
+	return &pb.GetNodesToLabelsResponseProto{}, f.record(ctx, "GetNodeToLabels")
+}
+
+func (f *fakeBackend) GetLabelsToNodes(ctx context.Context, _ *pb.GetLabelsToNodesRequestProto) (*pb.GetLabelsToNodesResponseProto, error) {
+	return &pb.GetLabelsToNodesResponseProto{}, f.record(ctx, "GetLabelsToNodes")
+}
+
+func (f *fakeBackend) GetClusterNodeLabels(ctx context.Context, _ *pb.GetClusterNodeLabelsRequestProto) (*pb.GetClusterNodeLabelsResponseProto, error) {
+	return &pb.GetClusterNodeLabelsResponseProto{}, f.record(ctx, "GetClusterNodeLabels")
+}
+
+func (f *fakeBackend) GetClusterNodeAttributes(ctx context.Context, _ *pb.GetClusterNodeAttributesRequestProto) (*pb.GetClusterNodeAttributesResponseProto, error) {
+	return &pb.GetClusterNodeAttributesResponseProto{}, f.record(ctx, "GetClusterNodeAttributes")
+}
+
+func (f *fakeBackend) GetAttributesToNodes(ctx context.Context, _ *pb.GetAttributesToNodesRequestProto) (*pb.GetAttributesToNodesResponseProto, error) {
+	return &pb.GetAttributesToNodesResponseProto{}, f.record(ctx, "GetAttributesToNodes")
+}
+
+func (f *fakeBackend) GetNodesToAttributes(ctx context.Context, _ *pb.GetNodesToAttributesRequestProto) (*pb.GetNodesToAttributesResponseProto, error) {
+	return &pb.GetNodesToAttributesResponseProto{}, f.record(ctx, "GetNodesToAttributes")
+}
+
+func (f *fakeBackend) SignalToContainer(ctx context.Context, _ *pb.SignalContainerRequestProto) (*pb.SignalContainerResponseProto, error) {
+	return &pb.SignalContainerResponseProto{}, f.record(ctx, "SignalToContainer")
 }
 
 func (f *fakeBackend) RESTWritesEnabled() bool {
