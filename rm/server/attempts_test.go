@@ -1,12 +1,14 @@
 package server
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -70,5 +72,46 @@ func TestFailureAccounting(t *testing.T) {
 	}
 	if state, _ := endAM(id, 1); state != pb.YarnApplicationStateProto_FAILED {
 		t.Fatalf("two failures within the window: %v, want FAILED", state)
+	}
+}
+
+// TestSilentAMFailsOneAttempt: an AM that stops calling fails its
+// attempt once: its still-running AM container is killed with it
+// (KILLED_BY_RESOURCEMANAGER) and exactly one new attempt starts. The
+// container's end used to fail the attempt a second time.
+func TestSilentAMFailsOneAttempt(t *testing.T) {
+	r := startRM(t, "yarn.am.liveness-monitor.expiry-interval-ms=300", "yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs=10",
+		"yarn.resourcemanager.am.max-attempts=3")
+	nm := startNM(t, r.Addr("tracker"), 8192, 8)
+	ac := clientOf(t, r, "walt")
+	id, err := submitContext(t, ac, &pb.ApplicationSubmissionContextProto{KeepContainersAcrossApplicationAttempts: proto.Bool(true),
+		Resource: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm.beat()
+	start := nm.waitStarts(1)[0]
+	amCont := containerOf(t, start)
+	if _, err := amClient(t, r, start).RegisterApplicationMaster(context.Background(), &pb.RegisterApplicationMasterRequestProto{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for report(t, ac, id).GetCurrentApplicationAttemptId().GetAttemptId() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the silent AM's attempt did not fail")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	atts, err := ac.GetApplicationAttempts(context.Background(), &pb.GetApplicationAttemptsRequestProto{ApplicationId: id})
+	if err != nil || len(atts.GetApplicationAttempts()) != 2 {
+		t.Fatalf("%d attempts after one silent AM, want 2 (%v)", len(atts.GetApplicationAttempts()), err)
+	}
+	cleaned := false
+	for _, c := range nm.beat().GetContainersToCleanup() {
+		cleaned = cleaned || rpc.ContainerIDString(c) == rpc.ContainerIDString(amCont)
+	}
+	if !cleaned {
+		t.Errorf("the silent AM's container %s was not cleaned up (even though the app keeps containers)", rpc.ContainerIDString(amCont))
 	}
 }

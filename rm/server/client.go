@@ -224,6 +224,7 @@ func (r *RM) report(a *appRec) *pb.ApplicationReportProto {
 		}
 	}
 	rep.AppResource_Usage = ru
+	rep.AppTimeouts = r.appTimeouts(a, now)
 	return rep
 }
 

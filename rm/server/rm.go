@@ -593,8 +593,8 @@ func (r *RM) amContainerEnded(a *appRec, cr *contRec) {
 			"the AM container exited 0 without registering: the command was the whole application")
 		return
 	}
-	if at.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED {
-		return
+	if at.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED || at.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED {
+		return // the attempt has ended already; its AM container ends with it
 	}
 	diag := fmt.Sprintf("AM container %s exited with exitCode: %d", rpc.ContainerIDString(cr.yid), cr.exit)
 	if cr.diag != "" {
@@ -613,6 +613,12 @@ func (r *RM) attemptFailed(a *appRec, exit int32, diag string) {
 	r.persistAttempt(a, at)
 	r.log.Warn().Str("attempt", rpc.AttemptIDString(at.yid)).Int32("exit", exit).Bool("counts", at.countsAsFailure()).
 		Str("why", diag).Msg("attempt failed")
+	// The AM container ends with its attempt (when the AM went silent it
+	// is still running), whether or not the app keeps the others.
+	if cr, ok := a.live[at.amContainer]; ok && cr.isAM {
+		cr.node.cleanup = append(cr.node.cleanup, cr.yid)
+		r.containerEnded(cr.c.ID, ExitKilledByRM, "AM container of a failed attempt", true)
+	}
 	if !a.keepsContainers() {
 		r.killAttemptContainers(a, at, ExitAborted, "Container of a failed attempt")
 	}
