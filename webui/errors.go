@@ -84,12 +84,23 @@ func fromBackend(err error) *webError {
 	return internalError("%v", err)
 }
 
-// writeError answers with YARN's RemoteException body.
-func writeError(w http.ResponseWriter, e *webError) {
-	body, _ := marshal(dao.RemoteExceptionResponse{RemoteException: dao.RemoteException{
-		Exception: simpleName(e.class), Message: e.message, JavaClassName: e.class}})
+// writeError answers with YARN's RemoteException body: in XML under
+// /ws/v1/cluster when the client asks for XML, in JSON otherwise.
+func writeError(w http.ResponseWriter, r *http.Request, e *webError) {
+	doc := dao.RemoteExceptionResponse{RemoteException: dao.RemoteException{
+		Exception: simpleName(e.class), Message: e.message, JavaClassName: e.class}}
+	body, _ := marshal(doc)
+	contentType := contentTypeJSON
+	if isClusterPath(r.URL.Path) && wantsXML(r) {
+		if b, err := marshalXML(doc); err == nil {
+			body, contentType = b, contentTypeXML
+		}
+	}
 	h := w.Header()
-	h.Set("Content-Type", contentTypeJSON)
+	if isClusterPath(r.URL.Path) && h.Get("Vary") == "" {
+		h.Add("Vary", "Accept")
+	}
+	h.Set("Content-Type", contentType)
 	h.Set("X-Content-Type-Options", "nosniff")
 	if e.allow != "" {
 		h.Set("Allow", e.allow)

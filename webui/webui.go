@@ -61,6 +61,9 @@ type call struct {
 	w     http.ResponseWriter
 	r     *http.Request
 	route string
+	// xml is whether the answer is XML: the route speaks it and the
+	// client asked for it.
+	xml bool
 }
 
 // user is the REST caller under Hadoop's pseudo authentication.
@@ -95,14 +98,19 @@ func remoteIP(r *http.Request) string {
 	return r.RemoteAddr
 }
 
-// json answers v with status.
+// json answers v with status: in JSON, or in XML where the route speaks
+// it and the client asked for it.
 func (c *call) json(status int, v any) error {
-	body, err := marshal(v)
+	marshalFn, contentType := marshal, contentTypeJSON
+	if c.xml {
+		marshalFn, contentType = marshalXML, contentTypeXML
+	}
+	body, err := marshalFn(v)
 	if err != nil {
 		return internalError("cannot write the answer: %v", err)
 	}
 	h := c.w.Header()
-	h.Set("Content-Type", contentTypeJSON)
+	h.Set("Content-Type", contentType)
 	h.Set("X-Content-Type-Options", "nosniff")
 	c.w.WriteHeader(status)
 	if c.r.Method != http.MethodHead {
@@ -149,7 +157,10 @@ func (s *server) handler() http.Handler {
 		}
 		m.HandlerFunc(
 			func(w http.ResponseWriter, req *http.Request) {
-				c := &call{s: s, w: w, r: req, route: rt.Name}
+				c := &call{s: s, w: w, r: req, route: rt.Name, xml: rt.speaksXML() && wantsXML(req)}
+				if rt.speaksXML() {
+					w.Header().Add("Vary", "Accept")
+				}
 				err := c.checkWrite(rt)
 				if err == nil {
 					err = rt.Handle(c)
@@ -159,14 +170,14 @@ func (s *server) handler() http.Handler {
 					if we.status >= 500 {
 						s.cfg.Log.Error().Str("route", rt.Name).Str("path", req.URL.Path).Str("error", we.message).Msg("web request failed")
 					}
-					writeError(w, we)
+					writeError(w, req, we)
 				}
 			})
 	}
 	// Whether a path exists is decided here, by asking the table with
 	// each method, rather than by the router's own mismatch tracking.
 	unmatched := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		writeError(w, noRoute(r, req))
+		writeError(w, req, noRoute(r, req))
 	})
 	r.NotFoundHandler, r.MethodNotAllowedHandler = unmatched, unmatched
 	return s.middleware(r)
@@ -211,7 +222,7 @@ func (s *server) middleware(next http.Handler) http.Handler {
 					panic(v)
 				}
 				s.cfg.Log.Error().Interface("panic", v).Str("path", r.URL.Path).Msg("web handler panicked")
-				writeError(w, internalError("the server failed on %s", r.URL.Path))
+				writeError(w, r, internalError("the server failed on %s", r.URL.Path))
 			}
 		}()
 		if p := r.URL.Path; strings.HasPrefix(p, "/ws/") && len(p) > len("/ws/") && strings.HasSuffix(p, "/") {

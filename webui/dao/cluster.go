@@ -2,145 +2,145 @@ package dao
 
 // ClusterInfoResponse is /ws/v1/cluster and /ws/v1/cluster/info.
 type ClusterInfoResponse struct {
-	ClusterInfo ClusterInfo `json:"clusterInfo"`
+	ClusterInfo ClusterInfo `json:"clusterInfo" xml:"clusterInfo"`
 }
 
 // ClusterInfo is the ResourceManager's identity.
 type ClusterInfo struct {
-	ID                            int64  `json:"id"`
-	StartedOn                     int64  `json:"startedOn"`
-	State                         string `json:"state"`
-	HAState                       string `json:"haState"`
-	ResourceManagerVersion        string `json:"resourceManagerVersion"`
-	ResourceManagerBuildVersion   string `json:"resourceManagerBuildVersion"`
-	ResourceManagerVersionBuiltOn string `json:"resourceManagerVersionBuiltOn"`
-	HadoopVersion                 string `json:"hadoopVersion"`
-	HadoopBuildVersion            string `json:"hadoopBuildVersion"`
-	HadoopVersionBuiltOn          string `json:"hadoopVersionBuiltOn"`
+	ID                            int64  `json:"id" xml:"id"`
+	StartedOn                     int64  `json:"startedOn" xml:"startedOn"`
+	State                         string `json:"state" xml:"state"`
+	HAState                       string `json:"haState" xml:"haState"`
+	ResourceManagerVersion        string `json:"resourceManagerVersion" xml:"resourceManagerVersion"`
+	ResourceManagerBuildVersion   string `json:"resourceManagerBuildVersion" xml:"resourceManagerBuildVersion"`
+	ResourceManagerVersionBuiltOn string `json:"resourceManagerVersionBuiltOn" xml:"resourceManagerVersionBuiltOn"`
+	HadoopVersion                 string `json:"hadoopVersion" xml:"hadoopVersion"`
+	HadoopBuildVersion            string `json:"hadoopBuildVersion" xml:"hadoopBuildVersion"`
+	HadoopVersionBuiltOn          string `json:"hadoopVersionBuiltOn" xml:"hadoopVersionBuiltOn"`
 }
 
 // ClusterMetricsResponse is /ws/v1/cluster/metrics.
 type ClusterMetricsResponse struct {
-	ClusterMetrics ClusterMetrics `json:"clusterMetrics"`
+	ClusterMetrics ClusterMetrics `json:"clusterMetrics" xml:"clusterMetrics"`
 }
 
 // ClusterMetrics counts apps, resources, containers and nodes.
 type ClusterMetrics struct {
-	AppsSubmitted int `json:"appsSubmitted"`
-	AppsCompleted int `json:"appsCompleted"`
-	AppsPending   int `json:"appsPending"`
-	AppsRunning   int `json:"appsRunning"`
-	AppsFailed    int `json:"appsFailed"`
-	AppsKilled    int `json:"appsKilled"`
+	AppsSubmitted int `json:"appsSubmitted" xml:"appsSubmitted"`
+	AppsCompleted int `json:"appsCompleted" xml:"appsCompleted"`
+	AppsPending   int `json:"appsPending" xml:"appsPending"`
+	AppsRunning   int `json:"appsRunning" xml:"appsRunning"`
+	AppsFailed    int `json:"appsFailed" xml:"appsFailed"`
+	AppsKilled    int `json:"appsKilled" xml:"appsKilled"`
 
-	ReservedMB            int64 `json:"reservedMB"`
-	AvailableMB           int64 `json:"availableMB"`
-	AllocatedMB           int64 `json:"allocatedMB"`
-	PendingMB             int64 `json:"pendingMB"`
-	TotalMB               int64 `json:"totalMB"`
-	ReservedVirtualCores  int64 `json:"reservedVirtualCores"`
-	AvailableVirtualCores int64 `json:"availableVirtualCores"`
-	AllocatedVirtualCores int64 `json:"allocatedVirtualCores"`
-	PendingVirtualCores   int64 `json:"pendingVirtualCores"`
-	TotalVirtualCores     int64 `json:"totalVirtualCores"`
+	ReservedMB            int64 `json:"reservedMB" xml:"reservedMB"`
+	AvailableMB           int64 `json:"availableMB" xml:"availableMB"`
+	AllocatedMB           int64 `json:"allocatedMB" xml:"allocatedMB"`
+	PendingMB             int64 `json:"pendingMB" xml:"pendingMB"`
+	TotalMB               int64 `json:"totalMB" xml:"totalMB"`
+	ReservedVirtualCores  int64 `json:"reservedVirtualCores" xml:"reservedVirtualCores"`
+	AvailableVirtualCores int64 `json:"availableVirtualCores" xml:"availableVirtualCores"`
+	AllocatedVirtualCores int64 `json:"allocatedVirtualCores" xml:"allocatedVirtualCores"`
+	PendingVirtualCores   int64 `json:"pendingVirtualCores" xml:"pendingVirtualCores"`
+	TotalVirtualCores     int64 `json:"totalVirtualCores" xml:"totalVirtualCores"`
 
-	ContainersAllocated int `json:"containersAllocated"`
-	ContainersReserved  int `json:"containersReserved"`
-	ContainersPending   int `json:"containersPending"`
+	ContainersAllocated int `json:"containersAllocated" xml:"containersAllocated"`
+	ContainersReserved  int `json:"containersReserved" xml:"containersReserved"`
+	ContainersPending   int `json:"containersPending" xml:"containersPending"`
 
-	TotalNodes           int `json:"totalNodes"`
-	ActiveNodes          int `json:"activeNodes"`
-	LostNodes            int `json:"lostNodes"`
-	UnhealthyNodes       int `json:"unhealthyNodes"`
-	DecommissioningNodes int `json:"decommissioningNodes"`
-	DecommissionedNodes  int `json:"decommissionedNodes"`
-	RebootedNodes        int `json:"rebootedNodes"`
-	ShutdownNodes        int `json:"shutdownNodes"`
+	TotalNodes           int `json:"totalNodes" xml:"totalNodes"`
+	ActiveNodes          int `json:"activeNodes" xml:"activeNodes"`
+	LostNodes            int `json:"lostNodes" xml:"lostNodes"`
+	UnhealthyNodes       int `json:"unhealthyNodes" xml:"unhealthyNodes"`
+	DecommissioningNodes int `json:"decommissioningNodes" xml:"decommissioningNodes"`
+	DecommissionedNodes  int `json:"decommissionedNodes" xml:"decommissionedNodes"`
+	RebootedNodes        int `json:"rebootedNodes" xml:"rebootedNodes"`
+	ShutdownNodes        int `json:"shutdownNodes" xml:"shutdownNodes"`
 }
 
 // Resource is YARN's ResourceInfo: memory in MB and virtual cores.
 type Resource struct {
-	Memory int64 `json:"memory"`
-	VCores int64 `json:"vCores"`
+	Memory int64 `json:"memory" xml:"memory"`
+	VCores int64 `json:"vCores" xml:"vCores"`
 }
 
 // SchedulerResponse is /ws/v1/cluster/scheduler.
 type SchedulerResponse struct {
-	Scheduler SchedulerWrapper `json:"scheduler"`
+	Scheduler SchedulerWrapper `json:"scheduler" xml:"scheduler"`
 }
 
 // SchedulerWrapper holds the scheduler's info, as YARN nests it.
 type SchedulerWrapper struct {
-	SchedulerInfo FairSchedulerInfo `json:"schedulerInfo"`
+	SchedulerInfo FairSchedulerInfo `json:"schedulerInfo" xml:"schedulerInfo"`
 }
 
 // FairSchedulerInfo is YARN's fairScheduler shape: Loom's queues are
 // weighted, as the Fair Scheduler's are.
 type FairSchedulerInfo struct {
-	Type      string    `json:"type"` // fairScheduler
-	RootQueue FairQueue `json:"rootQueue"`
+	Type      string    `json:"type" xml:"type,attr"` // fairScheduler; an xsi:type attribute in XML
+	RootQueue FairQueue `json:"rootQueue" xml:"rootQueue"`
 }
 
 // FairQueue is one queue of the tree. Leaf queues carry
 // Type "fairSchedulerLeafQueueInfo" and their app counts.
 type FairQueue struct {
-	Type                string     `json:"type,omitempty"`
-	QueueName           string     `json:"queueName"`
-	Weight              float64    `json:"weight"`
-	SchedulingPolicy    string     `json:"schedulingPolicy"`
-	MaxApps             int        `json:"maxApps"`
-	MinResources        Resource   `json:"minResources"`
-	MaxResources        Resource   `json:"maxResources"`
-	UsedResources       Resource   `json:"usedResources"`
-	SteadyFairResources Resource   `json:"steadyFairResources"`
-	FairResources       Resource   `json:"fairResources"`
-	ClusterResources    Resource   `json:"clusterResources"`
-	AllocatedContainers int        `json:"allocatedContainers"`
-	PendingContainers   int        `json:"pendingContainers"`
-	ReservedContainers  int        `json:"reservedContainers"`
-	Preemptable         bool       `json:"preemptable"`
-	NumActiveApps       *int       `json:"numActiveApps,omitempty"`
-	NumPendingApps      *int       `json:"numPendingApps,omitempty"`
-	ChildQueues         *QueueList `json:"childQueues,omitempty"`
+	Type                string     `json:"type,omitempty" xml:"type,attr,omitempty"`
+	QueueName           string     `json:"queueName" xml:"queueName"`
+	Weight              float64    `json:"weight" xml:"weight"`
+	SchedulingPolicy    string     `json:"schedulingPolicy" xml:"schedulingPolicy"`
+	MaxApps             int        `json:"maxApps" xml:"maxApps"`
+	MinResources        Resource   `json:"minResources" xml:"minResources"`
+	MaxResources        Resource   `json:"maxResources" xml:"maxResources"`
+	UsedResources       Resource   `json:"usedResources" xml:"usedResources"`
+	SteadyFairResources Resource   `json:"steadyFairResources" xml:"steadyFairResources"`
+	FairResources       Resource   `json:"fairResources" xml:"fairResources"`
+	ClusterResources    Resource   `json:"clusterResources" xml:"clusterResources"`
+	AllocatedContainers int        `json:"allocatedContainers" xml:"allocatedContainers"`
+	PendingContainers   int        `json:"pendingContainers" xml:"pendingContainers"`
+	ReservedContainers  int        `json:"reservedContainers" xml:"reservedContainers"`
+	Preemptable         bool       `json:"preemptable" xml:"preemptable"`
+	NumActiveApps       *int       `json:"numActiveApps,omitempty" xml:"numActiveApps,omitempty"`
+	NumPendingApps      *int       `json:"numPendingApps,omitempty" xml:"numPendingApps,omitempty"`
+	ChildQueues         *QueueList `json:"childQueues,omitempty" xml:"childQueues,omitempty"`
 }
 
 // QueueList is a parent queue's children.
 type QueueList struct {
-	Queue []FairQueue `json:"queue"`
+	Queue []FairQueue `json:"queue" xml:"queue"`
 }
 
 // NodesResponse is /ws/v1/cluster/nodes. Nodes is nil, as YARN's
 // {"nodes":null}, when no node matches.
 type NodesResponse struct {
-	Nodes *NodeList `json:"nodes"`
+	Nodes *NodeList `json:"nodes" xml:"nodes"`
 }
 
 // NodeList is the matching nodes.
 type NodeList struct {
-	Node []Node `json:"node"`
+	Node []Node `json:"node" xml:"node"`
 }
 
 // NodeResponse is /ws/v1/cluster/nodes/{nodeid}.
 type NodeResponse struct {
-	Node Node `json:"node"`
+	Node Node `json:"node" xml:"node"`
 }
 
 // Node is YARN's NodeInfo.
 type Node struct {
-	Rack                  string   `json:"rack"`
-	State                 string   `json:"state"`
-	ID                    string   `json:"id"`
-	NodeHostName          string   `json:"nodeHostName"`
-	NodeHTTPAddress       string   `json:"nodeHTTPAddress"`
-	LastHealthUpdate      int64    `json:"lastHealthUpdate"`
-	Version               string   `json:"version"`
-	HealthReport          string   `json:"healthReport"`
-	NumContainers         int      `json:"numContainers"`
-	UsedMemoryMB          int64    `json:"usedMemoryMB"`
-	AvailMemoryMB         int64    `json:"availMemoryMB"`
-	UsedVirtualCores      int64    `json:"usedVirtualCores"`
-	AvailableVirtualCores int64    `json:"availableVirtualCores"`
-	NodeLabels            []string `json:"nodeLabels,omitempty"`
-	UsedResource          Resource `json:"usedResource"`
-	AvailableResource     Resource `json:"availableResource"`
+	Rack                  string   `json:"rack" xml:"rack"`
+	State                 string   `json:"state" xml:"state"`
+	ID                    string   `json:"id" xml:"id"`
+	NodeHostName          string   `json:"nodeHostName" xml:"nodeHostName"`
+	NodeHTTPAddress       string   `json:"nodeHTTPAddress" xml:"nodeHTTPAddress"`
+	LastHealthUpdate      int64    `json:"lastHealthUpdate" xml:"lastHealthUpdate"`
+	Version               string   `json:"version" xml:"version"`
+	HealthReport          string   `json:"healthReport" xml:"healthReport"`
+	NumContainers         int      `json:"numContainers" xml:"numContainers"`
+	UsedMemoryMB          int64    `json:"usedMemoryMB" xml:"usedMemoryMB"`
+	AvailMemoryMB         int64    `json:"availMemoryMB" xml:"availMemoryMB"`
+	UsedVirtualCores      int64    `json:"usedVirtualCores" xml:"usedVirtualCores"`
+	AvailableVirtualCores int64    `json:"availableVirtualCores" xml:"availableVirtualCores"`
+	NodeLabels            []string `json:"nodeLabels,omitempty" xml:"nodeLabels,omitempty"`
+	UsedResource          Resource `json:"usedResource" xml:"usedResource"`
+	AvailableResource     Resource `json:"availableResource" xml:"availableResource"`
 }
