@@ -275,13 +275,14 @@ func getAppState(c *call) error {
 	return c.json(http.StatusOK, dao.AppState{State: rep.GetYarnApplicationState().String()})
 }
 
-// parseStateBody reads the body of PUT apps/{appid}/state. KILLED is the
-// only state a client may ask for, as in YARN.
+// parseStateBody reads the body of PUT apps/{appid}/state, in JSON or
+// as YARN's XML, <appstate><state>KILLED</state></appstate>. KILLED is
+// the only state a client may ask for, as in YARN.
 func parseStateBody(c *call) error {
 	var body struct {
-		State *string `json:"state"`
+		State *string `json:"state" xml:"state"`
 	}
-	if err := readBody(c, &body); err != nil {
+	if err := readBodyOrXML(c, &body, "appstate"); err != nil {
 		return err
 	}
 	if body.State == nil {

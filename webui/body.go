@@ -3,12 +3,14 @@ package webui
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -145,4 +147,106 @@ func decodeList[T any](path string, raw json.RawMessage) ([]T, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// readBodyOrXML reads a body sent as JSON into v as readBody does, or one
+// sent as XML (application/xml), as YARN's web services take it too,
+// whose root element must be root. Either must be declared: another
+// Content-Type is a 415.
+func readBodyOrXML(c *call, v any, root string) error {
+	ct := c.r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	switch {
+	case err == nil && (mt == "application/xml" || strings.HasSuffix(mt, "+xml")):
+		return decodeXML(http.MaxBytesReader(c.w, c.r.Body, maxBody), root, v)
+	case err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")):
+		return decodeJSON(http.MaxBytesReader(c.w, c.r.Body, maxBody), v)
+	}
+	return &webError{status: http.StatusUnsupportedMediaType, class: classNotSupported,
+		message: fmt.Sprintf("Content-Type %q is not supported: send the body as application/json or application/xml", ct)}
+}
+
+// decodeXML reads one XML document whose root element is root into v.
+// Go's decoder expands no entities but XML's five and fetches nothing,
+// so a body cannot make it read files or grow.
+func decodeXML(r io.Reader, root string, v any) error {
+	dec := xml.NewDecoder(r)
+	var start *xml.StartElement
+	for start == nil {
+		tok, err := dec.Token()
+		if err != nil {
+			return xmlError(root, err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			start = &t
+		case xml.CharData:
+			if len(bytes.TrimSpace(t)) > 0 {
+				return badRequest("malformed XML: text before the root element <%s>", root)
+			}
+		case xml.Directive:
+			return badRequest("malformed XML: a <!%s> directive is not taken", firstWord(t))
+		}
+	}
+	if start.Name.Local != root {
+		return badRequest("the body's root element is <%s>, want <%s>", start.Name.Local, root)
+	}
+	if err := dec.DecodeElement(v, start); err != nil {
+		return xmlError(root, err)
+	}
+	// One document and nothing after it but space, comments and
+	// processing instructions.
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return xmlError(root, err)
+		}
+		switch t := tok.(type) {
+		case xml.CharData:
+			if len(bytes.TrimSpace(t)) == 0 {
+				continue
+			}
+		case xml.Comment, xml.ProcInst:
+			continue
+		}
+		return badRequest("malformed XML: unexpected data after the root element <%s> at line %d", root, lineOf(dec))
+	}
+}
+
+func lineOf(dec *xml.Decoder) int {
+	line, _ := dec.InputPos()
+	return line
+}
+
+func firstWord(b []byte) string {
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// xmlError explains a decoding error of an XML body.
+func xmlError(root string, err error) error {
+	var syn *xml.SyntaxError
+	var big *http.MaxBytesError
+	var num *strconv.NumError
+	switch {
+	case errors.Is(err, io.EOF):
+		return badRequest("the request body is empty: expected an XML document <%s>", root)
+	case errors.As(err, &big):
+		return badRequest("the request body is larger than %d bytes", big.Limit)
+	case errors.As(err, &syn):
+		return badRequest("malformed XML at line %d: %s", syn.Line, syn.Msg)
+	case errors.As(err, &num):
+		return badRequest("malformed XML: %q is not a number", num.Num)
+	}
+	var we *webError
+	if errors.As(err, &we) {
+		return we
+	}
+	return badRequest("malformed XML: %s", strings.TrimPrefix(err.Error(), "xml: "))
 }

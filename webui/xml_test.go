@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/loomrm/loom/rpc"
 	"github.com/loomrm/loom/webui/dao"
 )
 
@@ -308,4 +309,67 @@ func TestXMLEscapes(t *testing.T) {
 	if out.Diagnostics != "exit <1> & \"x\"\uFFFD\uFFFD\n\tend" || out.Name != in.App.Name {
 		t.Errorf("diagnostics %q, name %q", out.Diagnostics, out.Name)
 	}
+}
+
+// TestKillXML: PUT apps/{appid}/state takes YARN's XML body and answers
+// in XML, as in Hadoop's documented example.
+func TestKillXML(t *testing.T) {
+	f := writableBackend()
+	h := newTestHandler(f, adminKey, nil)
+	path := "/ws/v1/cluster/apps/application_1700000000000_0001/state"
+	body := xmlHeader + "\n<appstate>\n  <state>KILLED</state>\n</appstate>\n"
+	a := serve(h, http.MethodPut, path+"?user.name=alice", body, "Content-Type", "application/xml", "Accept", "application/xml")
+	if a.code != http.StatusAccepted || string(a.body) != xmlHeader+`<appstate><state>KILLED</state></appstate>` ||
+		a.contentType() != contentTypeXML {
+		t.Fatalf("first PUT: %d %q %s", a.code, a.contentType(), a.body)
+	}
+	if len(f.kills) != 1 || rpc.AppIDString(f.kills[0].GetApplicationId()) != "application_1700000000000_0001" {
+		t.Errorf("kills %v", f.kills)
+	}
+	// An XML body with a JSON answer, and again: 200.
+	a = serve(h, http.MethodPut, path, `<appstate><state>killed</state></appstate>`, "Content-Type", "application/xml; charset=UTF-8")
+	if a.code != http.StatusOK || string(a.body) != `{"state":"KILLED"}` {
+		t.Errorf("second PUT: %d %s", a.code, a.body)
+	}
+	for _, tc := range []struct{ body, message string }{
+		{`<appstate><state>RUNNING</state></appstate>`, "only 'KILLED' is allowed"},
+		{`<appstate></appstate>`, "state is missing"},
+		{`<appState><state>KILLED</state></appState>`, "root element is <appState>, want <appstate>"},
+		{`<appstate><state>KILLED</state>`, "malformed XML at line 1"},
+		{`<appstate><state>KILLED</state></appstate><appstate/>`, "unexpected data after the root element"},
+		{`x<appstate/>`, "text before the root element"},
+		{``, "the request body is empty"},
+		{`<!DOCTYPE appstate [<!ENTITY x SYSTEM "file:///etc/passwd">]><appstate><state>&x;</state></appstate>`, "directive is not taken"},
+		{`<?xml version="1.0" encoding="ISO-8859-1"?><appstate/>`, "malformed XML"},
+	} {
+		a := serve(h, http.MethodPut, "/ws/v1/cluster/apps/application_1700000000000_0003/state", tc.body,
+			"Content-Type", "application/xml", "Accept", "application/xml")
+		var e dao.RemoteException
+		if a.code != http.StatusBadRequest || xml.Unmarshal(a.body, &e) != nil || !strings.Contains(e.Message, tc.message) {
+			t.Errorf("%s: %d %s, want a 400 saying %q", tc.body, a.code, a.body, tc.message)
+		}
+	}
+	if len(f.kills) != 1 {
+		t.Errorf("a refused body killed an app: %v", f.kills)
+	}
+	// text/xml is not YARN's, nor a type a page of another site can send
+	// without asking first either way: 415.
+	a = serve(h, http.MethodPut, path, `<appstate><state>KILLED</state></appstate>`, "Content-Type", "text/xml")
+	remoteException(t, a, http.StatusUnsupportedMediaType, "NotSupportedException")
+}
+
+func FuzzStateBodyXML(f *testing.F) {
+	for _, seed := range []string{`<appstate><state>KILLED</state></appstate>`, xmlHeader + `<appstate><state>killed</state></appstate>`,
+		`<appstate><state>RUNNING</state></appstate>`, `<appstate/>`, `<appstate><state/></appstate>`,
+		`<a:appstate xmlns:a="x"><a:state>KILLED</a:state></a:appstate>`, `<appstate><state><![CDATA[KILLED]]></state></appstate>`,
+		`<appstate><state>KILLED</state></appstate><!-- c -->`, `<appstate>`, `<appstate></state>`, `&amp;`, ``,
+		`<!DOCTYPE x><appstate/>`, "<appstate>\xff</appstate>", `<appstate><state>KIL&#76;ED</state></appstate>`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		h := newTestHandler(writableBackend(), adminKey, nil)
+		rec := fuzzRequest(h, http.MethodPut, "/ws/v1/cluster/apps/application_1700000000000_0001/state", "", body,
+			"Content-Type", "application/xml")
+		checkAnswer(t, rec, http.StatusAccepted)
+	})
 }
