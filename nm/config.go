@@ -69,9 +69,16 @@ type Config struct {
 	// wildcard address (yarn.nodemanager.hostname; 0.0.0.0 means this
 	// machine's hostname).
 	Hostname string
-	// HTTPPort is the port of yarn.nodemanager.webapp.address, reported to
-	// the RM and to containers (NM_HTTP_PORT).
+	// HTTPPort is the port of yarn.nodemanager.webapp.address. The port
+	// the web server is bound to (HTTPPort, or a free one for 0) is what
+	// is reported to the RM and to containers (NM_HTTP_PORT).
 	HTTPPort int
+	// WebAddress is where the NodeManager's web services listen
+	// (yarn.nodemanager.webapp.address). WebAddressDefaulted says it was
+	// not set: then, should its port be taken (a second NM on one
+	// machine), the web server takes a free port instead of failing.
+	WebAddress          string
+	WebAddressDefaulted bool
 	// TrackerAddress is the RM's ResourceTracker
 	// (yarn.resourcemanager.resource-tracker.address).
 	TrackerAddress string
@@ -140,6 +147,8 @@ func LoadConfig(c *hadoopconf.Conf) (*Config, error) {
 	} else {
 		_, p, _ := net.SplitHostPort(web)
 		cfg.HTTPPort, _ = strconv.Atoi(p)
+		cfg.WebAddress = web
+		cfg.WebAddressDefaulted = c.Source("yarn.nodemanager.webapp.address") == "default"
 	}
 	cfg.TrackerAddress, err = c.Addr("yarn.resourcemanager.resource-tracker.address")
 	add(err)

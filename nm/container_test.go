@@ -99,11 +99,12 @@ func TestContainerRunsWithYARNsEnvironmentAndLocalisedResources(t *testing.T) {
 		}
 	}
 	_, port, _ := strings.Cut(n.NodeID(), ":")
+	_, webPort, _ := strings.Cut(n.WebAddr(), ":")
 	for k, want := range map[string]string{
 		"CONTAINER_ID":        idStr,
 		"NM_HOST":             "127.0.0.1",
 		"NM_PORT":             port,
-		"NM_HTTP_PORT":        "8042",
+		"NM_HTTP_PORT":        webPort, // the port bound, not the configured 0
 		"USER":                "alice",
 		"LOGNAME":             "alice",
 		"HOME":                "/home/",

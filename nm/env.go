@@ -18,7 +18,7 @@ func (n *NodeManager) containerEnv(c *container) []string {
 		"CONTAINER_ID":    c.idStr,
 		"NM_HOST":         n.nodeID.GetHost(),
 		"NM_PORT":         strconv.Itoa(int(n.nodeID.GetPort())),
-		"NM_HTTP_PORT":    strconv.Itoa(n.cfg.HTTPPort),
+		"NM_HTTP_PORT":    strconv.Itoa(n.httpPort),
 		"LOCAL_DIRS":      strings.Join(c.appDirs, ","),
 		"LOCAL_USER_DIRS": strings.Join(n.userDirs(c.user), ","),
 		"LOG_DIRS":        strings.Join(c.logDirs, ","),

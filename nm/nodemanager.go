@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"sync"
@@ -44,12 +45,18 @@ type NodeManager struct {
 	cfg *Config
 	log zerolog.Logger
 
-	srv     *rpc.Server
-	ln      net.Listener
-	nodeID  *pb.NodeIdProto
-	nodeKey string // host:port, as the RM keys nodes
-	rm      *rpc.Client
-	tracker rpc.ResourceTrackerClient
+	srv *rpc.Server
+	ln  net.Listener
+	// The web services (web.go), and the port they are bound to: the
+	// one registered with the RM and given to containers.
+	web       *http.Server
+	webLn     net.Listener
+	httpPort  int
+	startedAt time.Time
+	nodeID    *pb.NodeIdProto
+	nodeKey   string // host:port, as the RM keys nodes
+	rm        *rpc.Client
+	tracker   rpc.ResourceTrackerClient
 
 	// ctx lives until shutdown; the background loops and fetches end with
 	// it.
@@ -73,6 +80,7 @@ type NodeManager struct {
 	nmMasterKey, nmPrevKey *pb.MasterKeyProto
 	attemptKeys            map[string]*pb.MasterKeyProto
 	respID                 int32
+	lastHealth             *pb.NodeHealthStatusProto // as last sent to the RM
 	containers             map[string]*container
 	apps                   map[string]*application
 	recentlyStopped        map[string]time.Time
@@ -146,6 +154,11 @@ func (n *NodeManager) Start(ctx context.Context) error {
 	n.nodeID = &pb.NodeIdProto{Host: &host, Port: ptr(int32(port))}
 	n.nodeKey = net.JoinHostPort(host, strconv.Itoa(port))
 	n.log = n.log.With().Str("node", n.nodeKey).Logger()
+	n.startedAt = time.Now()
+	if err := n.startWeb(); err != nil {
+		ln.Close()
+		return err
+	}
 
 	logger := n.log.With().Str("component", "nm-rpc").Logger()
 	n.srv = rpc.NewServer(rpc.ServerOptions{Logger: &logger, Secrets: nmTokenSecrets{n}, TokenOnly: !n.cfg.SimpleAuth})
@@ -272,7 +285,8 @@ func (n *NodeManager) stop(ctx context.Context, reason error) error {
 		n.log.Info().Int("containers", live).Msg("killing containers on shutdown")
 	}
 	n.cancel()
-	if !started {
+	if !started || n.srv == nil {
+		// Never started, or its start failed before serving.
 		return nil
 	}
 	n.loops.Wait()
@@ -298,6 +312,14 @@ func (n *NodeManager) stop(ctx context.Context, reason error) error {
 	}
 	if e := n.srv.Shutdown(ctx); e != nil && err == nil {
 		err = e
+	}
+	if n.web != nil {
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if e := n.web.Shutdown(wctx); e != nil {
+			// A log being streamed is cut rather than waited for.
+			n.web.Close()
+		}
+		cancel()
 	}
 	n.rm.Close()
 	n.log.Info().Msg("NodeManager stopped")

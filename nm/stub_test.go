@@ -186,6 +186,7 @@ func testConfig(t *testing.T, tracker string, overrides map[string]string) *Conf
 	c := hadoopconf.New(Defaults)
 	for k, v := range map[string]string{
 		"yarn.nodemanager.hostname":                      "127.0.0.1",
+		"yarn.nodemanager.webapp.address":                "127.0.0.1:0",
 		"yarn.resourcemanager.resource-tracker.address":  tracker,
 		"yarn.nodemanager.resource.memory-mb":            "4096",
 		"yarn.nodemanager.resource.cpu-vcores":           "4",

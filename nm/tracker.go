@@ -126,7 +126,7 @@ func (n *NodeManager) sleep(d time.Duration) bool {
 // runs (for a re-registration after RESYNC: YARN's work-preserving
 // resync keeps containers running and reports them).
 func (n *NodeManager) registerRequest() *pb.RegisterNodeManagerRequestProto {
-	req := &pb.RegisterNodeManagerRequestProto{NodeId: n.nodeID, HttpPort: ptr(int32(n.cfg.HTTPPort)),
+	req := &pb.RegisterNodeManagerRequestProto{NodeId: n.nodeID, HttpPort: ptr(int32(n.httpPort)),
 		Resource: rpc.ResourceFromVector(n.cfg.Resource), NmVersion: proto.String(Version),
 		PhysicalResource: rpc.ResourceFromVector(n.cfg.Physical)}
 	n.mu.Lock()
@@ -224,6 +224,7 @@ func (n *NodeManager) heartbeatRequest() (*pb.NodeHeartbeatRequestProto, []*cont
 	health := n.healthStatus()
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.lastHealth = health
 	st := &pb.NodeStatusProto{NodeId: n.nodeID, ResponseId: ptr(n.respID), NodeHealthStatus: health}
 	var included []*container
 	for _, c := range n.sortedContainersLocked() {
