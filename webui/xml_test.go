@@ -373,3 +373,25 @@ func FuzzStateBodyXML(f *testing.F) {
 		checkAnswer(t, rec, http.StatusAccepted)
 	})
 }
+
+// TestNewApplicationXML: POST apps/new-application answers YARN's
+// <NewApplication> when asked for XML.
+func TestNewApplicationXML(t *testing.T) {
+	h := newTestHandler(writableBackend(), adminKey, nil)
+	a := serve(h, http.MethodPost, "/ws/v1/cluster/apps/new-application", "", "Accept", "application/xml")
+	if a.code != http.StatusOK || a.contentType() != contentTypeXML {
+		t.Fatalf("%d %q %s", a.code, a.contentType(), a.body)
+	}
+	if root := xmlRoot(t, a.body); root != "NewApplication" {
+		t.Errorf("root <%s>, want <NewApplication>", root)
+	}
+	var x dao.NewApplication
+	decodeXMLDocument(t, a.body, &x)
+	j := serve(h, http.MethodPost, "/ws/v1/cluster/apps/new-application", "")
+	var jd dao.NewApplication
+	decode(t, j, &jd)
+	if !strings.HasPrefix(x.ApplicationID, "application_") || x.ApplicationID == jd.ApplicationID ||
+		x.MaximumResourceCapability != jd.MaximumResourceCapability || x.MaximumResourceCapability.Memory == 0 {
+		t.Errorf("XML %+v, JSON %+v", x, jd)
+	}
+}
