@@ -445,9 +445,11 @@ func TestAMRunsTasksOnRealNMs(t *testing.T) {
 	if rep.GetYarnApplicationState() != pb.YarnApplicationStateProto_FINISHED || rep.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
 		t.Errorf("after finish: %v %v", rep.GetYarnApplicationState(), rep.GetFinalApplicationStatus())
 	}
-	if r := c.report(t, dagApp); r.GetYarnApplicationState() != pb.YarnApplicationStateProto_RUNNING &&
-		r.GetYarnApplicationState() != pb.YarnApplicationStateProto_FINISHED {
-		t.Errorf("the DAG job beside it is %v", r.GetYarnApplicationState())
+	// On a busy machine the stock AM can be done before the DAG job's AM
+	// has even registered: the DAG job must only not have failed.
+	switch st := c.report(t, dagApp).GetYarnApplicationState(); st {
+	case pb.YarnApplicationStateProto_FAILED, pb.YarnApplicationStateProto_KILLED:
+		t.Errorf("the DAG job beside it is %v", st)
 	}
 	c.waitFor(t, "the DAG job beside it to end", func() bool { return mini.Ended(c.report(t, dagApp)) })
 	if r := c.report(t, dagApp); r.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
