@@ -7,7 +7,6 @@ package nm
 // yarn.nodemanager.webapp.address. Read-only: GET and HEAD only.
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -120,7 +119,7 @@ func (n *NodeManager) webHandler() http.Handler {
 	r.HandleFunc("/node/containerlogs/{containerid}/{user}", n.uiContainerLogs)
 	r.HandleFunc("/node/containerlogs/{containerid}/{user}/{filename}", n.uiContainerLogFile)
 	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		webErr(w, http.StatusNotFound, classWebNotFound, "no such resource: "+req.URL.Path)
+		webErr(w, req, http.StatusNotFound, classWebNotFound, "no such resource: "+req.URL.Path)
 	})
 	return readOnly(r)
 }
@@ -139,7 +138,7 @@ func readOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			webErr(w, http.StatusMethodNotAllowed, classNotAllowed, "HTTP "+r.Method+" is not allowed: the NodeManager's web services are read-only")
+			webErr(w, r, http.StatusMethodNotAllowed, classNotAllowed, "HTTP "+r.Method+" is not allowed: the NodeManager's web services are read-only")
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -155,24 +154,12 @@ type remoteException struct {
 	} `json:"RemoteException"`
 }
 
-func webErr(w http.ResponseWriter, status int, class, msg string) {
+func webErr(w http.ResponseWriter, r *http.Request, status int, class, msg string) {
 	var e remoteException
 	e.RemoteException.Exception = class[strings.LastIndexByte(class, '.')+1:]
 	e.RemoteException.Message = msg
 	e.RemoteException.JavaClassName = class
-	writeJSON(w, status, e)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status = http.StatusInternalServerError
-		b = []byte(`{"RemoteException":{"exception":"WebApplicationException","message":"cannot encode the answer","javaClassName":"` + classWebAppFailure + `"}}`)
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	w.Write(b)
+	writeAnswer(w, r, status, e, "", "")
 }
 
 // nodeInfo is YARN's NodeInfo.
@@ -211,7 +198,7 @@ func (n *NodeManager) wsNodeInfo(w http.ResponseWriter, r *http.Request) {
 		HealthReport: health.GetHealthReport(), NodeHealthy: health.GetIsNodeHealthy(),
 		NodeManagerVersion: Version, NodeManagerBuildVersion: Version, NodeManagerVersionBuiltOn: "",
 		HadoopVersion: Version, HadoopBuildVersion: Version, HadoopVersionBuiltOn: ""}
-	writeJSON(w, http.StatusOK, struct {
+	writeOK(w, r, struct {
 		NodeInfo nodeInfo `json:"nodeInfo"`
 	}{info})
 }
@@ -253,7 +240,7 @@ var appStates = []string{"NEW", "INITING", "RUNNING", "FINISHING_CONTAINERS_WAIT
 func (n *NodeManager) wsApps(w http.ResponseWriter, r *http.Request) {
 	state, user := r.URL.Query().Get("state"), r.URL.Query().Get("user")
 	if state != "" && !slices.Contains(appStates, state) {
-		webErr(w, http.StatusBadRequest, classWebBadRequest, fmt.Sprintf("Invalid Application State %s, valid ones are %s", state, strings.Join(appStates, ", ")))
+		webErr(w, r, http.StatusBadRequest, classWebBadRequest, fmt.Sprintf("Invalid Application State %s, valid ones are %s", state, strings.Join(appStates, ", ")))
 		return
 	}
 	var apps []appInfo
@@ -266,7 +253,7 @@ func (n *NodeManager) wsApps(w http.ResponseWriter, r *http.Request) {
 	}
 	n.mu.Unlock()
 	// YARN writes an empty list as an empty object.
-	writeJSON(w, http.StatusOK, struct {
+	writeOK(w, r, struct {
 		Apps struct {
 			App []appInfo `json:"app,omitempty"`
 		} `json:"apps"`
@@ -278,7 +265,7 @@ func (n *NodeManager) wsApps(w http.ResponseWriter, r *http.Request) {
 func (n *NodeManager) wsApp(w http.ResponseWriter, r *http.Request) {
 	id := pathVar(r, "appid")
 	if !appIDPattern.MatchString(id) {
-		webErr(w, http.StatusBadRequest, classWebBadRequest, "Invalid ApplicationId prefix: "+id)
+		webErr(w, r, http.StatusBadRequest, classWebBadRequest, "Invalid ApplicationId prefix: "+id)
 		return
 	}
 	n.mu.Lock()
@@ -289,10 +276,10 @@ func (n *NodeManager) wsApp(w http.ResponseWriter, r *http.Request) {
 	}
 	n.mu.Unlock()
 	if a == nil {
-		webErr(w, http.StatusNotFound, classWebNotFound, "app with id "+id+" not found")
+		webErr(w, r, http.StatusNotFound, classWebNotFound, "app with id "+id+" not found")
 		return
 	}
-	writeJSON(w, http.StatusOK, struct {
+	writeOK(w, r, struct {
 		App appInfo `json:"app"`
 	}{ai})
 }
@@ -355,7 +342,7 @@ func (n *NodeManager) wsContainers(w http.ResponseWriter, r *http.Request) {
 	for i := range infos {
 		infos[i].ContainerLogFiles = logFileNames(listLogFiles(dirs[i]))
 	}
-	writeJSON(w, http.StatusOK, struct {
+	writeOK(w, r, struct {
 		Containers struct {
 			Container []containerInfo `json:"container,omitempty"`
 		} `json:"containers"`
@@ -365,9 +352,9 @@ func (n *NodeManager) wsContainers(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkContainerID answers 400 for what is no container id, as YARN.
-func checkContainerID(w http.ResponseWriter, id string) bool {
+func checkContainerID(w http.ResponseWriter, r *http.Request, id string) bool {
 	if !containerIDPattern.MatchString(id) {
-		webErr(w, http.StatusBadRequest, classWebBadRequest, "invalid container id, "+id)
+		webErr(w, r, http.StatusBadRequest, classWebBadRequest, "invalid container id, "+id)
 		return false
 	}
 	return true
@@ -375,7 +362,7 @@ func checkContainerID(w http.ResponseWriter, id string) bool {
 
 func (n *NodeManager) wsContainer(w http.ResponseWriter, r *http.Request) {
 	id := pathVar(r, "containerid")
-	if !checkContainerID(w, id) {
+	if !checkContainerID(w, r, id) {
 		return
 	}
 	n.mu.Lock()
@@ -387,11 +374,11 @@ func (n *NodeManager) wsContainer(w http.ResponseWriter, r *http.Request) {
 	}
 	n.mu.Unlock()
 	if c == nil {
-		webErr(w, http.StatusNotFound, classWebNotFound, "container with id, "+id+", not found")
+		webErr(w, r, http.StatusNotFound, classWebNotFound, "container with id, "+id+", not found")
 		return
 	}
 	info.ContainerLogFiles = logFileNames(listLogFiles(dirs))
-	writeJSON(w, http.StatusOK, struct {
+	writeOK(w, r, struct {
 		Container containerInfo `json:"container"`
 	}{info})
 }
@@ -489,12 +476,12 @@ const hadoopTimeFormat = "Mon Jan 02 15:04:05 -0700 2006"
 
 func (n *NodeManager) wsContainerLogs(w http.ResponseWriter, r *http.Request) {
 	id := pathVar(r, "containerid")
-	if !checkContainerID(w, id) {
+	if !checkContainerID(w, r, id) {
 		return
 	}
 	dirs, _, ok := n.containerLogDirs(id)
 	if !ok {
-		webErr(w, http.StatusNotFound, classWebNotFound, "container with id, "+id+", not found")
+		webErr(w, r, http.StatusNotFound, classWebNotFound, "container with id, "+id+", not found")
 		return
 	}
 	info := containerLogsInfo{ContainerLogInfo: []containerLogFileInfo{}, LogAggregationType: "LOCAL", ContainerID: id, NodeID: n.nodeKey}
@@ -504,7 +491,7 @@ func (n *NodeManager) wsContainerLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	// YARN answers a list: the local logs, then any aggregated ones
 	// (Loom aggregates none).
-	writeJSON(w, http.StatusOK, []containerLogsInfo{info})
+	writeAnswer(w, r, http.StatusOK, []containerLogsInfo{info}, "containerLogsInfoes", "containerLogsInfo")
 }
 
 func (n *NodeManager) wsContainerLogFile(w http.ResponseWriter, r *http.Request) {
@@ -514,11 +501,11 @@ func (n *NodeManager) wsContainerLogFile(w http.ResponseWriter, r *http.Request)
 // serveLogFile writes one log file as text/plain. ?size=N gives its first
 // N bytes, ?size=-N its last N, as YARN's.
 func (n *NodeManager) serveLogFile(w http.ResponseWriter, r *http.Request, id, name string) {
-	if !checkContainerID(w, id) {
+	if !checkContainerID(w, r, id) {
 		return
 	}
 	if !validLogName(name) {
-		webErr(w, http.StatusBadRequest, classWebBadRequest, fmt.Sprintf("invalid log file name %q: a name in the container's log dir, without path separators or ..", name))
+		webErr(w, r, http.StatusBadRequest, classWebBadRequest, fmt.Sprintf("invalid log file name %q: a name in the container's log dir, without path separators or ..", name))
 		return
 	}
 	var size int64
@@ -526,14 +513,14 @@ func (n *NodeManager) serveLogFile(w http.ResponseWriter, r *http.Request, id, n
 	if s := r.URL.Query().Get("size"); s != "" {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			webErr(w, http.StatusBadRequest, classWebBadRequest, "size "+strconv.Quote(s)+" is not a number")
+			webErr(w, r, http.StatusBadRequest, classWebBadRequest, "size "+strconv.Quote(s)+" is not a number")
 			return
 		}
 		size, limited = v, true
 	}
 	dirs, _, ok := n.containerLogDirs(id)
 	if !ok {
-		webErr(w, http.StatusNotFound, classWebNotFound, "Container "+id+" is unknown on this node, and has no logs here")
+		webErr(w, r, http.StatusNotFound, classWebNotFound, "Container "+id+" is unknown on this node, and has no logs here")
 		return
 	}
 	var f *os.File
@@ -551,18 +538,18 @@ func (n *NodeManager) serveLogFile(w http.ResponseWriter, r *http.Request, id, n
 			}
 			file.Close()
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			webErr(w, http.StatusInternalServerError, classWebAppFailure, fmt.Sprintf("cannot read %s of %s: %v", name, id, err))
+			webErr(w, r, http.StatusInternalServerError, classWebAppFailure, fmt.Sprintf("cannot read %s of %s: %v", name, id, err))
 			return
 		}
 	}
 	if f == nil {
-		webErr(w, http.StatusNotFound, classWebNotFound, "Cannot find this log on the local disk: "+name+" of "+id)
+		webErr(w, r, http.StatusNotFound, classWebNotFound, "Cannot find this log on the local disk: "+name+" of "+id)
 		return
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		webErr(w, http.StatusInternalServerError, classWebAppFailure, err.Error())
+		webErr(w, r, http.StatusInternalServerError, classWebAppFailure, err.Error())
 		return
 	}
 	start, length := int64(0), st.Size()
@@ -575,7 +562,7 @@ func (n *NodeManager) serveLogFile(w http.ResponseWriter, r *http.Request, id, n
 		}
 	}
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
-		webErr(w, http.StatusInternalServerError, classWebAppFailure, err.Error())
+		webErr(w, r, http.StatusInternalServerError, classWebAppFailure, err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

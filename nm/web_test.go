@@ -3,6 +3,7 @@ package nm
 import (
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"io"
 	"net"
 	"net/http"
@@ -315,5 +316,105 @@ func TestWebAddressTaken(t *testing.T) {
 	n2 := startNM(t, cfg, nil)
 	if n2.WebAddr() == ln.Addr().String() || n2.httpPort == 0 {
 		t.Errorf("web address %s, port %d", n2.WebAddr(), n2.httpPort)
+	}
+}
+
+func TestWantsXML(t *testing.T) {
+	for _, tc := range []struct {
+		accept string
+		want   bool
+	}{
+		{"", false},
+		{"*/*", false},
+		{"application/json", false},
+		{"application/xml", true},
+		{"text/xml", true},
+		{"application/json, application/xml", false},
+		{"application/json;q=0.5, application/xml", true},
+		{"application/xml;q=0.5, application/json", false},
+		{"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", true},
+		{"application/xml;q=0", false},
+	} {
+		r, _ := http.NewRequest(http.MethodGet, "/", nil)
+		if tc.accept != "" {
+			r.Header.Set("Accept", tc.accept)
+		}
+		if got := wantsXML(r); got != tc.want {
+			t.Errorf("Accept %q: XML %v, want %v", tc.accept, got, tc.want)
+		}
+	}
+}
+
+// TestWebServicesXML: with Accept: application/xml the answers are
+// YARN's XML, the JSON document under its root element.
+func TestWebServicesXML(t *testing.T) {
+	n, stub, cm := startRegistered(t, nil)
+	cid := containerID(1, 1)
+	start(t, cm, token(t, n, cid, 256), launch("echo hello-xml", nil, nil))
+	stub.completed(t, cid, 10*time.Second)
+	id := ContainerIDString(cid)
+	get := func(path string) (int, string, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, "http://"+n.WebAddr()+path, nil)
+		req.Header.Set("Accept", "application/xml")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), b
+	}
+
+	var apps struct {
+		XMLName xml.Name `xml:"apps"`
+		App     []struct {
+			ID           string   `xml:"id"`
+			State        string   `xml:"state"`
+			User         string   `xml:"user"`
+			ContainerIDs []string `xml:"containerids"`
+		} `xml:"app"`
+	}
+	status, ct, body := get("/ws/v1/node/apps")
+	if err := xml.Unmarshal(body, &apps); status != 200 || !strings.HasPrefix(ct, "application/xml") || err != nil ||
+		len(apps.App) != 1 || apps.App[0].User != "alice" || len(apps.App[0].ContainerIDs) != 1 || apps.App[0].ContainerIDs[0] != id {
+		t.Errorf("apps: %d %s %v %s", status, ct, err, body)
+	}
+	var info struct {
+		XMLName                        xml.Name `xml:"nodeInfo"`
+		ID                             string   `xml:"id"`
+		TotalPmemAllocatedContainersMB int64    `xml:"totalPmemAllocatedContainersMB"`
+		NodeHealthy                    bool     `xml:"nodeHealthy"`
+	}
+	status, _, body = get("/ws/v1/node/info")
+	if err := xml.Unmarshal(body, &info); status != 200 || err != nil || info.ID != n.NodeID() || info.TotalPmemAllocatedContainersMB != 4096 || !info.NodeHealthy {
+		t.Errorf("node info: %d %v %s", status, err, body)
+	}
+	var logs struct {
+		XMLName xml.Name `xml:"containerLogsInfoes"`
+		Infos   []struct {
+			ContainerID string `xml:"containerId"`
+			Files       []struct {
+				FileName string `xml:"fileName"`
+				FileSize string `xml:"fileSize"`
+			} `xml:"containerLogInfo"`
+		} `xml:"containerLogsInfo"`
+	}
+	status, _, body = get("/ws/v1/node/containers/" + id + "/logs")
+	if err := xml.Unmarshal(body, &logs); status != 200 || err != nil || len(logs.Infos) != 1 || logs.Infos[0].ContainerID != id || len(logs.Infos[0].Files) != 2 {
+		t.Errorf("log list: %d %v %s", status, err, body)
+	}
+	var re struct {
+		XMLName       xml.Name `xml:"RemoteException"`
+		Exception     string   `xml:"exception"`
+		JavaClassName string   `xml:"javaClassName"`
+	}
+	status, _, body = get("/ws/v1/node/apps/application_1_9999")
+	if err := xml.Unmarshal(body, &re); status != 404 || err != nil || re.Exception != "NotFoundException" {
+		t.Errorf("error: %d %v %s", status, err, body)
+	}
+	// Log files stay plain text.
+	if status, ct, body := get("/ws/v1/node/containers/" + id + "/logs/stdout"); status != 200 || !strings.HasPrefix(ct, "text/plain") || string(body) != "hello-xml\n" {
+		t.Errorf("log file: %d %s %q", status, ct, body)
 	}
 }
