@@ -71,6 +71,8 @@ type fakeBackend struct {
 	failWith error // every ApplicationClientServer call fails with it
 	// restWrites is RESTWritesEnabled: off, as a real RM is by default.
 	restWrites bool
+	// noLabels: the cluster has no node labels, as a real Loom RM.
+	noLabels bool
 }
 
 var _ Backend = (*fakeBackend)(nil)
@@ -132,6 +134,13 @@ func newFakeBackend() *fakeBackend {
 		UsedResources: res(6144, 3), MemorySeconds: proto.Int64(123456), VcoreSeconds: proto.Int64(60)}
 	a1.conts[1] = []*pb.ContainerReportProto{amCont(1, "nm1"),
 		{ContainerId: containerID(1, 1, 8), NodeId: nodeID("nm1"), Resource: res(4096, 1)}}
+	a1.report.AppTimeouts = []*pb.AppTimeoutsMapProto{{
+		ApplicationTimeoutType: pb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME.Enum(),
+		ApplicationTimeout: &pb.ApplicationTimeoutProto{ApplicationTimeoutType: pb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME.Enum(),
+			ExpireTime: proto.String("2023-11-14T22:16:40.000+0000"), RemainingTime: proto.Int64(3600)}}}
+	a1.conts[1][0].ContainerState = pb.ContainerStateProto_C_RUNNING.Enum()
+	a1.conts[1][0].CreationTime = proto.Int64(clusterTS + 11_000)
+	a1.conts[1][0].Priority = &pb.PriorityProto{Priority: proto.Int32(0)}
 	a1.history = dagHistory()
 	a1.timeline = []AppSample{{UnixMs: nowMs - 4000, DominantShare: 0.5, DominantUsage: 0.25},
 		{UnixMs: nowMs - 3000, DominantShare: 0.5, DominantUsage: 0.375}, {UnixMs: nowMs - 2000, DominantShare: 0.45, DominantUsage: 0.5},
@@ -142,6 +151,11 @@ func newFakeBackend() *fakeBackend {
 	a2.attempts[0].YarnApplicationAttemptState = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED.Enum()
 	a2.attempts[0].FinishTime = proto.Int64(clusterTS + 50_000)
 	a2.conts[1] = []*pb.ContainerReportProto{amCont(2, "nm2")}
+	a2.conts[1][0].ContainerState = pb.ContainerStateProto_C_COMPLETE.Enum()
+	a2.conts[1][0].CreationTime = proto.Int64(clusterTS + 21_000)
+	a2.conts[1][0].FinishTime = proto.Int64(clusterTS + 50_000)
+	a2.conts[1][0].ContainerExitStatus = proto.Int32(0)
+	a2.conts[1][0].DiagnosticsInfo = proto.String("N/A")
 
 	a3 := app(3, "alice", "etl", "shell", pb.YarnApplicationStateProto_ACCEPTED, pb.FinalApplicationStatusProto_APP_UNDEFINED,
 		"YARN", nil, 30, 0)
@@ -423,12 +437,42 @@ func (f *fakeBackend) CancelDelegationToken(ctx context.Context, _ *hadooppb.Can
 	return &hadooppb.CancelDelegationTokenResponseProto{}, f.record(ctx, "CancelDelegationToken")
 }
 
-func (f *fakeBackend) GetApplicationAttemptReport(ctx context.Context, _ *pb.GetApplicationAttemptReportRequestProto) (*pb.GetApplicationAttemptReportResponseProto, error) {
-	return &pb.GetApplicationAttemptReportResponseProto{}, f.record(ctx, "GetApplicationAttemptReport")
+func (f *fakeBackend) GetApplicationAttemptReport(ctx context.Context, req *pb.GetApplicationAttemptReportRequestProto) (*pb.GetApplicationAttemptReportResponseProto, error) {
+	if err := f.record(ctx, "GetApplicationAttemptReport"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := req.GetApplicationAttemptId()
+	a, err := f.find(id.GetApplicationId())
+	if err != nil {
+		return nil, err
+	}
+	for _, at := range a.attempts {
+		if proto.Equal(at.GetApplicationAttemptId(), id) {
+			return &pb.GetApplicationAttemptReportResponseProto{ApplicationAttemptReport: proto.CloneOf(at)}, nil
+		}
+	}
+	return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "ApplicationAttempt with id '%s' doesn't exist in RM.", rpc.AttemptIDString(id))
 }
 
-func (f *fakeBackend) GetContainerReport(ctx context.Context, _ *pb.GetContainerReportRequestProto) (*pb.GetContainerReportResponseProto, error) {
-	return &pb.GetContainerReportResponseProto{}, f.record(ctx, "GetContainerReport")
+func (f *fakeBackend) GetContainerReport(ctx context.Context, req *pb.GetContainerReportRequestProto) (*pb.GetContainerReportResponseProto, error) {
+	if err := f.record(ctx, "GetContainerReport"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cid := req.GetContainerId()
+	a, err := f.find(cid.GetAppId())
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range a.conts[cid.GetAppAttemptId().GetAttemptId()] {
+		if proto.Equal(c.GetContainerId(), cid) {
+			return &pb.GetContainerReportResponseProto{ContainerReport: proto.CloneOf(c)}, nil
+		}
+	}
+	return nil, rpc.Errorf(rpc.ClassContainerNotFound, "Container with id '%s' doesn't exist in RM.", rpc.ContainerIDString(cid))
 }
 
 func (f *fakeBackend) GetNewReservation(ctx context.Context, _ *pb.GetNewReservationRequestProto) (*pb.GetNewReservationResponseProto, error) {
@@ -451,8 +495,19 @@ func (f *fakeBackend) ListReservations(ctx context.Context, _ *pb.ReservationLis
 	return &pb.ReservationListResponseProto{}, f.record(ctx, "ListReservations")
 }
 
+// GetNodeToLabels gives nm1 the gpu label (the fake's only label) and
+// nm2 none, unless noLabels.
 func (f *fakeBackend) GetNodeToLabels(ctx context.Context, _ *pb.GetNodesToLabelsRequestProto) (*pb.GetNodesToLabelsResponseProto, error) {
-	return &pb.GetNodesToLabelsResponseProto{}, f.record(ctx, "GetNodeToLabels")
+	if err := f.record(ctx, "GetNodeToLabels"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.noLabels {
+		return &pb.GetNodesToLabelsResponseProto{}, nil
+	}
+	return &pb.GetNodesToLabelsResponseProto{NodeToLabels: []*pb.NodeIdToLabelsProto{
+		{NodeId: nodeID("nm1"), NodeLabels: []string{"gpu"}}}}, nil
 }
 
 func (f *fakeBackend) GetLabelsToNodes(ctx context.Context, _ *pb.GetLabelsToNodesRequestProto) (*pb.GetLabelsToNodesResponseProto, error) {
@@ -460,7 +515,16 @@ func (f *fakeBackend) GetLabelsToNodes(ctx context.Context, _ *pb.GetLabelsToNod
 }
 
 func (f *fakeBackend) GetClusterNodeLabels(ctx context.Context, _ *pb.GetClusterNodeLabelsRequestProto) (*pb.GetClusterNodeLabelsResponseProto, error) {
-	return &pb.GetClusterNodeLabelsResponseProto{}, f.record(ctx, "GetClusterNodeLabels")
+	if err := f.record(ctx, "GetClusterNodeLabels"); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.noLabels {
+		return &pb.GetClusterNodeLabelsResponseProto{}, nil
+	}
+	return &pb.GetClusterNodeLabelsResponseProto{NodeLabels: []*pb.NodeLabelProto{
+		{Name: proto.String("gpu"), IsExclusive: proto.Bool(true)}, {Name: proto.String("ssd"), IsExclusive: proto.Bool(false)}}}, nil
 }
 
 func (f *fakeBackend) GetClusterNodeAttributes(ctx context.Context, _ *pb.GetClusterNodeAttributesRequestProto) (*pb.GetClusterNodeAttributesResponseProto, error) {

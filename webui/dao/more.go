@@ -1,0 +1,144 @@
+package dao
+
+// AppAttemptResponse is /ws/v1/cluster/apps/{appid}/appattempts/{appattemptid}.
+type AppAttemptResponse struct {
+	AppAttempt AppAttemptInfo `json:"appAttempt" xml:"appAttempt"`
+}
+
+// AppAttemptInfo is YARN's generic AppAttemptInfo, one attempt as the
+// attempt resource gives it.
+type AppAttemptInfo struct {
+	AppAttemptID        string `json:"appAttemptId" xml:"appAttemptId"`
+	Host                string `json:"host" xml:"host"`
+	RPCPort             int32  `json:"rpcPort" xml:"rpcPort"`
+	TrackingURL         string `json:"trackingUrl" xml:"trackingUrl"`
+	OriginalTrackingURL string `json:"originalTrackingUrl" xml:"originalTrackingUrl"`
+	DiagnosticsInfo     string `json:"diagnosticsInfo" xml:"diagnosticsInfo"`
+	AppAttemptState     string `json:"appAttemptState" xml:"appAttemptState"`
+	AMContainerID       string `json:"amContainerId" xml:"amContainerId"`
+	StartedTime         int64  `json:"startedTime" xml:"startedTime"`
+	FinishedTime        int64  `json:"finishedTime" xml:"finishedTime"`
+}
+
+// ContainersResponse is .../appattempts/{appattemptid}/containers.
+type ContainersResponse struct {
+	Containers ContainerList `json:"containers" xml:"containers"`
+}
+
+// ContainerList is an attempt's containers.
+type ContainerList struct {
+	Container []Container `json:"container" xml:"container"`
+}
+
+// ContainerResponse is .../containers/{containerid}.
+type ContainerResponse struct {
+	Container Container `json:"container" xml:"container"`
+}
+
+// Container is YARN's generic ContainerInfo.
+type Container struct {
+	ContainerID         string `json:"containerId" xml:"containerId"`
+	AllocatedMB         int64  `json:"allocatedMB" xml:"allocatedMB"`
+	AllocatedVCores     int64  `json:"allocatedVCores" xml:"allocatedVCores"`
+	AssignedNodeID      string `json:"assignedNodeId" xml:"assignedNodeId"`
+	Priority            int32  `json:"priority" xml:"priority"`
+	StartedTime         int64  `json:"startedTime" xml:"startedTime"`
+	FinishedTime        int64  `json:"finishedTime" xml:"finishedTime"`
+	ElapsedTime         int64  `json:"elapsedTime" xml:"elapsedTime"`
+	DiagnosticsInfo     string `json:"diagnosticsInfo" xml:"diagnosticsInfo"`
+	LogURL              string `json:"logUrl" xml:"logUrl"`
+	ContainerExitStatus int32  `json:"containerExitStatus" xml:"containerExitStatus"`
+	ContainerState      string `json:"containerState" xml:"containerState"`
+	NodeHTTPAddress     string `json:"nodeHttpAddress" xml:"nodeHttpAddress"`
+	NodeID              string `json:"nodeId" xml:"nodeId"`
+}
+
+// AppQueue is apps/{appid}/queue.
+type AppQueue struct {
+	Queue string `json:"queue" xml:"queue"`
+}
+
+// XMLRoot is the root element of the document in XML, as YARN names it.
+func (AppQueue) XMLRoot() string { return "appqueue" }
+
+// AppPriority is apps/{appid}/priority.
+type AppPriority struct {
+	Priority int32 `json:"priority" xml:"priority"`
+}
+
+// XMLRoot is the root element of the document in XML, as YARN names it.
+func (AppPriority) XMLRoot() string { return "applicationpriority" }
+
+// TimeoutsResponse is apps/{appid}/timeouts.
+type TimeoutsResponse struct {
+	Timeouts TimeoutList `json:"timeouts" xml:"timeouts"`
+}
+
+// TimeoutList is an app's timeouts.
+type TimeoutList struct {
+	Timeout []Timeout `json:"timeout" xml:"timeout"`
+}
+
+// TimeoutResponse is apps/{appid}/timeouts/{type}.
+type TimeoutResponse struct {
+	Timeout Timeout `json:"timeout" xml:"timeout"`
+}
+
+// Timeout is YARN's AppTimeoutInfo. An app without the timeout has
+// expiryTime UNLIMITED and remainingTimeInSeconds -1.
+type Timeout struct {
+	Type                   string `json:"type" xml:"type"`
+	ExpiryTime             string `json:"expiryTime" xml:"expiryTime"`
+	RemainingTimeInSeconds int64  `json:"remainingTimeInSeconds" xml:"remainingTimeInSeconds"`
+}
+
+// AppStatisticsResponse is /ws/v1/cluster/appstatistics.
+type AppStatisticsResponse struct {
+	AppStatInfo AppStatInfo `json:"appStatInfo" xml:"appStatInfo"`
+}
+
+// AppStatInfo is the counts, one item per state asked for.
+type AppStatInfo struct {
+	StatItem []StatItem `json:"statItem" xml:"statItem"`
+}
+
+// StatItem counts the apps of one state and type ("*" for every type).
+type StatItem struct {
+	State string `json:"state" xml:"state"`
+	Type  string `json:"type" xml:"type"`
+	Count int64  `json:"count" xml:"count"`
+}
+
+// NodeLabelsInfo is /ws/v1/cluster/get-node-labels.
+type NodeLabelsInfo struct {
+	NodeLabelInfo []NodeLabel `json:"nodeLabelInfo" xml:"nodeLabelInfo"`
+}
+
+// XMLRoot is the root element of the document in XML, as YARN names it.
+func (NodeLabelsInfo) XMLRoot() string { return "nodeLabelsInfo" }
+
+// NodeLabel is YARN's NodeLabelInfo.
+type NodeLabel struct {
+	Name        string `json:"name" xml:"name"`
+	Exclusivity bool   `json:"exclusivity" xml:"exclusivity"`
+}
+
+// NodeToLabelsInfo is /ws/v1/cluster/get-node-to-labels: JAXB's map, an
+// entry per node with labels.
+type NodeToLabelsInfo struct {
+	NodeToLabels NodeToLabelsMap `json:"nodeToLabels" xml:"nodeToLabels"`
+}
+
+// XMLRoot is the root element of the document in XML, as YARN names it.
+func (NodeToLabelsInfo) XMLRoot() string { return "nodeToLabelsInfo" }
+
+// NodeToLabelsMap is the map's entries, by node id.
+type NodeToLabelsMap struct {
+	Entry []NodeToLabelsEntry `json:"entry,omitempty" xml:"entry,omitempty"`
+}
+
+// NodeToLabelsEntry is one node (host:port) and its labels.
+type NodeToLabelsEntry struct {
+	Key   string         `json:"key" xml:"key"`
+	Value NodeLabelsInfo `json:"value" xml:"value"`
+}
