@@ -3,6 +3,11 @@
 GO      ?= go
 BIN     := bin/loom
 FUZZTIME ?= 5s
+# Go's fuzzer minimises each new interesting input for up to this long; a
+# short run whose time ends during a minimisation fails with "context
+# deadline exceeded" (seen in CI). Off for the brief runs of `make test`;
+# set it (e.g. 60s, Go's default) for long runs.
+FUZZMINIMIZE ?= 0
 
 .PHONY: build test test-deps unit fuzz bench demo sim clean proto
 
@@ -34,7 +39,8 @@ fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 		for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 			echo "fuzz $$pkg $$t for $(FUZZTIME)"; \
-			$(GO) test $$pkg -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) >/dev/null; \
+			out=$$($(GO) test $$pkg -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZE) 2>&1) || \
+				{ echo "$$out" | tail -n 40; exit 1; }; \
 		done; \
 	done
 
