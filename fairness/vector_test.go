@@ -1,4 +1,4 @@
-package resource
+package fairness
 
 import (
 	"encoding/json"
