@@ -6,7 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/resource"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -18,20 +18,20 @@ var memoryUnits = map[string]float64{"": 1, "M": 1, "Mi": 1, "Ki": 1.0 / 1024, "
 // vcores from their fields, and YARN 3 resource types from its
 // resource_value_map by name. An unknown type is an error, as YARN's
 // ResourceNotFoundException is.
-func VectorFromResource(r *pb.ResourceProto) (fairness.Vector, error) {
-	var v fairness.Vector
+func VectorFromResource(r *pb.ResourceProto) (resource.Vector, error) {
+	var v resource.Vector
 	if r == nil {
 		return v, nil
 	}
-	v[fairness.Memory] = float64(r.GetMemory())
-	v[fairness.VCores] = float64(r.GetVirtualCores())
+	v[resource.Memory] = float64(r.GetMemory())
+	v[resource.VCores] = float64(r.GetVirtualCores())
 	for _, ri := range r.GetResourceValueMap() {
-		k, err := fairness.ParseKind(ri.GetKey())
+		k, err := resource.ParseKind(ri.GetKey())
 		if err != nil {
 			return v, err
 		}
 		val := float64(ri.GetValue())
-		if k == fairness.Memory {
+		if k == resource.Memory {
 			f, ok := memoryUnits[ri.GetUnits()]
 			if !ok {
 				return v, fmt.Errorf("memory-mb in unknown units %q", ri.GetUnits())
@@ -46,10 +46,10 @@ func VectorFromResource(r *pb.ResourceProto) (fairness.Vector, error) {
 // ResourceFromVector writes a Loom vector as a YARN resource. Memory and
 // vcores go in their own fields, which every YARN client reads; other
 // kinds, when non-zero, in resource_value_map, which YARN 3 reads.
-func ResourceFromVector(v fairness.Vector) *pb.ResourceProto {
-	r := &pb.ResourceProto{Memory: proto.Int64(int64(math.Round(v[fairness.Memory]))),
-		VirtualCores: proto.Int32(int32(math.Round(v[fairness.VCores])))}
-	for k := fairness.Disk; k < fairness.NumKinds; k++ {
+func ResourceFromVector(v resource.Vector) *pb.ResourceProto {
+	r := &pb.ResourceProto{Memory: proto.Int64(int64(math.Round(v[resource.Memory]))),
+		VirtualCores: proto.Int32(int32(math.Round(v[resource.VCores])))}
+	for k := resource.Disk; k < resource.NumKinds; k++ {
 		if v[k] != 0 {
 			r.ResourceValueMap = append(r.ResourceValueMap, &pb.ResourceInformationProto{
 				Key: proto.String(k.String()), Value: proto.Int64(int64(math.Round(v[k])))})
@@ -67,7 +67,7 @@ func IsAltruistic(rr *pb.ResourceRequestProto) bool {
 
 // AskDemand is a request's per-task demand: Loom's full vector when the
 // AM sent one, else the YARN capability.
-func AskDemand(rr *pb.ResourceRequestProto) (fairness.Vector, error) {
+func AskDemand(rr *pb.ResourceRequestProto) (resource.Vector, error) {
 	if rr.LoomDemand != nil {
 		return VectorFromResource(rr.LoomDemand)
 	}

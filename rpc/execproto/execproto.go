@@ -19,7 +19,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/resource"
 	"github.com/loomrm/loom/rpc"
 	lpb "github.com/loomrm/loom/rpc/loompb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -51,7 +51,7 @@ const (
 type Template struct {
 	ID       string
 	Kind     string
-	Demand   fairness.Vector
+	Demand   resource.Vector
 	Duration time.Duration
 	// Command is a command task's argv; "{index}" in it becomes the
 	// task's index.

@@ -1,4 +1,4 @@
-package fairness
+package resource
 
 import (
 	"encoding/json"
