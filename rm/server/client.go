@@ -279,12 +279,8 @@ func (s clientService) ForceKillApplication(ctx context.Context, req *pb.KillApp
 	r := s.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	a, err := r.appByID(req.GetApplicationId())
+	a, err := r.modifiableApp(ctx, req.GetApplicationId(), "kill")
 	if err != nil {
-		return nil, err
-	}
-	if err := r.checkModify(caller(ctx), a); err != nil {
-		r.log.Warn().Str("app", rpc.AppIDString(a.yid)).Str("user", caller(ctx)).Msg("kill refused")
 		return nil, err
 	}
 	if !a.done() {
@@ -373,11 +369,7 @@ func (s clientService) GetContainers(ctx context.Context, req *pb.GetContainersR
 	resp := &pb.GetContainersResponseProto{}
 	conts := slices.SortedFunc(slices.Values(at.conts), func(x, y *contRec) int { return cmp.Compare(x.c.ID, y.c.ID) })
 	for _, cr := range conts {
-		resp.Containers = append(resp.Containers, &pb.ContainerReportProto{ContainerId: cr.yid, Resource: rpc.ResourceFromVector(cr.c.Resource),
-			NodeId: cr.node.yid, Priority: &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))},
-			CreationTime: millis(cr.created), FinishTime: millis(cr.finished), DiagnosticsInfo: proto.String(cr.diag),
-			ContainerExitStatus: proto.Int32(cr.exit), ContainerState: cr.state.Enum(),
-			ExecutionType: pb.ExecutionTypeProto_GUARANTEED.Enum()})
+		resp.Containers = append(resp.Containers, containerReport(cr))
 	}
 	return resp, nil
 }

@@ -79,16 +79,20 @@ func (s clientService) GetContainerReport(ctx context.Context, req *pb.GetContai
 	}
 	for _, cr := range at.conts {
 		if cr.yid.GetId() == cid.GetId() {
-			return &pb.GetContainerReportResponseProto{ContainerReport: &pb.ContainerReportProto{ContainerId: cr.yid,
-				Resource: rpc.ResourceFromVector(cr.c.Resource), NodeId: cr.node.yid,
-				Priority:     &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))},
-				CreationTime: millis(cr.created), FinishTime: millis(cr.finished), DiagnosticsInfo: proto.String(cr.diag),
-				ContainerExitStatus: proto.Int32(cr.exit), ContainerState: cr.state.Enum(),
-				NodeHttpAddress: proto.String(fmt.Sprintf("%s:%d", cr.node.yid.GetHost(), cr.node.httpPort)),
-				ExecutionType:   pb.ExecutionTypeProto_GUARANTEED.Enum()}}, nil
+			return &pb.GetContainerReportResponseProto{ContainerReport: containerReport(cr)}, nil
 		}
 	}
 	return nil, rpc.Errorf(rpc.ClassContainerNotFound, "Container with id '%s' doesn't exist in RM.", rpc.ContainerIDString(cid))
+}
+
+// containerReport is YARN's report of one container. Callers hold mu.
+func containerReport(cr *contRec) *pb.ContainerReportProto {
+	return &pb.ContainerReportProto{ContainerId: cr.yid, Resource: rpc.ResourceFromVector(cr.c.Resource), NodeId: cr.node.yid,
+		Priority:     &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))},
+		CreationTime: millis(cr.created), FinishTime: millis(cr.finished), DiagnosticsInfo: proto.String(cr.diag),
+		ContainerExitStatus: proto.Int32(cr.exit), ContainerState: cr.state.Enum(),
+		NodeHttpAddress: proto.String(fmt.Sprintf("%s:%d", cr.node.yid.GetHost(), cr.node.httpPort)),
+		ExecutionType:   pb.ExecutionTypeProto_GUARANTEED.Enum()}
 }
 
 // modifiableApp finds an app the caller may modify (MODIFY_APP), as
