@@ -47,7 +47,7 @@ fuzz:
 # Go benchmarks print each median beside its target; `loom bench` does the
 # same for the simulator's targets.
 bench: build
-	$(GO) test -run '^$$' -bench . ./fairness ./altruism ./rpc ./rm ./rm/server ./nm/executor
+	$(GO) test -run '^$$' -bench . ./fairness ./altruism ./rpc ./rm ./daemon/rm/server ./daemon/nm/executor
 	$(BIN) bench
 
 # The main job: a mini cluster of real processes on loopback (an RM and 4

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/loomrm/loom/altruism"
-	"github.com/loomrm/loom/internal/bench"
-	"github.com/loomrm/loom/internal/benchtarget"
+	"github.com/loomrm/loom/tool/bench"
+	"github.com/loomrm/loom/tool/benchtarget"
 )
 
 // BenchmarkReversePack: the target is a median under 5 ms for a

@@ -5,7 +5,7 @@
 // a task late, and keeps a history of every task it ran.
 //
 // The core is pure: time is an argument and randomness a seeded source.
-// The AM process (am/driver) feeds it from the RM's allocate responses;
+// The AM process (daemon/am/driver) feeds it from the RM's allocate responses;
 // the simulator feeds it directly. Both run this code.
 package am
 

@@ -41,7 +41,7 @@ type Recovery struct {
 // original numbers and times, so the job's history lists each task
 // execution of every AM attempt. The times keep the history's time base:
 // they count from its StartUnixMs, the job's first AM start, and the
-// caller must keep counting from there (am/driver does). A task without
+// caller must keep counting from there (daemon/am/driver does). A task without
 // an AM attempt (a history written before it was recorded) is taken as
 // run by the attempt that wrote the history.
 //

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/loomrm/loom/fairness"
-	"github.com/loomrm/loom/internal/bench"
-	"github.com/loomrm/loom/internal/benchtarget"
+	"github.com/loomrm/loom/tool/bench"
+	"github.com/loomrm/loom/tool/benchtarget"
 )
 
 // BenchmarkDRF1000Apps: the target is a median under 1 ms for 1,000

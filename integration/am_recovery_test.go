@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/loomrm/loom/am"
-	"github.com/loomrm/loom/internal/mini"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
+	"github.com/loomrm/loom/tool/mini"
 )
 
 // recoveryJob: scan and dim end in well under a second; join, which

@@ -18,11 +18,11 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/loomrm/loom/am/driver"
-	"github.com/loomrm/loom/internal/mini"
+	"github.com/loomrm/loom/daemon/am/driver"
 	"github.com/loomrm/loom/rpc"
 	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
+	"github.com/loomrm/loom/tool/mini"
 )
 
 var loomBin string

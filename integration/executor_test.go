@@ -9,8 +9,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/daemon/nm"
 	"github.com/loomrm/loom/fairness"
-	"github.com/loomrm/loom/nm"
 	"github.com/loomrm/loom/rpc"
 	"github.com/loomrm/loom/rpc/execproto"
 	"github.com/loomrm/loom/rpc/hadooppb"

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loomrm/loom/internal/mini"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
+	"github.com/loomrm/loom/tool/mini"
 )
 
 // killMachine kills -9 an NM and every process it started (its

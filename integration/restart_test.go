@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loomrm/loom/internal/mini"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
+	"github.com/loomrm/loom/tool/mini"
 )
 
 // TestRMRestartLosesNothing: kill -9 the RM in the middle of a 10-job run

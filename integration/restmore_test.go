@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/loomrm/loom/daemon/webui/dao"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
-	"github.com/loomrm/loom/webui/dao"
 )
 
 // TestRESTMore: a real RM serves the app attempt, container, queue,

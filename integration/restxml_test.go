@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loomrm/loom/webui/dao"
+	"github.com/loomrm/loom/daemon/webui/dao"
 )
 
 // xmlDoc fetches path with Accept: application/xml, checks that the

@@ -6,7 +6,7 @@ import (
 
 	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/fairness"
-	"github.com/loomrm/loom/internal/benchtarget"
+	"github.com/loomrm/loom/tool/benchtarget"
 )
 
 // BenchmarkHeartbeatDecision is the RM's decision for one node heartbeat

@@ -3,7 +3,7 @@
 // shares, and decides which containers each node runs. Events go in
 // through Step with the time as an argument; decisions come out as
 // actions. It starts no goroutines and does no I/O: the RM server
-// (rm/server) feeds it from RPC with a real clock, the simulator (sim/)
+// (daemon/rm/server) feeds it from RPC with a real clock, the simulator (tool/sim)
 // from a trace with a virtual one, so both run the same policy code.
 package rm
 

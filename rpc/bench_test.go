@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loomrm/loom/internal/bench"
-	"github.com/loomrm/loom/internal/benchtarget"
+	"github.com/loomrm/loom/tool/bench"
+	"github.com/loomrm/loom/tool/benchtarget"
 )
 
 // BenchmarkAllocateRoundTrip: an empty allocate() over loopback, one call

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loomrm/loom/am"
-	"github.com/loomrm/loom/am/driver"
+	"github.com/loomrm/loom/daemon/am/driver"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/workload"

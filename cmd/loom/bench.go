@@ -17,8 +17,8 @@ import (
 
 	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/fairness"
-	"github.com/loomrm/loom/internal/bench"
-	"github.com/loomrm/loom/sim"
+	"github.com/loomrm/loom/tool/bench"
+	"github.com/loomrm/loom/tool/sim"
 	"github.com/loomrm/loom/workload"
 )
 

@@ -18,12 +18,12 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/loomrm/loom/daemon/rm/server"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/internal/hadoopconf"
-	"github.com/loomrm/loom/internal/mini"
-	"github.com/loomrm/loom/rm/server"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
+	"github.com/loomrm/loom/tool/mini"
 	"github.com/loomrm/loom/workload"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/loomrm/loom/nm/executor"
+	"github.com/loomrm/loom/daemon/nm/executor"
 )
 
 func executorCommand() *cobra.Command {

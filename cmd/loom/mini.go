@@ -18,10 +18,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/loomrm/loom/fairness"
-	"github.com/loomrm/loom/internal/mini"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
+	"github.com/loomrm/loom/tool/mini"
 	"github.com/loomrm/loom/workload"
 )
 

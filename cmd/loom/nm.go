@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loomrm/loom/daemon/nm"
 	"github.com/loomrm/loom/internal/hadoopconf"
-	"github.com/loomrm/loom/nm"
 )
 
 func nmCommand() *cobra.Command {

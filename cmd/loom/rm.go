@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/loomrm/loom/daemon/rm/server"
 	"github.com/loomrm/loom/internal/hadoopconf"
-	"github.com/loomrm/loom/rm/server"
 )
 
 // confFlags are the flags every daemon shares: where the Hadoop config

@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/loomrm/loom/internal/plot"
 	"github.com/loomrm/loom/rm"
-	"github.com/loomrm/loom/sim"
+	"github.com/loomrm/loom/tool/plot"
+	"github.com/loomrm/loom/tool/sim"
 )
 
 type simFlags struct {

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/loomrm/loom/fairness"
-	"github.com/loomrm/loom/sim"
+	"github.com/loomrm/loom/tool/sim"
 	"github.com/loomrm/loom/workload"
 )
 

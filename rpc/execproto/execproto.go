@@ -7,8 +7,8 @@
 //
 // It holds the protocol's name, its task kinds, the Go types of its
 // requests and replies, their encoding to and from rpc/loompb, and the
-// typed Client. The executor that serves it is nm/executor; the AM
-// (am/driver) and the NodeManager (nm) call it through Client, so
+// typed Client. The executor that serves it is daemon/nm/executor; the AM
+// (daemon/am/driver) and the NodeManager (daemon/nm) call it through Client, so
 // neither daemon imports the other.
 package execproto
 

@@ -1,0 +1,281 @@
+// Package server is the ResourceManager daemon: it serves YARN's client,
+// AM and node protocols over Hadoop IPC and feeds the rm core from them
+// with a real clock. All scheduling decisions are the core's; this
+// package keeps YARN's application, attempt, container and node records
+// around it, and launches AMs on NodeManagers.
+package server
+
+import (
+	"errors"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/loomrm/loom/daemon/rm/store"
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/internal/hadoopconf"
+	"github.com/loomrm/loom/rm"
+)
+
+// Defaults are YARN's, for the keys Loom reads, and Loom's own.
+var Defaults = map[string]string{
+	"yarn.resourcemanager.hostname":                                      "0.0.0.0",
+	"yarn.resourcemanager.address":                                       "${yarn.resourcemanager.hostname}:8032",
+	"yarn.resourcemanager.scheduler.address":                             "${yarn.resourcemanager.hostname}:8030",
+	"yarn.resourcemanager.resource-tracker.address":                      "${yarn.resourcemanager.hostname}:8031",
+	"yarn.resourcemanager.webapp.address":                                "${yarn.resourcemanager.hostname}:8088",
+	"yarn.nm.liveness-monitor.expiry-interval-ms":                        "600000",
+	"yarn.am.liveness-monitor.expiry-interval-ms":                        "600000",
+	"yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs": "86400",
+	"yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs":    "86400",
+	"yarn.resourcemanager.am.max-attempts":                               "2",
+	"yarn.resourcemanager.max-completed-applications":                    "1000",
+	"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms":            "1000",
+	"yarn.scheduler.minimum-allocation-mb":                               "1024",
+	"yarn.scheduler.maximum-allocation-mb":                               "8192",
+	"yarn.scheduler.minimum-allocation-vcores":                           "1",
+	"yarn.scheduler.maximum-allocation-vcores":                           "4",
+	"yarn.acl.enable":                       "false",
+	"yarn.admin.acl":                        "*",
+	"yarn.resourcemanager.recovery.enabled": "false",
+
+	"loom.scheduler.policy":         rm.DefaultPolicyConfig().Policy,
+	"loom.scheduler.p-altruism":     strconv.FormatFloat(rm.DefaultPolicyConfig().PAltruism, 'g', -1, 64),
+	"loom.scheduler.leftover-order": rm.DefaultPolicyConfig().LeftoverOrder.String(),
+	"loom.scheduler.leftover-cap":   strconv.FormatFloat(rm.DefaultPolicyConfig().LeftoverCap, 'g', -1, 64),
+	"loom.heartbeat.interval-ms":    "${yarn.resourcemanager.nodemanagers.heartbeat-interval-ms}",
+	"loom.queues":                   "default",
+	"loom.history.dir":              "/tmp/loom/history",
+	"loom.admin.secret":             "",
+
+	// Off: the web port knows callers only by the user.name they claim.
+	"loom.webapp.rest-write.enabled": "false",
+}
+
+// ConfFiles are the files read from the config dir, in order.
+var ConfFiles = []string{"core-site.xml", "yarn-site.xml", "loom-site.xml"}
+
+// Config is the RM's configuration, checked.
+type Config struct {
+	ClientAddr, SchedulerAddr, TrackerAddr, WebAddr string
+
+	NMExpiry time.Duration
+	AMExpiry time.Duration
+	// AMRMRoll is how often the AMRM master key is replaced.
+	AMRMRoll time.Duration
+	// NMTokenRoll is how often the NM-token master key is replaced.
+	NMTokenRoll       time.Duration
+	HeartbeatInterval time.Duration
+	MaxAttempts       int
+	// MaxCompleted is how many finished apps the RM remembers.
+	MaxCompleted int
+	MinAlloc     fairness.Vector
+	MaxAlloc     fairness.Vector
+
+	// PolicyConfig is the policy and its knobs (loom.scheduler.*).
+	rm.PolicyConfig
+	// Queues maps each queue to its weight.
+	Queues map[string]float64
+	// HistoryDir is where DAG AMs write their job histories, one file per
+	// app (a directory every node sees, as MapReduce's staging dir).
+	HistoryDir string
+	// AdminSecret is the credential the web API asks for before it
+	// changes P(Altruism); empty refuses every change.
+	AdminSecret string
+	// NodeAuth is the cluster secret NodeManagers prove and the largest
+	// node taken (loom.cluster.secret*, loom.resourcemanager.node.*).
+	NodeAuth NodeAuth
+	// RESTWrites lets REST calls change state: submit, new-application,
+	// kill (loom.webapp.rest-write.enabled). Off, they are refused: the
+	// web port knows its callers only by the user.name they claim.
+	RESTWrites bool
+	// ACLEnabled turns on the ACLs (yarn.acl.enable); AdminACL is
+	// yarn.admin.acl.
+	ACLEnabled bool
+	AdminACL   acl
+	// Recovery keeps apps and attempts in Store and recovers them on a
+	// restart (yarn.resourcemanager.recovery.enabled).
+	Recovery bool
+	Store    store.Config
+}
+
+// LoadConfig reads and checks the RM's keys. Every error names the key.
+func LoadConfig(c *hadoopconf.Conf) (Config, error) {
+	var cfg Config
+	var errs []error
+	addr := func(key string) string {
+		a, err := c.Addr(key)
+		errs = append(errs, err)
+		return a
+	}
+	positive := func(key string) time.Duration {
+		d, err := c.PositiveMillis(key)
+		errs = append(errs, err)
+		return d
+	}
+	integer := func(key string, min int64) int64 {
+		n, err := c.Int(key)
+		if err == nil && n < min {
+			err = c.Errorf(key, "%d is below the minimum of %d", n, min)
+		}
+		errs = append(errs, err)
+		return n
+	}
+	cfg.ClientAddr = addr("yarn.resourcemanager.address")
+	cfg.SchedulerAddr = addr("yarn.resourcemanager.scheduler.address")
+	cfg.TrackerAddr = addr("yarn.resourcemanager.resource-tracker.address")
+	cfg.WebAddr = addr("yarn.resourcemanager.webapp.address")
+	cfg.NMExpiry = positive("yarn.nm.liveness-monitor.expiry-interval-ms")
+	cfg.AMExpiry = positive("yarn.am.liveness-monitor.expiry-interval-ms")
+	cfg.AMRMRoll = time.Duration(integer("yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs", 1)) * time.Second
+	cfg.NMTokenRoll = time.Duration(integer("yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs", 1)) * time.Second
+	cfg.HeartbeatInterval = positive("loom.heartbeat.interval-ms")
+	cfg.MaxAttempts = int(integer("yarn.resourcemanager.am.max-attempts", 1))
+	cfg.MaxCompleted = int(integer("yarn.resourcemanager.max-completed-applications", 0))
+	cfg.MinAlloc = fairness.New(float64(integer("yarn.scheduler.minimum-allocation-mb", 0)),
+		float64(integer("yarn.scheduler.minimum-allocation-vcores", 0)))
+	cfg.MaxAlloc = fairness.New(float64(integer("yarn.scheduler.maximum-allocation-mb", 1)),
+		float64(integer("yarn.scheduler.maximum-allocation-vcores", 1)))
+	if err := firstError(errs); err != nil {
+		return cfg, err
+	}
+	// Contradictions across keys.
+	for _, k := range []struct {
+		kind     fairness.Kind
+		min, max string
+	}{
+		{fairness.Memory, "yarn.scheduler.minimum-allocation-mb", "yarn.scheduler.maximum-allocation-mb"},
+		{fairness.VCores, "yarn.scheduler.minimum-allocation-vcores", "yarn.scheduler.maximum-allocation-vcores"},
+	} {
+		if cfg.MinAlloc[k.kind] > cfg.MaxAlloc[k.kind] {
+			return cfg, c.Errorf(k.min, "%v is above %s = %v", cfg.MinAlloc[k.kind], k.max, cfg.MaxAlloc[k.kind])
+		}
+	}
+	if cfg.AMRMRoll <= 3*cfg.AMExpiry {
+		// A new key is used only once every live AM has had a token
+		// under it: 1.5 AM expiries after it was made.
+		return cfg, c.Errorf("yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs",
+			"%v should be more than 3 X yarn.am.liveness-monitor.expiry-interval-ms (%v)", cfg.AMRMRoll, cfg.AMExpiry)
+	}
+	if cfg.NMTokenRoll <= 3*cfg.NMExpiry {
+		// A new key signs tokens only once every live NM has it: 1.5 NM
+		// expiries after it was made.
+		return cfg, c.Errorf("yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs",
+			"%v should be more than 3 X yarn.nm.liveness-monitor.expiry-interval-ms (%v)", cfg.NMTokenRoll, cfg.NMExpiry)
+	}
+	if cfg.NMExpiry <= cfg.HeartbeatInterval {
+		return cfg, c.Errorf("yarn.nm.liveness-monitor.expiry-interval-ms",
+			"%v is not longer than the heartbeat interval %v: every node would be lost", cfg.NMExpiry, cfg.HeartbeatInterval)
+	}
+
+	policy, err := c.String("loom.scheduler.policy")
+	if err != nil {
+		return cfg, err
+	}
+	order, err := c.String("loom.scheduler.leftover-order")
+	if err != nil {
+		return cfg, err
+	}
+	p, err := c.Float("loom.scheduler.p-altruism")
+	if err != nil {
+		return cfg, err
+	}
+	leftoverCap, err := c.Float("loom.scheduler.leftover-cap")
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.PolicyConfig, err = rm.ParsePolicyConfig(policy, p, order, leftoverCap); err != nil {
+		var pe *rm.PolicyError
+		if errors.As(err, &pe) {
+			return cfg, c.Errorf("loom.scheduler."+pe.Knob, "%s", pe.Err)
+		}
+		return cfg, err
+	}
+	if cfg.HistoryDir, err = c.String("loom.history.dir"); err != nil {
+		return cfg, err
+	}
+	if cfg.HistoryDir == "" || !filepath.IsAbs(cfg.HistoryDir) {
+		return cfg, c.Errorf("loom.history.dir", "%q is not an absolute path", cfg.HistoryDir)
+	}
+	if cfg.AdminSecret, err = c.String("loom.admin.secret"); err != nil {
+		return cfg, err
+	}
+	if cfg.NodeAuth, err = loadNodeAuth(c); err != nil {
+		return cfg, err
+	}
+	if cfg.RESTWrites, err = c.Bool("loom.webapp.rest-write.enabled"); err != nil {
+		return cfg, err
+	}
+	if cfg.ACLEnabled, err = c.Bool("yarn.acl.enable"); err != nil {
+		return cfg, err
+	}
+	admins, err := c.String("yarn.admin.acl")
+	if err != nil {
+		return cfg, err
+	}
+	cfg.AdminACL = parseACL(admins)
+	if cfg.Recovery, err = c.Bool("yarn.resourcemanager.recovery.enabled"); err != nil {
+		return cfg, err
+	}
+	if cfg.Recovery {
+		if cfg.Store, err = store.LoadConfig(c); err != nil {
+			return cfg, err
+		}
+	}
+	cfg.Queues, err = queues(c)
+	return cfg, err
+}
+
+// queues reads loom.queues and each loom.queue.<name>.weight (1 by
+// default). A weight for a queue not listed is a mistake worth refusing.
+func queues(c *hadoopconf.Conf) (map[string]float64, error) {
+	list, err := c.String("loom.queues")
+	if err != nil {
+		return nil, err
+	}
+	qs := map[string]float64{}
+	for _, q := range strings.Split(list, ",") {
+		q = strings.TrimSpace(q)
+		if q == "" {
+			continue
+		}
+		if _, dup := qs[q]; dup {
+			return nil, c.Errorf("loom.queues", "queue %q is listed twice", q)
+		}
+		qs[q] = 1
+	}
+	if len(qs) == 0 {
+		return nil, c.Errorf("loom.queues", "no queues")
+	}
+	keys := c.Keys("loom.queue.")
+	slices.Sort(keys)
+	for _, k := range keys {
+		name, ok := strings.CutSuffix(strings.TrimPrefix(k, "loom.queue."), ".weight")
+		if !ok {
+			return nil, c.Errorf(k, "unknown key (queues take only loom.queue.<name>.weight)")
+		}
+		if _, listed := qs[name]; !listed {
+			return nil, c.Errorf(k, "queue %q is not in loom.queues", name)
+		}
+		w, err := c.Float(k)
+		if err != nil {
+			return nil, err
+		}
+		if !(w > 0) {
+			return nil, c.Errorf(k, "weight %v must be positive", w)
+		}
+		qs[name] = w
+	}
+	return qs, nil
+}
+
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

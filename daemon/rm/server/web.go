@@ -1,0 +1,239 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/loomrm/loom/altruism"
+	"github.com/loomrm/loom/am"
+	"github.com/loomrm/loom/daemon/webui"
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/rm"
+	"github.com/loomrm/loom/rpc"
+)
+
+// Version is the RM's version in /ws/v1/cluster/info.
+var Version = "loom-dev"
+
+// timelineLen bounds the timeline: an hour of one-second samples.
+const timelineLen = 3600
+
+// timeline is the cluster and each app sampled once a second.
+type timeline struct {
+	samples []webui.Sample
+	apps    map[rm.AppID][]webui.AppSample
+	// rate is allocations per second over the last sample.
+	rate      float64
+	lastAlloc float64
+	lastAt    time.Time
+}
+
+func appendBounded[T any](s []T, v T) []T {
+	if len(s) >= timelineLen {
+		s = slices.Delete(s, 0, len(s)-timelineLen+1)
+	}
+	return append(s, v)
+}
+
+// sample records the cluster now. Callers hold mu.
+func (r *RM) sample(now time.Time) {
+	capacity, used := r.core.Capacity(), r.core.Used()
+	s := webui.Sample{UnixMs: now.UnixMilli()}
+	for k := range fairness.NumKinds {
+		if capacity[k] > 0 {
+			s.Utilisation[k] = used[k] / capacity[k]
+		}
+	}
+	var ratios []float64
+	for _, a := range r.appOrder {
+		if a.done() {
+			continue
+		}
+		s.RunningApps++
+		for k, n := range a.asks {
+			if k.kind == altruism.Altruistic {
+				s.PendingAltruistic += n
+			} else {
+				s.PendingDefault += n
+			}
+		}
+		share, _ := r.core.Share(a.id)
+		usage, _ := r.core.Usage(a.id)
+		as := webui.AppSample{UnixMs: s.UnixMs, DominantShare: share.DominantShare(capacity),
+			DominantUsage: usage.DominantShare(capacity)}
+		r.timeline.apps[a.id] = appendBounded(r.timeline.apps[a.id], as)
+		if as.DominantShare > 0 {
+			ratios = append(ratios, as.DominantUsage/as.DominantShare)
+		}
+	}
+	s.Jain = fairness.Jain(ratios)
+	if len(ratios) <= 1 {
+		s.Jain = 1
+	}
+	r.timeline.samples = appendBounded(r.timeline.samples, s)
+	allocs := r.metrics.allocCount
+	if !r.timeline.lastAt.IsZero() {
+		if dt := now.Sub(r.timeline.lastAt).Seconds(); dt > 0 {
+			r.timeline.rate = (allocs - r.timeline.lastAlloc) / dt
+		}
+	}
+	r.timeline.lastAlloc, r.timeline.lastAt = allocs, now
+}
+
+// sampler samples the timeline once a second until the RM stops.
+func (r *RM) sampler() {
+	defer r.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case now := <-t.C:
+			r.mu.Lock()
+			r.sample(now)
+			r.mu.Unlock()
+		}
+	}
+}
+
+// webBackend is what the web port reads: the client protocol's own
+// handlers for YARN's resources, and the RM's state for Loom's views.
+type webBackend struct{ clientService }
+
+var _ webui.Backend = webBackend{}
+
+func (b webBackend) Info() webui.ClusterInfo {
+	return webui.ClusterInfo{ID: b.r.clusterTS, StartedOnMs: b.r.start.UnixMilli(), State: "STARTED", HAState: "ACTIVE",
+		Version: Version}
+}
+
+func (b webBackend) Scheduler() webui.Scheduler {
+	r := b.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	capacity, used := r.core.Capacity(), r.core.Used()
+	s := webui.Scheduler{Policy: r.cfg.Policy, PAltruism: r.core.PAltruism(), LeftoverOrder: r.cfg.LeftoverOrder.String(),
+		LeftoverCap: r.cfg.LeftoverCap, Capacity: capacity, Used: used, Leftover: capacity.Sub(used).ClampZero()}
+	queues := map[string]*webui.QueueShare{}
+	for name, w := range r.cfg.Queues {
+		queues[name] = &webui.QueueShare{Name: name, Weight: w}
+	}
+	for _, a := range r.appOrder {
+		if a.done() {
+			continue
+		}
+		share, _ := r.core.Share(a.id)
+		usage, _ := r.core.Usage(a.id)
+		// The demand the core schedules by: what the adapter made of the
+		// AM's message.
+		demand, _ := r.core.Demand(a.id)
+		as := webui.AppShare{ID: rpc.AppIDString(a.yid), Name: a.ctx.GetApplicationName(), Queue: a.queue, User: a.user,
+			Share: share, DominantShare: share.DominantShare(capacity), Usage: usage, DominantUsage: usage.DominantShare(capacity),
+			RemainingWork: a.work, Demand: demand}
+		for k, n := range a.asks {
+			as.Pending = as.Pending.Add(k.demand.Scale(float64(n)))
+			if k.kind == altruism.Altruistic {
+				as.PendingAltruistic += n
+			} else {
+				as.PendingDefault += n
+			}
+		}
+		as.Running = len(a.live)
+		s.Apps = append(s.Apps, as)
+		if q := queues[a.queue]; q != nil {
+			q.Usage = q.Usage.Add(usage)
+			q.Apps++
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(queues)) {
+		s.Queues = append(s.Queues, *queues[name])
+	}
+	return s
+}
+
+func (b webBackend) SetAltruism(ctx context.Context, p float64, who string) error {
+	r := b.r
+	if user := caller(ctx); !r.isAdmin(user) {
+		return rpc.Errorf(rpc.ClassAccessControl, "User %s is not an admin (yarn.admin.acl): only an admin may change P(Altruism)", user)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.step(rm.SetAltruism{P: p}); err != nil {
+		return err
+	}
+	r.altChanges = append(r.altChanges, webui.AltruismChange{UnixMs: time.Now().UnixMilli(), P: p, Who: who})
+	r.log.Info().Float64("p_altruism", p).Str("who", who).Msg("P(Altruism) changed")
+	return nil
+}
+
+func (b webBackend) RESTWritesEnabled() bool { return b.r.cfg.RESTWrites }
+
+func (b webBackend) AltruismChanges() []webui.AltruismChange {
+	b.r.mu.Lock()
+	defer b.r.mu.Unlock()
+	return slices.Clone(b.r.altChanges)
+}
+
+func (b webBackend) Timeline() []webui.Sample {
+	b.r.mu.Lock()
+	defer b.r.mu.Unlock()
+	return slices.Clone(b.r.timeline.samples)
+}
+
+// appNamed finds an app by its id string; the error wraps
+// webui.ErrNotFound. Callers hold mu.
+func (r *RM) appNamed(id string) (*appRec, error) {
+	yid, err := rpc.ParseAppID(id)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", webui.ErrNotFound, err)
+	}
+	a, err := r.appByID(yid)
+	if err != nil {
+		return nil, fmt.Errorf("%w: application %s", webui.ErrNotFound, id)
+	}
+	return a, nil
+}
+
+func (b webBackend) AppTimeline(id string) ([]webui.AppSample, error) {
+	r := b.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, err := r.appNamed(id)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(r.timeline.apps[a.id]), nil
+}
+
+func (b webBackend) AppHistory(id string) (*am.History, error) {
+	r := b.r
+	r.mu.Lock()
+	a, err := r.appNamed(id)
+	dir := r.cfg.HistoryDir
+	r.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, rpc.AppIDString(a.yid)+".json")
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s has none in %s", webui.ErrNoHistory, id, dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var h am.History
+	if err := json.Unmarshal(data, &h); err != nil {
+		return nil, fmt.Errorf("the history of %s (%s): %w", id, path, err)
+	}
+	return &h, nil
+}

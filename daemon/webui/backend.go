@@ -1,0 +1,146 @@
+// Package webui serves the ResourceManager's web port (8088): YARN's REST
+// API under /ws/v1/cluster, Loom's own views under /ws/v1/loom, the web UI
+// at / and Prometheus metrics at /metrics.
+//
+// It holds no scheduler state. YARN's resources are answered by the same
+// ApplicationClientProtocol handlers the RPC port serves (a REST call runs
+// them as its user), so the two can never disagree; Loom's views come from
+// the Backend's snapshots.
+package webui
+
+import (
+	"context"
+	"errors"
+
+	"github.com/loomrm/loom/am"
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/rpc"
+)
+
+// Backend is what the web server reads and changes. daemon/rm/server implements
+// it.
+type Backend interface {
+	// ApplicationClientServer answers YARN's resources: apps, attempts,
+	// nodes, queues, cluster metrics, new-application, submit and kill.
+	// The context carries the REST caller as an rpc.CallInfo (see
+	// rpc.WithCall), with User from the user.name query parameter.
+	rpc.ApplicationClientServer
+
+	// Info is the cluster's identity, for /ws/v1/cluster/info.
+	Info() ClusterInfo
+	// Scheduler is the scheduler's state now.
+	Scheduler() Scheduler
+	// SetAltruism sets P(Altruism) for the next decisions; who is logged
+	// and kept in AltruismChanges. The context carries the caller, as for
+	// the client protocol: the backend refuses one who is not an admin
+	// with an rpc.ClassAccessControl error.
+	SetAltruism(ctx context.Context, p float64, who string) error
+	// AltruismChanges lists every change of P(Altruism), oldest first,
+	// starting with the configured value.
+	AltruismChanges() []AltruismChange
+	// Timeline is the cluster sampled about once a second, oldest first,
+	// over a bounded window.
+	Timeline() []Sample
+	// AppTimeline is one app's share and usage over the same window. An
+	// unknown app id gives an error wrapping ErrNotFound.
+	AppTimeline(appID string) ([]AppSample, error)
+	// AppHistory is a DAG app's latest history (its DAG and tasks), as its
+	// AM wrote it. An unknown app gives an error wrapping ErrNotFound; an
+	// app whose AM wrote none (a stock YARN AM) gives ErrNoHistory.
+	AppHistory(appID string) (*am.History, error)
+	// RESTWritesEnabled reports whether REST calls that change state
+	// (submit, new-application, kill: every route but a GET, apart from
+	// P(Altruism), which has the admin credential as its own check) are
+	// served (loom.webapp.rest-write.enabled). When it is false they are
+	// refused with a 403 before they reach the Backend.
+	RESTWritesEnabled() bool
+}
+
+var (
+	// ErrNotFound: no such app.
+	ErrNotFound = errors.New("not found")
+	// ErrNoHistory: the app is not a DAG job, or its AM has not written
+	// a history yet.
+	ErrNoHistory = errors.New("no job history")
+)
+
+// ClusterInfo is the cluster's identity.
+type ClusterInfo struct {
+	ID          int64 // the cluster timestamp, as YARN's id
+	StartedOnMs int64
+	State       string // STARTED
+	HAState     string // ACTIVE
+	Version     string
+}
+
+// Scheduler is the scheduler's state at one instant.
+type Scheduler struct {
+	Policy        string  // carbyne, drf, tetris or sjf
+	PAltruism     float64 // P(Altruism)
+	LeftoverOrder string  // efficiency-first or jct-first
+	LeftoverCap   float64 // 0: none
+	Capacity      fairness.Vector
+	Used          fairness.Vector
+	// Leftover is what the last decisions left after every app's share:
+	// the pool ALTRUISTIC asks are served from.
+	Leftover fairness.Vector
+	Apps     []AppShare
+	Queues   []QueueShare
+}
+
+// AppShare is one running app as the scheduler sees it.
+type AppShare struct {
+	ID    string
+	Name  string
+	Queue string
+	User  string
+	// Share is A_k, the app's DRF share, as a resource vector, and
+	// DominantShare its dominant fraction of the cluster.
+	Share         fairness.Vector
+	DominantShare float64
+	// Usage is what its containers hold now.
+	Usage         fairness.Vector
+	DominantUsage float64
+	Demand        fairness.Vector
+	RemainingWork float64
+	// Pending asks, by kind, and what they ask for in all.
+	PendingDefault    int
+	PendingAltruistic int
+	Pending           fairness.Vector
+	Running           int // containers
+}
+
+// QueueShare is one queue's weight and usage.
+type QueueShare struct {
+	Name   string
+	Weight float64
+	Usage  fairness.Vector
+	Apps   int
+}
+
+// AltruismChange is one setting of P(Altruism).
+type AltruismChange struct {
+	UnixMs int64
+	P      float64
+	Who    string // "config" for the configured value
+}
+
+// Sample is the cluster at one instant.
+type Sample struct {
+	UnixMs int64
+	// Utilisation is used / capacity per resource kind, each in [0, 1].
+	Utilisation fairness.Vector
+	// Jain is Jain's index over the running apps' dominant usage
+	// normalised by their dominant share (1 when there is at most one).
+	Jain              float64
+	RunningApps       int
+	PendingDefault    int
+	PendingAltruistic int
+}
+
+// AppSample is one app at one instant: dominant share and usage.
+type AppSample struct {
+	UnixMs        int64
+	DominantShare float64
+	DominantUsage float64
+}

@@ -1,0 +1,204 @@
+package webui
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/loomrm/loom/am"
+	"github.com/loomrm/loom/daemon/webui/dao"
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/rm"
+	"github.com/loomrm/loom/rpc"
+)
+
+// vec keeps a vector's non-finite amounts (a share of a resource the
+// cluster lacks is +Inf) out of JSON, which cannot carry them.
+func vec(v fairness.Vector) fairness.Vector {
+	for i := range v {
+		v[i] = finite(v[i])
+	}
+	return v
+}
+
+// history is an app's DAG history, or a 404 that says why there is none.
+func (c *call) history() (*am.History, string, error) {
+	id, err := c.appID()
+	if err != nil {
+		return nil, "", err
+	}
+	app := rpc.AppIDString(id)
+	h, err := c.s.b.AppHistory(app)
+	switch {
+	case errors.Is(err, ErrNoHistory):
+		return nil, app, notFound("app %s has no DAG history: it was not run by Loom's DAG AM (a stock YARN AM writes none), or its AM has not written one yet", app)
+	case errors.Is(err, ErrNotFound):
+		return nil, app, notFound("app with id: %s not found", app)
+	case err != nil:
+		return nil, app, err
+	case h == nil:
+		return nil, app, notFound("app %s has no DAG history yet", app)
+	}
+	return h, app, nil
+}
+
+func getAppDAG(c *call) error {
+	h, app, err := c.history()
+	if err != nil {
+		return err
+	}
+	out := dao.DAG{App: app, Job: h.Job, Attempt: h.Attempt, State: h.State, Diagnostics: h.Diagnostics,
+		StartUnixMs: h.StartUnixMs, UpdatedUnixMs: h.UpdatedUnixMs, Stages: make([]dao.Stage, 0, len(h.Stages))}
+	for _, s := range h.Stages {
+		parents := s.Parents
+		if parents == nil {
+			parents = []string{}
+		}
+		out.Stages = append(out.Stages, dao.Stage{Name: s.Name, Tasks: s.Tasks, Parents: parents, DurationMs: s.DurationMs,
+			Demand: vec(s.Demand), State: s.State, Succeeded: s.Succeeded, Running: s.Running, Failed: s.Failed})
+	}
+	return c.json(http.StatusOK, out)
+}
+
+func getAppTasks(c *call) error {
+	h, app, err := c.history()
+	if err != nil {
+		return err
+	}
+	out := dao.Tasks{App: app, StartUnixMs: h.StartUnixMs, Tasks: make([]dao.Task, 0, len(h.Tasks))}
+	for _, t := range h.Tasks {
+		d := dao.Task{Stage: t.Stage, Task: t.Task, Attempt: t.Attempt, Container: t.Container, Node: t.Node,
+			StartMs: t.StartMs, EndMs: t.EndMs, StartUnixMs: h.StartUnixMs + t.StartMs, Kind: t.Kind, State: t.State}
+		if t.EndMs > 0 {
+			d.EndUnixMs = h.StartUnixMs + t.EndMs
+		}
+		out.Tasks = append(out.Tasks, d)
+	}
+	return c.json(http.StatusOK, out)
+}
+
+func getLoomScheduler(c *call) error {
+	s := c.s.b.Scheduler()
+	out := dao.Scheduler{Policy: s.Policy, PAltruism: finite(s.PAltruism), LeftoverOrder: s.LeftoverOrder,
+		LeftoverCap: finite(s.LeftoverCap), Capacity: vec(s.Capacity), Used: vec(s.Used), Leftover: vec(s.Leftover),
+		Apps: make([]dao.AppShare, 0, len(s.Apps)), Queues: make([]dao.QueueShare, 0, len(s.Queues))}
+	for _, a := range s.Apps {
+		out.Apps = append(out.Apps, dao.AppShare{ID: a.ID, Name: a.Name, Queue: a.Queue, User: a.User,
+			Share: vec(a.Share), DominantShare: finite(a.DominantShare), Usage: vec(a.Usage),
+			DominantUsage: finite(a.DominantUsage), Demand: vec(a.Demand), RemainingWork: finite(a.RemainingWork),
+			PendingDefault: a.PendingDefault, PendingAltruistic: a.PendingAltruistic, Running: a.Running})
+	}
+	for _, q := range s.Queues {
+		out.Queues = append(out.Queues, dao.QueueShare{Name: q.Name, Weight: finite(q.Weight), Usage: vec(q.Usage), Apps: q.Apps})
+	}
+	return c.json(http.StatusOK, out)
+}
+
+func getTimeline(c *call) error {
+	samples := c.s.b.Timeline()
+	out := dao.Timeline{Samples: make([]dao.Sample, 0, len(samples))}
+	for _, s := range samples {
+		out.Samples = append(out.Samples, dao.Sample{UnixMs: s.UnixMs, Utilisation: vec(s.Utilisation),
+			Jain: finite(s.Jain), RunningApps: s.RunningApps, PendingDefault: s.PendingDefault,
+			PendingAltruistic: s.PendingAltruistic})
+	}
+	return c.json(http.StatusOK, out)
+}
+
+func getAppTimeline(c *call) error {
+	id, err := c.appID()
+	if err != nil {
+		return err
+	}
+	app := rpc.AppIDString(id)
+	samples, err := c.s.b.AppTimeline(app)
+	if errors.Is(err, ErrNotFound) {
+		return notFound("app with id: %s not found", app)
+	} else if err != nil {
+		return err
+	}
+	out := dao.AppTimeline{App: app, Samples: make([]dao.AppSample, 0, len(samples))}
+	for _, s := range samples {
+		out.Samples = append(out.Samples, dao.AppSample{UnixMs: s.UnixMs, DominantShare: finite(s.DominantShare),
+			DominantUsage: finite(s.DominantUsage)})
+	}
+	return c.json(http.StatusOK, out)
+}
+
+func (s *server) altruism() dao.Altruism {
+	changes := s.b.AltruismChanges()
+	out := dao.Altruism{P: finite(s.b.Scheduler().PAltruism), Changes: make([]dao.AltruismChange, 0, len(changes))}
+	for _, ch := range changes {
+		out.Changes = append(out.Changes, dao.AltruismChange{UnixMs: ch.UnixMs, P: finite(ch.P), Who: ch.Who})
+	}
+	return out
+}
+
+func getAltruism(c *call) error {
+	return c.json(http.StatusOK, c.s.altruism())
+}
+
+// checkAdmin lets through a request that carries the admin credential
+// as a bearer token. The comparison takes the same time whatever the
+// token, its length included.
+func (c *call) checkAdmin() error {
+	secret := c.s.cfg.AdminSecret
+	if secret == "" {
+		return forbidden("changes are refused: no admin credential is configured (set loom.admin.secret)")
+	}
+	scheme, token, ok := strings.Cut(strings.TrimSpace(c.r.Header.Get("Authorization")), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return forbidden("the admin credential is missing: send the header Authorization: Bearer <loom.admin.secret>")
+	}
+	got, want := sha256.Sum256([]byte(strings.TrimSpace(token))), sha256.Sum256([]byte(secret))
+	if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		return forbidden("the admin credential is wrong")
+	}
+	return nil
+}
+
+// parseAltruismBody reads {"p": x}, x in [0, 1].
+func parseAltruismBody(c *call) (float64, error) {
+	var body dao.AltruismUpdate
+	if err := readBody(c, &body); err != nil {
+		return 0, err
+	}
+	if body.P == nil {
+		return 0, badRequest("p is missing: send {\"p\": <P(Altruism) between 0 and 1>}")
+	}
+	p := *body.P
+	if err := rm.CheckPAltruism(p); err != nil {
+		return 0, badRequest("p must be between 0 and 1, got %v", p)
+	}
+	return p, nil
+}
+
+func setAltruism(c *call) error {
+	if err := c.checkAdmin(); err != nil {
+		c.s.cfg.Log.Warn().Str("user", c.user()).Str("remote", remoteIP(c.r)).Str("reason", err.(*webError).message).
+			Msg("P(Altruism) change refused")
+		return err
+	}
+	p, err := parseAltruismBody(c)
+	if err != nil {
+		return err
+	}
+	who := fmt.Sprintf("%s from %s", c.user(), remoteIP(c.r))
+	before := c.s.b.Scheduler().PAltruism
+	if err := c.s.b.SetAltruism(c.ctx(), p, who); err != nil {
+		return fromBackend(err)
+	}
+	c.s.cfg.Log.Info().Float64("from", before).Float64("p", p).Str("who", who).Msg("P(Altruism) changed")
+	return c.json(http.StatusOK, c.s.altruism())
+}
+
+func serveMetrics(c *call) error {
+	if c.s.cfg.Metrics == nil {
+		return notFound("metrics are not served by this ResourceManager")
+	}
+	c.s.cfg.Metrics.ServeHTTP(c.w, c.r)
+	return nil
+}
