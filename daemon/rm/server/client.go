@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/lifecycle"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -135,15 +136,17 @@ func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitAppl
 	}
 	delete(r.reserved, id.GetId())
 	a := &appRec{id: rm.AppID(id.GetId()), yid: id, ctx: sc, user: caller(ctx), queue: queue,
-		state: pb.YarnApplicationStateProto_SUBMITTED, final: pb.FinalApplicationStatusProto_APP_UNDEFINED,
 		submitted: time.Now(), amResource: amRes, nodesUsed: map[*nodeRec]bool{}}
 	if err := r.step(rm.AppAdded{App: a.id, Queue: queue, Weight: weight}); err != nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "%v", err)
 	}
 	r.apps[a.id] = a
 	r.appOrder = append(r.appOrder, a)
-	r.persistApp(a)
-	r.newAttempt(a)
+	la := r.lifecycleApp(a)
+	if err := r.lifeStep(lifecycle.Submitted{App: la.ID, Name: la.Name, Unmanaged: la.Unmanaged, KeepContainers: la.KeepContainers,
+		MaxAttempts: la.MaxAttempts, MaxWhy: la.MaxWhy, FailuresValidity: la.FailuresValidity}); err != nil {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "%v", err)
+	}
 	r.log.Info().Str("app", rpc.AppIDString(id)).Str("user", a.user).Str("queue", queue).Str("name", sc.GetApplicationName()).Msg("submitted")
 	return &pb.SubmitApplicationResponseProto{}, nil
 }
@@ -159,8 +162,8 @@ func (s clientService) GetApplicationReport(ctx context.Context, req *pb.GetAppl
 	rep := r.report(a)
 	// An unmanaged AM gets its AMRM token from its owner's report, while
 	// its attempt waits for it (LAUNCHED), as in YARN.
-	if at := a.current(); a.unmanaged() && at != nil && at.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED &&
-		!at.registered && caller(ctx) == a.user {
+	if at := a.current(); a.unmanaged() && at != nil && at.state() == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED &&
+		!at.lc.Registered && caller(ctx) == a.user {
 		rep.AmRmToken = r.amrmToken(at)
 	}
 	return &pb.GetApplicationReportResponseProto{ApplicationReport: rep}, nil
@@ -177,8 +180,8 @@ func (r *RM) report(a *appRec) *pb.ApplicationReportProto {
 	at := a.current()
 	rep := &pb.ApplicationReportProto{ApplicationId: a.yid, User: proto.String(a.user), Queue: proto.String(a.queue),
 		Name: proto.String(a.ctx.GetApplicationName()), Host: proto.String("N/A"), RpcPort: proto.Int32(-1),
-		YarnApplicationState: a.state.Enum(), Diagnostics: proto.String(a.diagnostics),
-		StartTime: millis(a.submitted), FinishTime: millis(a.finished), FinalApplicationStatus: a.final.Enum(),
+		YarnApplicationState: a.state().Enum(), Diagnostics: proto.String(a.lc.Diagnostics),
+		StartTime: millis(a.submitted), FinishTime: millis(a.lc.Finished), FinalApplicationStatus: a.final().Enum(),
 		Progress: proto.Float32(a.progress), ApplicationType: proto.String(appType(a)),
 		ApplicationTags: a.ctx.GetApplicationTags(), Priority: a.ctx.GetPriority(), UnmanagedApplication: proto.Bool(a.unmanaged())}
 	// The tracking URL is the AM's while it runs and gave one; otherwise,
@@ -187,8 +190,8 @@ func (r *RM) report(a *appRec) *pb.ApplicationReportProto {
 	rep.TrackingUrl = proto.String(r.appPage(a))
 	if at != nil {
 		rep.CurrentApplicationAttemptId = at.yid
-		rep.LaunchTime = millis(at.launched)
-		if at.registered {
+		rep.LaunchTime = millis(at.lc.Launched)
+		if at.lc.Registered {
 			rep.Host, rep.RpcPort = proto.String(at.host), proto.Int32(at.rpcPort)
 			rep.OriginalTrackingUrl = proto.String(at.trackingURL)
 			if at.trackingURL != "" && !a.done() {
@@ -203,7 +206,7 @@ func (r *RM) report(a *appRec) *pb.ApplicationReportProto {
 	memSec, vcoreSec := a.memSec, a.vcoreSec
 	now := time.Now()
 	for _, cr := range a.live {
-		held := now.Sub(cr.created).Seconds()
+		held := now.Sub(cr.lc.Created).Seconds()
 		memSec += cr.c.Resource[fairness.Memory] * held
 		vcoreSec += cr.c.Resource[fairness.VCores] * held
 	}
@@ -255,16 +258,16 @@ func (s clientService) GetApplications(ctx context.Context, req *pb.GetApplicati
 		if !in(req.GetApplicationTypes(), appType(a), true) || !in(req.GetUsers(), a.user, false) || !in(req.GetQueues(), a.queue, false) {
 			continue
 		}
-		if st := req.GetApplicationStates(); len(st) > 0 && !slices.Contains(st, a.state) {
+		if st := req.GetApplicationStates(); len(st) > 0 && !slices.Contains(st, a.state()) {
 			continue
 		}
 		sub := a.submitted.UnixMilli()
 		if req.StartBegin != nil && sub < req.GetStartBegin() || req.StartEnd != nil && sub > req.GetStartEnd() {
 			continue
 		}
-		fin := a.finished.UnixMilli()
-		if req.FinishBegin != nil && (a.finished.IsZero() || fin < req.GetFinishBegin()) ||
-			req.FinishEnd != nil && (a.finished.IsZero() || fin > req.GetFinishEnd()) {
+		fin := a.lc.Finished.UnixMilli()
+		if req.FinishBegin != nil && (a.lc.Finished.IsZero() || fin < req.GetFinishBegin()) ||
+			req.FinishEnd != nil && (a.lc.Finished.IsZero() || fin > req.GetFinishEnd()) {
 			continue
 		}
 		resp.Applications = append(resp.Applications, r.report(a))
@@ -288,7 +291,7 @@ func (s clientService) ForceKillApplication(ctx context.Context, req *pb.KillApp
 		if d := req.GetDiagnostics(); d != "" {
 			diag += ": " + d
 		}
-		r.finishApp(a, pb.YarnApplicationStateProto_KILLED, pb.FinalApplicationStatusProto_APP_KILLED, diag)
+		r.lifeStepLogged(lifecycle.Killed{App: lifecycle.AppID(a.id), Diagnostics: diag})
 	}
 	return &pb.KillApplicationResponseProto{IsKillCompleted: proto.Bool(true)}, nil
 }
@@ -456,25 +459,15 @@ func amResourceRequest(sc *pb.ApplicationSubmissionContextProto) (*pb.ResourcePr
 	return anyReq.GetCapability(), nil
 }
 
-// maxAttempts is how many attempts an app gets: its own
-// max_app_attempts when that is in [1, yarn.resourcemanager.am.max-attempts],
-// else the cluster's, as YARN's RMAppImpl decides.
-func (r *RM) maxAttempts(a *appRec) int {
-	if n := int(a.ctx.GetMaxAppAttempts()); a.ctx.MaxAppAttempts != nil && n >= 1 && n <= r.cfg.MaxAttempts {
-		return n
-	}
-	return r.cfg.MaxAttempts
-}
-
 // attemptReport is YARN's report of one attempt. Callers hold mu.
 func (r *RM) attemptReport(a *appRec, at *attemptRec) *pb.ApplicationAttemptReportProto {
 	rep := &pb.ApplicationAttemptReportProto{ApplicationAttemptId: at.yid, Host: proto.String(at.host), RpcPort: proto.Int32(at.rpcPort),
-		TrackingUrl: proto.String(r.appPage(a)), OriginalTrackingUrl: proto.String(at.trackingURL), Diagnostics: proto.String(at.diagnostics),
-		YarnApplicationAttemptState: at.state.Enum(), StartTime: millis(at.started), FinishTime: millis(at.finished)}
+		TrackingUrl: proto.String(r.appPage(a)), OriginalTrackingUrl: proto.String(at.trackingURL), Diagnostics: proto.String(at.lc.Diagnostics),
+		YarnApplicationAttemptState: at.state().Enum(), StartTime: millis(at.lc.Started), FinishTime: millis(at.lc.Finished)}
 	if at.trackingURL != "" && at == a.current() && !a.done() {
 		rep.TrackingUrl = proto.String(at.trackingURL)
 	}
-	if cr, ok := r.conts[at.amContainer]; ok {
+	if cr, ok := r.conts[at.amID()]; ok {
 		rep.AmContainerId = cr.yid
 	}
 	return rep

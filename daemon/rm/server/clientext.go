@@ -21,6 +21,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/lifecycle"
 	"github.com/loomrm/loom/rpc"
 	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -89,8 +90,8 @@ func (s clientService) GetContainerReport(ctx context.Context, req *pb.GetContai
 func containerReport(cr *contRec) *pb.ContainerReportProto {
 	return &pb.ContainerReportProto{ContainerId: cr.yid, Resource: rpc.ResourceFromVector(cr.c.Resource), NodeId: cr.node.yid,
 		Priority:     &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))},
-		CreationTime: millis(cr.created), FinishTime: millis(cr.finished), DiagnosticsInfo: proto.String(cr.diag),
-		ContainerExitStatus: proto.Int32(cr.exit), ContainerState: cr.state.Enum(),
+		CreationTime: millis(cr.lc.Created), FinishTime: millis(cr.lc.Finished), DiagnosticsInfo: proto.String(cr.lc.Diagnostics),
+		ContainerExitStatus: proto.Int32(cr.lc.Exit), ContainerState: cr.state().Enum(),
 		NodeHttpAddress: proto.String(fmt.Sprintf("%s:%d", cr.node.yid.GetHost(), cr.node.httpPort)),
 		ExecutionType:   pb.ExecutionTypeProto_GUARANTEED.Enum()}
 }
@@ -112,7 +113,7 @@ func (r *RM) modifiableApp(ctx context.Context, id *pb.ApplicationIdProto, what 
 // active says whether YARN would let a client change the app: it is
 // tracked by the scheduler (SUBMITTED, ACCEPTED or RUNNING).
 func active(a *appRec) bool {
-	switch a.state {
+	switch a.state() {
 	case pb.YarnApplicationStateProto_SUBMITTED, pb.YarnApplicationStateProto_ACCEPTED, pb.YarnApplicationStateProto_RUNNING:
 		return true
 	}
@@ -139,25 +140,20 @@ func (s clientService) FailApplicationAttempt(ctx context.Context, req *pb.FailA
 	if err != nil {
 		return nil, err
 	}
-	if a.done() || at != a.current() || at.state != pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED &&
-		at.state != pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING &&
-		at.state != pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED &&
-		at.state != pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED {
-		r.log.Info().Str("attempt", rpc.AttemptIDString(at.yid)).Str("user", caller(ctx)).Str("state", at.state.String()).
+	if a.done() || at != a.current() || at.state() != pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED &&
+		at.state() != pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING &&
+		at.state() != pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED &&
+		at.state() != pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED {
+		r.log.Info().Str("attempt", rpc.AttemptIDString(at.yid)).Str("user", caller(ctx)).Str("state", at.state().String()).
 			Msg("fail attempt: the attempt has already ended; nothing to do")
 		return &pb.FailApplicationAttemptResponseProto{}, nil
 	}
 	r.log.Info().Str("attempt", rpc.AttemptIDString(at.yid)).Str("user", caller(ctx)).Msg("attempt failed by user")
 	diag := fmt.Sprintf("Attempt failed by user %s.", caller(ctx))
-	if cr, ok := a.live[at.amContainer]; ok && cr.isAM && at.amContainer != 0 {
-		// The AM container ends first, as when the AM dies: its end
-		// fails the attempt (and the node is told to stop it).
-		cr.node.cleanup = append(cr.node.cleanup, cr.yid)
-		r.containerEnded(at.amContainer, ExitInvalid, diag, true)
-	}
-	if at.state != pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED {
-		r.attemptFailed(a, ExitInvalid, diag) // no AM container yet, or an unmanaged AM
-	}
+	// The AM container ends first, as when the AM dies (its node is told
+	// to stop it), and its end fails the attempt; without one (not yet
+	// granted, or an unmanaged AM) the attempt fails directly.
+	r.lifeStepLogged(lifecycle.FailAttempt{App: lifecycle.AppID(a.id), Diagnostics: diag})
 	return &pb.FailApplicationAttemptResponseProto{}, nil
 }
 
@@ -214,7 +210,7 @@ func (s clientService) MoveApplicationAcrossQueues(ctx context.Context, req *pb.
 			caller(ctx), req.GetTargetQueue(), rpc.AppIDString(a.yid))
 	}
 	if !active(a) {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "App in %s state cannot be moved.", a.state)
+		return nil, rpc.Errorf(rpc.ClassYarnException, "App in %s state cannot be moved.", a.state())
 	}
 	if target == a.queue {
 		return &pb.MoveApplicationAcrossQueuesResponseProto{}, nil
@@ -242,7 +238,7 @@ func (s clientService) UpdateApplicationPriority(ctx context.Context, req *pb.Up
 		return &pb.UpdateApplicationPriorityResponseProto{ApplicationPriority: current()}, nil
 	}
 	if !active(a) {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "Application in %s state cannot update priority.", a.state)
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Application in %s state cannot update priority.", a.state())
 	}
 	if req.ApplicationPriority == nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "Application %s: no application priority given", rpc.AppIDString(a.yid))
@@ -275,7 +271,7 @@ func (s clientService) UpdateApplicationTimeouts(ctx context.Context, req *pb.Up
 		return &pb.UpdateApplicationTimeoutsResponseProto{ApplicationTimeouts: req.GetApplicationTimeouts()}, nil
 	}
 	if !active(a) {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "Application is in %s state can not update timeout.", a.state)
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Application is in %s state can not update timeout.", a.state())
 	}
 	now := time.Now()
 	lifetimes := map[pb.ApplicationTimeoutTypeProto]int64{}
@@ -439,7 +435,7 @@ func (s clientService) SignalToContainer(ctx context.Context, req *pb.SignalCont
 		return nil, err
 	}
 	cr := r.contOf(cid, nil)
-	if cr == nil || cr.state == pb.ContainerStateProto_C_COMPLETE {
+	if cr == nil || cr.state() == pb.ContainerStateProto_C_COMPLETE {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "Trying to signal an absent container %s", rpc.ContainerIDString(cid))
 	}
 	return nil, rpc.Errorf(rpc.ClassYARNFeatureNotEnabled, "Loom's ResourceManager cannot signal containers yet (%s to %s): it has no way to pass a signal to a NodeManager; kill the application, or have its AM stop the container",

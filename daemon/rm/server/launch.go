@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/lifecycle"
 	"github.com/loomrm/loom/rpc"
 	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -35,9 +36,9 @@ func (r *RM) containerToken(cr *contRec) *hadooppb.TokenProto {
 	id := &pb.ContainerTokenIdentifierProto{ContainerId: cr.yid, NmHostAddr: proto.String(cr.node.key),
 		AppSubmitter: proto.String(cr.app.user), Resource: rpc.ResourceFromVector(cr.c.Resource),
 		ExpiryTimeStamp: proto.Int64(time.Now().Add(10 * time.Minute).UnixMilli()), RmIdentifier: proto.Int64(r.clusterTS),
-		Priority: &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))}, CreationTime: millis(cr.created),
+		Priority: &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))}, CreationTime: millis(cr.lc.Created),
 		MasterKeyId: r.tokenKey.KeyId}
-	if cr.isAM {
+	if cr.lc.IsAM {
 		id.ContainerType = pb.ContainerTypeProto_APPLICATION_MASTER.Enum()
 	} else {
 		id.ContainerType = pb.ContainerTypeProto_TASK.Enum()
@@ -54,7 +55,7 @@ func (r *RM) launchRequest(cr *contRec) *pb.StartContainersRequestProto {
 	env := [][2]string{
 		{EnvContainerID, rpc.ContainerIDString(cr.yid)},
 		{EnvAppSubmitTime, strconv.FormatInt(a.submitted.UnixMilli(), 10)},
-		{EnvMaxAppAttempts, strconv.Itoa(r.maxAttempts(a))},
+		{EnvMaxAppAttempts, strconv.Itoa(first(r.maxAttempts(a)))},
 		{EnvHadoopUser, a.user},
 		{EnvSchedulerAddress, advertised(r.Addr("scheduler"))},
 		{EnvAppSubmitter, a.user},
@@ -108,11 +109,11 @@ func (r *RM) launchAM(cr *contRec, req *pb.StartContainersRequestProto) {
 	defer r.mu.Unlock()
 	if err != nil {
 		r.log.Warn().Err(err).Str("container", rpc.ContainerIDString(cr.yid)).Str("node", n.key).Msg("AM launch failed")
-		r.containerEnded(cr.c.ID, ExitAborted, fmt.Sprintf("Could not launch the AM on %s: %v", n.key, err), true)
+		r.endContainer(cr.c.ID, ExitAborted, fmt.Sprintf("Could not launch the AM on %s: %v", n.key, err), false)
 		return
 	}
-	if cr.attempt.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED {
-		cr.attempt.state, cr.attempt.launched = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED, time.Now()
+	if cr.lc.State != lifecycle.ContainerComplete {
+		r.lifeStepLogged(lifecycle.Running{Container: lifecycle.ContainerID(cr.c.ID)})
 	}
 	r.log.Info().Str("container", rpc.ContainerIDString(cr.yid)).Str("node", n.key).Msg("AM launched")
 }

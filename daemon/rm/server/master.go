@@ -12,6 +12,7 @@ import (
 
 	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/lifecycle"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -41,7 +42,7 @@ func (r *RM) attemptOf(ctx context.Context) (*appRec, *attemptRec, error) {
 	}
 	if a.done() {
 		return nil, nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound,
-			"%s has finished (%s): its AM may not call the scheduler", rpc.AppIDString(a.yid), a.state)
+			"%s has finished (%s): its AM may not call the scheduler", rpc.AppIDString(a.yid), a.state())
 	}
 	return a, at, nil
 }
@@ -54,11 +55,11 @@ func (s masterService) RegisterApplicationMaster(ctx context.Context, req *pb.Re
 	if err != nil {
 		return nil, err
 	}
-	at.registered = true
+	if err := r.lifeStep(lifecycle.Registered{App: lifecycle.AppID(a.id)}); err != nil {
+		return nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "%s: %v", rpc.AttemptIDString(at.yid), err)
+	}
 	at.lastSeen = time.Now()
 	at.host, at.rpcPort, at.trackingURL = req.GetHost(), req.GetRpcPort(), req.GetTrackingUrl()
-	at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_RUNNING
-	a.state = pb.YarnApplicationStateProto_RUNNING
 	r.log.Info().Str("attempt", rpc.AttemptIDString(at.yid)).Str("host", at.host).Msg("AM registered")
 	resp := &pb.RegisterApplicationMasterResponseProto{MaximumCapability: rpc.ResourceFromVector(r.cfg.MaxAlloc),
 		Queue:                  proto.String(a.queue),
@@ -71,7 +72,7 @@ func (s masterService) RegisterApplicationMaster(ctx context.Context, req *pb.Re
 	// nodes; every other node's token comes with its next container.
 	var prev []*contRec
 	for _, cr := range a.live {
-		if !cr.isAM && (cr.attempt != at || at.recovered) {
+		if !cr.lc.IsAM && (cr.attempt != at || at.lc.Recovered) {
 			prev = append(prev, cr)
 		}
 	}
@@ -92,7 +93,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 	if err != nil {
 		return nil, err
 	}
-	if !at.registered {
+	if !at.lc.Registered {
 		return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered,
 			"AM is not registered for known application attempt: %s or RM had restarted after AM registered. AM should re-register.", rpc.AttemptIDString(at.yid))
 	}
@@ -169,11 +170,10 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 	var freed []rm.NodeID
 	for _, id := range req.GetRelease() {
 		cr := r.contOf(id, at)
-		if cr == nil || cr.app != a || cr.state == pb.ContainerStateProto_C_COMPLETE {
+		if cr == nil || cr.app != a || cr.state() == pb.ContainerStateProto_C_COMPLETE {
 			continue // YARN ignores releases of unknown or finished containers
 		}
-		cr.node.cleanup = append(cr.node.cleanup, cr.yid)
-		r.containerEnded(cr.c.ID, ExitAborted, "Container released by application", true)
+		r.endContainer(cr.c.ID, ExitAborted, "Container released by application", true)
 		if !slices.Contains(freed, cr.node.id) {
 			freed = append(freed, cr.node.id)
 		}
@@ -273,24 +273,26 @@ func (s masterService) FinishApplicationMaster(ctx context.Context, req *pb.Fini
 	if err != nil {
 		return nil, err
 	}
-	if !at.registered {
+	if !at.lc.Registered {
 		return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered,
 			"Application Master is trying to unregister before registering for: %s", rpc.AttemptIDString(at.yid))
-	}
-	final := req.GetFinalApplicationStatus()
-	state := pb.YarnApplicationStateProto_FINISHED
-	switch final {
-	case pb.FinalApplicationStatusProto_APP_FAILED:
-		state = pb.YarnApplicationStateProto_FAILED
-	case pb.FinalApplicationStatusProto_APP_KILLED:
-		state = pb.YarnApplicationStateProto_KILLED
-	case pb.FinalApplicationStatusProto_APP_UNDEFINED:
-		final = pb.FinalApplicationStatusProto_APP_SUCCEEDED
 	}
 	if u := req.GetTrackingUrl(); u != "" {
 		at.trackingURL = u
 	}
-	at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
-	r.finishApp(a, state, final, req.GetDiagnostics())
+	final := lifecycle.FinalUndefined
+	switch req.GetFinalApplicationStatus() {
+	case pb.FinalApplicationStatusProto_APP_SUCCEEDED:
+		final = lifecycle.FinalSucceeded
+	case pb.FinalApplicationStatusProto_APP_ENDED:
+		final = lifecycle.FinalEnded
+	case pb.FinalApplicationStatusProto_APP_FAILED:
+		final = lifecycle.FinalFailed
+	case pb.FinalApplicationStatusProto_APP_KILLED:
+		final = lifecycle.FinalKilled
+	}
+	if err := r.lifeStep(lifecycle.Unregistered{App: lifecycle.AppID(a.id), Final: final, Diagnostics: req.GetDiagnostics()}); err != nil {
+		return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered, "%s: %v", rpc.AttemptIDString(at.yid), err)
+	}
 	return &pb.FinishApplicationMasterResponseProto{IsUnregistered: proto.Bool(true)}, nil
 }

@@ -74,7 +74,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	var pending [2]int
 	for _, a := range r.appOrder {
-		apps[a.state.String()]++
+		apps[a.state().String()]++
 		if a.done() {
 			continue
 		}

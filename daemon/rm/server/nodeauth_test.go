@@ -203,7 +203,7 @@ func TestWithoutASecretOnlyTheRegisteringClientSpeaksForTheNode(t *testing.T) {
 	r.mu.Lock()
 	cr := r.contOf(containerOf(t, start), nil)
 	r.mu.Unlock()
-	if cr == nil || cr.state == pb.ContainerStateProto_C_COMPLETE {
+	if cr == nil || cr.state() == pb.ContainerStateProto_C_COMPLETE {
 		t.Fatalf("the AM container ended")
 	}
 	if err := unregisterNode(nm.rt, key); err != nil {

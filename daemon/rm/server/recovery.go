@@ -9,9 +9,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/daemon/rm/store"
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/lifecycle"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -66,9 +66,9 @@ func (r *RM) persistApp(a *appRec) {
 	ctxBytes, err := proto.Marshal(a.ctx)
 	if err == nil {
 		rec := appRecord{Context: ctxBytes, User: a.user, Queue: a.queue, SubmitMs: a.submitted.UnixMilli(),
-			State: a.state.String(), Final: a.final.String(), Diagnostics: a.diagnostics}
-		if !a.finished.IsZero() {
-			rec.FinishMs = a.finished.UnixMilli()
+			State: a.state().String(), Final: a.final().String(), Diagnostics: a.lc.Diagnostics}
+		if !a.lc.Finished.IsZero() {
+			rec.FinishMs = a.lc.Finished.UnixMilli()
 		}
 		var data []byte
 		if data, err = json.Marshal(rec); err == nil {
@@ -87,10 +87,10 @@ func (r *RM) persistAttempt(a *appRec, at *attemptRec) {
 	if r.store == nil {
 		return
 	}
-	rec := attemptRecord{Attempt: at.n, State: at.state.String(), AMContainer: at.amWire,
-		StartMs: at.started.UnixMilli(), Diagnostics: at.diagnostics}
-	if at.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED {
-		rec.Exit, rec.FinishMs = proto.Int32(at.exit), at.finished.UnixMilli()
+	rec := attemptRecord{Attempt: at.n, State: at.state().String(), AMContainer: at.amWire,
+		StartMs: at.lc.Started.UnixMilli(), Diagnostics: at.lc.Diagnostics}
+	if at.state() == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED {
+		rec.Exit, rec.FinishMs = proto.Int32(at.lc.Exit), at.lc.Finished.UnixMilli()
 	}
 	data, err := json.Marshal(rec)
 	if err == nil {
@@ -165,8 +165,8 @@ func (r *RM) recoverApp(id *pb.ApplicationIdProto, stored store.App) (*appRec, e
 	if err := proto.Unmarshal(rec.Context, sc); err != nil {
 		return nil, fmt.Errorf("its submission context: %w", err)
 	}
-	state, ok := pb.YarnApplicationStateProto_value[rec.State]
-	final, ok2 := pb.FinalApplicationStatusProto_value[rec.Final]
+	state, ok := storedAppState(rec.State)
+	final, ok2 := storedFinal(rec.Final)
 	if !ok || !ok2 {
 		return nil, fmt.Errorf("state %q / final status %q", rec.State, rec.Final)
 	}
@@ -182,10 +182,11 @@ func (r *RM) recoverApp(id *pb.ApplicationIdProto, stored store.App) (*appRec, e
 		return nil, fmt.Errorf("its AM resource: %w", err)
 	}
 	a := &appRec{id: rm.AppID(id.GetId()), yid: id, ctx: sc, user: rec.User, queue: rec.Queue,
-		state: pb.YarnApplicationStateProto(state), final: pb.FinalApplicationStatusProto(final), diagnostics: rec.Diagnostics,
 		submitted: time.UnixMilli(rec.SubmitMs), amResource: amRes, nodesUsed: map[*nodeRec]bool{}, asks: map[askKey]int{}}
+	a.lc = r.lifecycleApp(a)
+	a.lc.State, a.lc.Final, a.lc.Diagnostics = state, final, rec.Diagnostics
 	if rec.FinishMs > 0 {
-		a.finished = time.UnixMilli(rec.FinishMs)
+		a.lc.Finished = time.UnixMilli(rec.FinishMs)
 	}
 	if _, dup := r.apps[a.id]; dup {
 		return nil, fmt.Errorf("app number %d is used twice", a.id)
@@ -200,53 +201,41 @@ func (r *RM) recoverApp(id *pb.ApplicationIdProto, stored store.App) (*appRec, e
 	}
 	slices.SortFunc(ats, func(x, y attemptRecord) int { return int(x.Attempt - y.Attempt) })
 	for i, rec := range ats {
-		state, ok := pb.YarnApplicationAttemptStateProto_value[rec.State]
+		state, ok := storedAttemptState(rec.State)
 		if !ok || rec.Attempt != int32(i+1) {
 			return nil, fmt.Errorf("attempt %d: state %q", rec.Attempt, rec.State)
 		}
-		at := &attemptRec{n: rec.Attempt,
-			yid:   &pb.ApplicationAttemptIdProto{ApplicationId: id, AttemptId: proto.Int32(rec.Attempt)},
-			state: pb.YarnApplicationAttemptStateProto(state), amWire: rec.AMContainer,
-			started: time.UnixMilli(rec.StartMs), diagnostics: rec.Diagnostics, lastSeen: time.Now(),
-			exit: ExitInvalid, finished: time.UnixMilli(rec.FinishMs)}
-		if rec.Exit != nil {
-			at.exit = *rec.Exit
+		lc := &lifecycle.Attempt{N: rec.Attempt, State: state, AMGranted: rec.AMContainer != 0, Exit: ExitInvalid,
+			Diagnostics: rec.Diagnostics, Started: time.UnixMilli(rec.StartMs)}
+		if rec.FinishMs > 0 {
+			lc.Finished = time.UnixMilli(rec.FinishMs)
 		}
-		a.attempts = append(a.attempts, at)
+		if rec.Exit != nil {
+			lc.Exit = *rec.Exit
+		}
+		a.lc.Attempts = append(a.lc.Attempts, lc)
+		a.attempts = append(a.attempts, &attemptRec{n: rec.Attempt, lc: lc, amWire: rec.AMContainer, lastSeen: time.Now(),
+			yid: &pb.ApplicationAttemptIdProto{ApplicationId: id, AttemptId: proto.Int32(rec.Attempt)}})
 	}
 	r.apps[a.id] = a
 	r.appOrder = append(r.appOrder, a)
 	if id.GetClusterTimestamp() == r.clusterTS || a.id > rm.AppID(r.nextApp) {
 		r.nextApp = max(r.nextApp, int32(a.id))
 	}
-	if a.done() {
-		return a, nil
+	fail := ""
+	if weight, ok := r.cfg.Queues[a.queue]; !ok {
+		fail = fmt.Sprintf("the RM restarted without its queue %q (loom.queues)", a.queue)
+	} else if !a.done() {
+		if err := r.step(rm.AppAdded{App: a.id, Queue: a.queue, Weight: weight}); err != nil {
+			return nil, err
+		}
 	}
-	weight, ok := r.cfg.Queues[a.queue]
-	if !ok {
-		a.state, a.final, a.finished = pb.YarnApplicationStateProto_FAILED, pb.FinalApplicationStatusProto_APP_FAILED, time.Now()
-		a.diagnostics = fmt.Sprintf("the RM restarted without its queue %q (loom.queues)", a.queue)
-		r.persistApp(a)
-		return a, nil
-	}
-	if err := r.step(rm.AppAdded{App: a.id, Queue: a.queue, Weight: weight}); err != nil {
+	// The lifecycle core says how the app goes on: a new attempt if its
+	// last failed, its AM container asked for again if it was never
+	// granted, or the attempt waits for a node to report that container
+	// and for its AM (or an unmanaged AM) to register again.
+	if err := r.lifeStep(lifecycle.Recovered{App: a.lc, Fail: fail}); err != nil {
 		return nil, err
-	}
-	at := a.current()
-	switch {
-	case at == nil || at.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED:
-		r.newAttempt(a)
-	case a.unmanaged():
-		// Its AM runs outside the cluster: it registers again.
-		at.recovered, at.lastSeen = true, time.Now()
-	case at.amWire == 0:
-		// Its AM container was never granted: ask for it again.
-		a.asks = map[askKey]int{{priority: amPriority, demand: a.amResource, kind: altruism.Default}: 1}
-		r.pushAsks(a)
-	default:
-		// Its AM runs, or ran, on some node: the node will report it,
-		// and the AM will register again.
-		at.awaitingAM, at.recovered = true, true
 	}
 	return a, nil
 }
@@ -287,20 +276,25 @@ func (r *RM) adopt(n *nodeRec, statuses []*pb.NMContainerStatusProto) []*pb.Cont
 			cleanup = append(cleanup, cid)
 			continue
 		}
-		cr := &contRec{c: c, yid: proto.Clone(cid).(*pb.ContainerIdProto), app: a, attempt: at, node: n,
-			isAM: cid.GetId() == at.amWire, state: pb.ContainerStateProto_C_RUNNING, exit: ExitInvalid,
-			created: time.UnixMilli(cs.GetCreationTime())}
+		isAM := cid.GetId() == at.amWire
+		if err := r.lifeStep(lifecycle.Adopted{Container: lifecycle.ContainerID(id), App: lifecycle.AppID(a.id), Attempt: at.n,
+			Name: rpc.ContainerIDString(cid), IsAM: isAM, Created: time.UnixMilli(cs.GetCreationTime())}); err != nil {
+			r.log.Warn().Err(err).Str("container", rpc.ContainerIDString(cid)).Msg("could not recover a container")
+			r.step(rm.ContainerDone{Container: id})
+			cleanup = append(cleanup, cid)
+			continue
+		}
+		lc, _ := r.life.Container(lifecycle.ContainerID(id))
+		cr := &contRec{c: c, yid: proto.Clone(cid).(*pb.ContainerIdProto), app: a, attempt: at, node: n, lc: lc}
 		r.conts[id] = cr
 		n.conts[id] = cr
 		at.conts = append(at.conts, cr)
 		a.track(cr)
 		a.nodesUsed[n] = true
-		if cr.isAM {
-			at.amContainer = id
-			at.awaitingAM = false
+		if cr.lc.IsAM {
 			at.lastSeen = time.Now()
 		}
-		r.log.Info().Str("container", rpc.ContainerIDString(cid)).Str("node", n.key).Bool("am", cr.isAM).Msg("container recovered")
+		r.log.Info().Str("container", rpc.ContainerIDString(cid)).Str("node", n.key).Bool("am", cr.lc.IsAM).Msg("container recovered")
 	}
 	return cleanup
 }
@@ -313,11 +307,11 @@ func (r *RM) expireUnreportedAMs(now time.Time) {
 		return
 	}
 	for _, a := range r.appOrder {
-		if at := a.current(); at != nil && at.awaitingAM && !a.done() {
-			at.awaitingAM = false
+		if at := a.current(); at != nil && at.lc.AwaitingAM && !a.done() {
 			// Lost with its node while the RM was away: not the AM's fault.
-			r.attemptFailed(a, ExitAborted, fmt.Sprintf("AM container %d of %s was not reported by any NodeManager within %v of the RM's restart",
-				at.amWire, rpc.AttemptIDString(at.yid), r.cfg.NMExpiry))
+			r.lifeStepLogged(lifecycle.AMLost{App: lifecycle.AppID(a.id), Exit: ExitAborted,
+				Diagnostics: fmt.Sprintf("AM container %d of %s was not reported by any NodeManager within %v of the RM's restart",
+					at.amWire, rpc.AttemptIDString(at.yid), r.cfg.NMExpiry)})
 		}
 	}
 }

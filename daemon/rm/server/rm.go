@@ -20,6 +20,7 @@ import (
 	"github.com/loomrm/loom/daemon/rm/store"
 	"github.com/loomrm/loom/daemon/webui"
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/lifecycle"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rm/adapter"
 	"github.com/loomrm/loom/rpc"
@@ -48,6 +49,7 @@ type RM struct {
 
 	mu        sync.Mutex
 	core      *rm.Core
+	life      *lifecycle.Core
 	start     time.Time
 	clusterTS int64
 	nextApp   int32
@@ -91,14 +93,13 @@ type appRec struct {
 	yid         *pb.ApplicationIdProto
 	ctx         *pb.ApplicationSubmissionContextProto
 	user, queue string
-	state       pb.YarnApplicationStateProto
-	final       pb.FinalApplicationStatusProto
-	diagnostics string
-	submitted   time.Time
-	finished    time.Time
-	progress    float32
-	amResource  fairness.Vector
-	attempts    []*attemptRec
+	// lc is the app's lifecycle (package lifecycle): its state, final
+	// status, diagnostics and attempts' states live there.
+	lc         *lifecycle.App
+	submitted  time.Time
+	progress   float32
+	amResource fairness.Vector
+	attempts   []*attemptRec
 
 	asks     map[askKey]int
 	work     float64
@@ -129,51 +130,37 @@ type wireKey struct {
 }
 
 type attemptRec struct {
-	n     int32
-	yid   *pb.ApplicationAttemptIdProto
-	state pb.YarnApplicationAttemptStateProto
-	// amContainer is the AM container's core id; amWire its YARN id
-	// number, kept in the state store (0: no AM container yet).
-	amContainer rm.ContainerID
-	amWire      int64
+	n   int32
+	yid *pb.ApplicationAttemptIdProto
+	// lc is the attempt's lifecycle: state, registration, exit,
+	// diagnostics, start, launch and finish times.
+	lc *lifecycle.Attempt
+	// amWire is the AM container's YARN id number, kept in the state
+	// store (0: no AM container yet).
+	amWire int64
 	// seq numbers the attempt's containers, as YARN's AppSchedulingInfo
 	// does: the AM's is 1 in every attempt.
 	seq         int64
-	registered  bool
 	lastSeen    time.Time
 	host        string
 	rpcPort     int32
 	trackingURL string
-	diagnostics string
-	started     time.Time
-	// recovered: read back from the state store after a restart; its AM
-	// must register again. awaitingAM: no node has reported its AM
-	// container yet.
-	recovered, awaitingAM bool
 	// conts are the attempt's containers, live and ended, so that a
 	// report or a retirement need not scan every container of the RM.
 	conts []*contRec
-	// exit is the AM container's exit status when the attempt failed
-	// (see countsAsFailure); launched is when its AM started, finished
-	// when it ended.
-	exit               int32
-	launched, finished time.Time
 	// nmTokenNodes are the nodes the attempt's AM holds an NMToken for.
 	nmTokenNodes map[*nodeRec]bool
 }
 
 type contRec struct {
-	c        rm.Container
-	yid      *pb.ContainerIdProto
-	app      *appRec
-	attempt  *attemptRec
-	node     *nodeRec
-	isAM     bool
-	state    pb.ContainerStateProto
-	exit     int32
-	diag     string
-	created  time.Time
-	finished time.Time
+	c       rm.Container
+	yid     *pb.ContainerIdProto
+	app     *appRec
+	attempt *attemptRec
+	node    *nodeRec
+	// lc is the container's lifecycle: AM or not, state, exit,
+	// diagnostics, creation and finish times.
+	lc *lifecycle.Container
 }
 
 type nodeRec struct {
@@ -233,6 +220,7 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 		return nil, err
 	}
 	r.core = rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism, FirstContainer: rm.ContainerID(r.epoch << 40)})
+	r.life = lifecycle.New()
 	if state != nil {
 		if err := r.recover(state); err != nil {
 			r.store.Close()
@@ -414,7 +402,7 @@ func (r *RM) step(ev rm.Event) error {
 		case rm.Allocated:
 			r.allocated(a.Container)
 		case rm.Lost:
-			r.containerEnded(a.Container.ID, ExitAborted, a.Reason, false)
+			r.endContainer(a.Container.ID, ExitAborted, a.Reason, false)
 		}
 	}
 	return err
@@ -466,9 +454,10 @@ func (r *RM) monitor() {
 		r.expireUnreportedAMs(now)
 		for _, a := range r.appOrder {
 			at := a.current()
-			if at != nil && (at.registered || at.recovered && !at.awaitingAM || a.unmanaged()) && !a.done() && now.Sub(at.lastSeen) > r.cfg.AMExpiry {
-				r.attemptFailed(a, ExitInvalid, fmt.Sprintf("ApplicationMaster for attempt %s timed out after %v without an allocate call",
-					rpc.AttemptIDString(at.yid), r.cfg.AMExpiry))
+			if at != nil && (at.lc.Registered || at.lc.Recovered && !at.lc.AwaitingAM || a.unmanaged()) && !a.done() && !at.lc.State.Done() &&
+				now.Sub(at.lastSeen) > r.cfg.AMExpiry {
+				r.lifeStepLogged(lifecycle.AMLost{App: lifecycle.AppID(a.id), Exit: ExitInvalid, Diagnostics: fmt.Sprintf("ApplicationMaster for attempt %s timed out after %v without an allocate call",
+					rpc.AttemptIDString(at.yid), r.cfg.AMExpiry)})
 			}
 		}
 		r.mu.Unlock()
@@ -484,7 +473,7 @@ func (r *RM) nodeLost(n *nodeRec) {
 	// The core reported the node's containers Lost with their reasons;
 	// make sure every record on the node ended.
 	for id := range n.conts {
-		r.containerEnded(id, ExitAborted, lostNodeDiagnostic, false)
+		r.endContainer(id, ExitAborted, lostNodeDiagnostic, false)
 	}
 }
 
@@ -495,48 +484,34 @@ func (a *appRec) current() *attemptRec {
 	return a.attempts[len(a.attempts)-1]
 }
 
-func (a *appRec) done() bool {
-	switch a.state {
-	case pb.YarnApplicationStateProto_FINISHED, pb.YarnApplicationStateProto_FAILED, pb.YarnApplicationStateProto_KILLED:
-		return true
-	}
-	return false
-}
+func (a *appRec) done() bool { return a.lc.State.Done() }
 
-// allocated records a container the core granted: the AM's own, which
-// the RM launches, or one the AM will get on its next allocate.
+// allocated records a container the core granted; the lifecycle core
+// says whether it is the attempt's AM container, which the RM launches,
+// or one the AM gets on its next allocate.
 func (r *RM) allocated(c rm.Container) {
 	a := r.apps[c.App]
 	n := r.nodeByID[c.Node]
 	at := a.current()
 	at.seq++
-	cr := &contRec{c: c, app: a, attempt: at, node: n, state: pb.ContainerStateProto_C_NEW, exit: ExitInvalid,
-		created: time.Now(), yid: &pb.ContainerIdProto{AppId: a.yid, AppAttemptId: at.yid, Id: proto.Int64(r.epoch<<40 | at.seq)}}
+	cr := &contRec{c: c, app: a, attempt: at, node: n,
+		yid: &pb.ContainerIdProto{AppId: a.yid, AppAttemptId: at.yid, Id: proto.Int64(r.epoch<<40 | at.seq)}}
 	r.conts[c.ID] = cr
 	n.conts[c.ID] = cr
 	at.conts = append(at.conts, cr)
 	a.track(cr)
 	a.nodesUsed[n] = true
 	r.metrics.allocated(c.Kind)
-	if at.amWire == 0 && !at.registered && !a.unmanaged() {
-		cr.isAM = true
-		at.amContainer, at.amWire = c.ID, cr.yid.GetId()
-		at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED
-		r.persistAttempt(a, at)
-		a.asks = map[askKey]int{}
-		r.pushAsks(a)
-		r.launches.Add(1)
-		go r.launchAM(cr, r.launchRequest(cr))
-		return
-	}
-	key := askKey{priority: c.Priority, demand: c.Resource, kind: c.Kind}
-	a.newConts = append(a.newConts, cr)
-	a.newKeys = append(a.newKeys, key)
-	// The ask is outstanding for one container fewer, as in YARN's
-	// AppSchedulingInfo: an AM that asks for the same count again (a
-	// failed task's retry) is asking for more, not repeating itself.
-	if a.asks[key] > 0 {
-		a.asks[key]--
+	if err := r.lifeStep(lifecycle.Granted{Container: lifecycle.ContainerID(c.ID), App: lifecycle.AppID(a.id), Name: rpc.ContainerIDString(cr.yid)}); err != nil {
+		// The core granted to an app the lifecycle has ended: give it back.
+		r.log.Error().Err(err).Str("container", rpc.ContainerIDString(cr.yid)).Msg("a grant the lifecycle refused")
+		delete(r.conts, c.ID)
+		delete(n.conts, c.ID)
+		delete(a.live, c.ID)
+		at.conts = at.conts[:len(at.conts)-1]
+		if err := r.step(rm.ContainerDone{Container: c.ID}); err != nil {
+			r.log.Error().Err(err).Msg("core refused the refused grant back")
+		}
 	}
 }
 
@@ -546,152 +521,6 @@ func (r *RM) containerProto(cr *contRec) *pb.ContainerProto {
 		Resource:        rpc.ResourceFromVector(cr.c.Resource), Priority: &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))},
 		ContainerToken: r.containerToken(cr), ExecutionType: pb.ExecutionTypeProto_GUARANTEED.Enum(),
 		LoomAskKind: rpc.AskKindProto(cr.c.Kind == altruism.Altruistic).Enum()}
-}
-
-// containerEnded closes a container record: the core frees it (unless it
-// already did), the AM hears of it, the node is told to clean it up, and
-// an AM container's end ends its attempt.
-func (r *RM) containerEnded(id rm.ContainerID, exit int32, diag string, coreNeedsDone bool) {
-	cr, ok := r.conts[id]
-	if !ok || cr.state == pb.ContainerStateProto_C_COMPLETE {
-		return
-	}
-	delete(cr.app.live, id)
-	if coreNeedsDone {
-		if _, live := r.core.Container(id); live {
-			if err := r.step(rm.ContainerDone{Container: id}); err != nil {
-				r.log.Error().Err(err).Int64("container", int64(id)).Msg("core refused a finished container")
-			}
-		}
-	}
-	cr.state, cr.exit, cr.diag, cr.finished = pb.ContainerStateProto_C_COMPLETE, exit, diag, time.Now()
-	delete(cr.node.conts, id)
-	a := cr.app
-	held := cr.finished.Sub(cr.created).Seconds()
-	a.memSec += cr.c.Resource[fairness.Memory] * held
-	a.vcoreSec += cr.c.Resource[fairness.VCores] * held
-	if cr.isAM {
-		if !a.done() && cr.attempt == a.current() {
-			r.amContainerEnded(a, cr)
-		}
-		return
-	}
-	if !a.done() && (cr.attempt == a.current() || a.keepsContainers()) {
-		a.completed = append(a.completed, &pb.ContainerStatusProto{ContainerId: cr.yid,
-			State: pb.ContainerStateProto_C_COMPLETE.Enum(), Diagnostics: proto.String(diag), ExitStatus: proto.Int32(exit)})
-	}
-}
-
-// amContainerEnded: an AM that exits 0 without ever registering ran the
-// whole app itself (a plain command as an app), so the app FINISHED with
-// SUCCEEDED; otherwise the attempt failed.
-func (r *RM) amContainerEnded(a *appRec, cr *contRec) {
-	at := cr.attempt
-	if cr.exit == ExitSuccess && !at.registered {
-		at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
-		r.finishApp(a, pb.YarnApplicationStateProto_FINISHED, pb.FinalApplicationStatusProto_APP_SUCCEEDED,
-			"the AM container exited 0 without registering: the command was the whole application")
-		return
-	}
-	if at.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED || at.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED {
-		return // the attempt has ended already; its AM container ends with it
-	}
-	diag := fmt.Sprintf("AM container %s exited with exitCode: %d", rpc.ContainerIDString(cr.yid), cr.exit)
-	if cr.diag != "" {
-		diag += ". " + cr.diag
-	}
-	r.attemptFailed(a, cr.exit, diag)
-}
-
-// attemptFailed ends the current attempt, whose AM container ended with
-// exit (ExitInvalid when the AM went silent), kills its containers, and
-// starts another attempt unless the app has failed as often as it may.
-func (r *RM) attemptFailed(a *appRec, exit int32, diag string) {
-	at := a.current()
-	at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED
-	at.diagnostics, at.exit, at.finished = diag, exit, time.Now()
-	r.persistAttempt(a, at)
-	r.log.Warn().Str("attempt", rpc.AttemptIDString(at.yid)).Int32("exit", exit).Bool("counts", at.countsAsFailure()).
-		Str("why", diag).Msg("attempt failed")
-	// The AM container ends with its attempt (when the AM went silent it
-	// is still running), whether or not the app keeps the others.
-	if cr, ok := a.live[at.amContainer]; ok && cr.isAM {
-		cr.node.cleanup = append(cr.node.cleanup, cr.yid)
-		r.containerEnded(cr.c.ID, ExitKilledByRM, "AM container of a failed attempt", true)
-	}
-	if !a.keepsContainers() {
-		r.killAttemptContainers(a, at, ExitAborted, "Container of a failed attempt")
-	}
-	if max, failed := r.maxAttempts(a), r.failedAttempts(a, at.finished); failed >= max {
-		why := "the maximum, yarn.resourcemanager.am.max-attempts"
-		if max < r.cfg.MaxAttempts {
-			why = "the app's max_app_attempts"
-		}
-		r.finishApp(a, pb.YarnApplicationStateProto_FAILED, pb.FinalApplicationStatusProto_APP_FAILED,
-			fmt.Sprintf("Application %s failed %d times (%s) due to %s",
-				rpc.AppIDString(a.yid), failed, why, diag))
-		return
-	}
-	r.newAttempt(a)
-}
-
-// countsAsFailure says whether a failed attempt counts against the app's
-// max attempts. As in YARN (RMAppAttemptImpl), an AM that ended through
-// no fault of its own does not: its node was lost (-100), its disks
-// failed (-101), it was preempted (-102) or the RM killed it (-106).
-func (at *attemptRec) countsAsFailure() bool {
-	if at.state != pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED {
-		return false
-	}
-	switch at.exit {
-	case ExitAborted, ExitDisksFailed, ExitPreempted, ExitKilledByRM:
-		return false
-	}
-	return true
-}
-
-// failedAttempts counts the app's failed attempts that count against its
-// max attempts: with attempt_failures_validity_interval (ms) set, only
-// those that ended within that long of now, as YARN's sliding window.
-func (r *RM) failedAttempts(a *appRec, now time.Time) int {
-	window := time.Duration(a.ctx.GetAttemptFailuresValidityInterval()) * time.Millisecond
-	n := 0
-	for _, at := range a.attempts {
-		if at.countsAsFailure() && (window <= 0 || now.Sub(at.finished) <= window) {
-			n++
-		}
-	}
-	return n
-}
-
-func (r *RM) killAttemptContainers(a *appRec, at *attemptRec, exit int32, diag string) {
-	for id, cr := range a.live {
-		if cr.attempt == at && cr.state != pb.ContainerStateProto_C_COMPLETE {
-			cr.node.cleanup = append(cr.node.cleanup, cr.yid)
-			r.containerEnded(id, exit, diag, true)
-		}
-	}
-}
-
-func (r *RM) newAttempt(a *appRec) {
-	n := int32(len(a.attempts) + 1)
-	at := &attemptRec{n: n, yid: &pb.ApplicationAttemptIdProto{ApplicationId: a.yid, AttemptId: proto.Int32(n)},
-		state: pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_SCHEDULED, started: time.Now()}
-	a.attempts = append(a.attempts, at)
-	a.lastResp = nil
-	a.newConts, a.newKeys, a.completed = nil, nil, nil
-	a.demand, a.work, a.critical = nil, 0, 0
-	a.asks = map[askKey]int{{priority: amPriority, demand: a.amResource, kind: altruism.Default}: 1}
-	a.state = pb.YarnApplicationStateProto_ACCEPTED
-	if a.unmanaged() {
-		// Nothing to launch: the attempt waits for its AM, which its
-		// owner starts with the AMRM token from the app's report, and
-		// which must register within the AM expiry.
-		a.asks = map[askKey]int{}
-		at.state, at.lastSeen, at.launched = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED, time.Now(), time.Now()
-	}
-	r.pushAsks(a)
-	r.persistAttempt(a, at)
 }
 
 // pushAsks sends the app's asks and demand to the core.
@@ -708,7 +537,7 @@ func (r *RM) pushAsks(a *appRec) {
 	usage, _ := r.core.Usage(a.id)
 	app := adapter.App{ID: a.id, Usage: usage}
 	if at := a.current(); at != nil {
-		if cr, ok := a.live[at.amContainer]; ok && cr.isAM {
+		if cr, ok := a.live[at.amID()]; ok && cr.lc.IsAM {
 			app.AMContainer = cr.c.Resource
 		}
 	}
@@ -719,48 +548,6 @@ func (r *RM) pushAsks(a *appRec) {
 	if err != nil {
 		r.log.Error().Err(err).Str("app", rpc.AppIDString(a.yid)).Msg("core refused asks")
 	}
-}
-
-// finishApp moves an app to a final state and frees everything it holds.
-func (r *RM) finishApp(a *appRec, state pb.YarnApplicationStateProto, final pb.FinalApplicationStatusProto, diag string) {
-	if a.done() {
-		return
-	}
-	a.state, a.final, a.finished = state, final, time.Now()
-	if diag != "" {
-		a.diagnostics = diag
-	}
-	if at := a.current(); at != nil && at.finished.IsZero() {
-		at.finished = a.finished
-	}
-	if at := a.current(); at != nil && at.state != pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED {
-		switch state {
-		case pb.YarnApplicationStateProto_KILLED:
-			at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_KILLED
-		case pb.YarnApplicationStateProto_FAILED:
-			at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FAILED
-		default:
-			at.state = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED
-		}
-	}
-	for id, cr := range a.live {
-		if cr.state != pb.ContainerStateProto_C_COMPLETE {
-			cr.node.cleanup = append(cr.node.cleanup, cr.yid)
-			r.containerEnded(id, ExitKilledAppDone, "Container of a completed application", false)
-		}
-	}
-	for n := range a.nodesUsed {
-		n.appsClean = append(n.appsClean, a.yid)
-	}
-	if err := r.step(rm.AppRemoved{App: a.id}); err != nil {
-		r.log.Error().Err(err).Str("app", rpc.AppIDString(a.yid)).Msg("core refused app removal")
-	}
-	r.persistApp(a)
-	if at := a.current(); at != nil {
-		r.persistAttempt(a, at)
-	}
-	r.forgetCompleted()
-	r.log.Info().Str("app", rpc.AppIDString(a.yid)).Str("state", state.String()).Str("final", final.String()).Msg("application done")
 }
 
 // forgetCompleted drops the oldest finished apps beyond
@@ -782,6 +569,7 @@ func (r *RM) forgetCompleted() {
 			done--
 			delete(r.apps, a.id)
 			delete(r.timeline.apps, a.id)
+			r.lifeStepLogged(lifecycle.Forget{App: lifecycle.AppID(a.id)})
 			r.unpersistApp(a)
 			for _, at := range a.attempts {
 				for _, cr := range at.conts {

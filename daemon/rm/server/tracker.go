@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/lifecycle"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -79,7 +80,7 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 			if cr != nil && cs.GetContainerState() == pb.ContainerStateProto_C_RUNNING {
 				reported[cr.c.ID] = true
 				continue
-			} else if cr != nil && cr.state != pb.ContainerStateProto_C_COMPLETE {
+			} else if cr != nil && cr.state() != pb.ContainerStateProto_C_COMPLETE {
 				continue // ended below, from the RM's side
 			}
 			if cs.GetContainerState() != pb.ContainerStateProto_C_COMPLETE {
@@ -88,7 +89,7 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 		}
 		for cid := range n.conts {
 			if !reported[cid] {
-				r.containerEnded(cid, ExitAborted, "Container lost when its NodeManager registered again without it", true)
+				r.endContainer(cid, ExitAborted, "Container lost when its NodeManager registered again without it", false)
 			}
 		}
 	}
@@ -173,14 +174,11 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 		}
 		switch cs.GetState() {
 		case pb.ContainerStateProto_C_RUNNING:
-			if cr.state == pb.ContainerStateProto_C_NEW {
-				cr.state = pb.ContainerStateProto_C_RUNNING
-				if cr.isAM && cr.attempt.state == pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_ALLOCATED {
-					cr.attempt.state, cr.attempt.launched = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_LAUNCHED, time.Now()
-				}
+			if cr.lc.State == lifecycle.ContainerNew {
+				r.lifeStepLogged(lifecycle.Running{Container: lifecycle.ContainerID(cr.c.ID)})
 			}
 		case pb.ContainerStateProto_C_COMPLETE:
-			r.containerEnded(cr.c.ID, cs.GetExitStatus(), cs.GetDiagnostics(), true)
+			r.endContainer(cr.c.ID, cs.GetExitStatus(), cs.GetDiagnostics(), false)
 		}
 	}
 	t0 := time.Now()
