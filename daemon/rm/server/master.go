@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -111,21 +112,62 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 				rpc.AttemptIDString(at.yid), last.GetResponseId(), req.GetResponseId())
 		}
 	}
-	// Check every ask before changing anything: a bad one fails the call.
-	next := map[askKey]int{}
-	for k, n := range a.asks {
-		next[k] = n
+	// Every ask is checked before anything changes: a bad one fails the
+	// call.
+	next, err := r.readAsks(a, at, req)
+	if err != nil {
+		return nil, err
 	}
-	work, critical, demand := a.work, a.critical, a.demand
+	freed := r.release(a, at, req.GetRelease())
+	if req.Progress != nil {
+		if p := req.GetProgress(); p >= 0 && p <= 1 {
+			a.progress = p
+		}
+	}
+	r.updateAsks(a, next)
+	// Room an AM gives back is offered again now, not at its node's next
+	// heartbeat: a DAG AM releases a container per task, and a heartbeat's
+	// wait per task would leave short tasks' nodes idle most of the time.
+	// The containers this grants to this AM go out in this very reply.
+	if len(freed) > 0 {
+		t0 := time.Now()
+		if err := r.step(rm.Schedule{Nodes: freed}); err != nil {
+			r.log.Error().Err(err).Msg("scheduling pass on released room failed")
+		}
+		r.metrics.observeDecision(time.Since(t0))
+	}
+	resp := r.allocateResponse(ctx, a, at, req.GetResponseId()+1)
+	a.newConts, a.newKeys, a.completed = nil, nil, nil
+	a.lastResp = resp
+	return resp, nil
+}
+
+// askState is what an allocate call says the app wants: its asks by
+// key, and a Loom AM's remaining work, critical path and DAG demand.
+type askState struct {
+	asks     map[askKey]int
+	work     float64
+	critical time.Duration
+	demand   *fairness.Vector
+}
+
+// readAsks checks an allocate call's asks and demand and returns the
+// app's asks as they would be after it, changing nothing. Callers hold
+// mu.
+func (r *RM) readAsks(a *appRec, at *attemptRec, req *pb.AllocateRequestProto) (askState, error) {
+	next := askState{asks: maps.Clone(a.asks), work: a.work, critical: a.critical, demand: a.demand}
+	if next.asks == nil {
+		next.asks = map[askKey]int{}
+	}
 	if req.LoomDemand != nil {
 		d, err := rpc.VectorFromResource(req.GetLoomDemand())
 		if err == nil && d.HasNegative() {
 			err = fmt.Errorf("%v is negative", d)
 		}
 		if err != nil {
-			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "loom_demand of %s: %v", rpc.AttemptIDString(at.yid), err)
+			return next, rpc.Errorf(rpc.ClassInvalidResourceRequest, "loom_demand of %s: %v", rpc.AttemptIDString(at.yid), err)
 		}
-		demand = &d
+		next.demand = &d
 	}
 	for _, rr := range req.GetAsk() {
 		if name := rr.GetResourceName(); name != "*" && name != "" {
@@ -133,17 +175,17 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		}
 		d, err := rpc.AskDemand(rr)
 		if err != nil {
-			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "%v", err)
+			return next, rpc.Errorf(rpc.ClassInvalidResourceRequest, "%v", err)
 		}
 		if d, err = r.checkResource("an ask of "+rpc.AttemptIDString(at.yid), d); err != nil {
-			return nil, err
+			return next, err
 		}
 		if err := r.checkFitsANode(d); err != nil {
-			return nil, err
+			return next, err
 		}
 		n := rr.GetNumContainers()
 		if n < 0 {
-			return nil, rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, num_containers %d is negative", n)
+			return next, rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, num_containers %d is negative", n)
 		}
 		kind := altruism.Default
 		if rpc.IsAltruistic(rr) {
@@ -157,34 +199,42 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 				n--
 			}
 		}
-		next[key] = int(n)
+		next.asks[key] = int(n)
 		if rr.LoomRemainingWork != nil {
 			if w := rr.GetLoomRemainingWork(); w >= 0 && !math.IsInf(w, 0) && !math.IsNaN(w) {
-				work = w
+				next.work = w
 			}
 		}
 		if rr.LoomCriticalPathMs != nil && rr.GetLoomCriticalPathMs() >= 0 {
-			critical = time.Duration(rr.GetLoomCriticalPathMs()) * time.Millisecond
+			next.critical = time.Duration(rr.GetLoomCriticalPathMs()) * time.Millisecond
 		}
 	}
+	return next, nil
+}
+
+// release ends the containers an AM gives back and returns their nodes.
+// YARN ignores releases of unknown or finished containers. Callers hold
+// mu.
+func (r *RM) release(a *appRec, at *attemptRec, ids []*pb.ContainerIdProto) []rm.NodeID {
 	var freed []rm.NodeID
-	for _, id := range req.GetRelease() {
+	for _, id := range ids {
 		cr := r.contOf(id, at)
-		if cr == nil || cr.app != a || cr.state() == pb.ContainerStateProto_C_COMPLETE {
-			continue // YARN ignores releases of unknown or finished containers
+		if cr == nil || cr.app != a || cr.lc.State == lifecycle.ContainerComplete {
+			continue
 		}
 		r.endContainer(cr.c.ID, ExitAborted, "Container released by application", true)
 		if !slices.Contains(freed, cr.node.id) {
 			freed = append(freed, cr.node.id)
 		}
 	}
-	if req.Progress != nil {
-		if p := req.GetProgress(); p >= 0 && p <= 1 {
-			a.progress = p
-		}
-	}
-	changed := len(next) != len(a.asks) || work != a.work || critical != a.critical || !sameDemand(demand, a.demand)
-	for k, n := range next {
+	return freed
+}
+
+// updateAsks sends the app's asks to the scheduling core when they
+// changed. Callers hold mu.
+func (r *RM) updateAsks(a *appRec, next askState) {
+	changed := len(next.asks) != len(a.asks) || next.work != a.work || next.critical != a.critical || !sameDemand(next.demand, a.demand)
+	for k, n := range next.asks {
 		if old := a.asks[k]; old != n {
 			changed = true
 			if n > old {
@@ -193,20 +243,15 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		}
 	}
 	if changed {
-		a.asks, a.work, a.critical, a.demand = next, work, critical, demand
+		a.asks, a.work, a.critical, a.demand = next.asks, next.work, next.critical, next.demand
 		r.pushAsks(a)
 	}
-	// Room an AM gives back is offered again now, not at its node's next
-	// heartbeat: a DAG AM releases a container per task, and a heartbeat's
-	// wait per task would leave short tasks' nodes idle most of the time.
-	// The containers this grants to this AM go out in this very reply.
-	if len(freed) > 0 {
-		t0 := time.Now()
-		if err := r.step(rm.Schedule{Nodes: freed}); err != nil {
-			r.log.Error().Err(err).Msg("scheduling pass on released room failed")
-		}
-		r.metrics.observeDecision(time.Since(t0))
-	}
+}
+
+// allocateResponse is the reply to an allocate call: the containers
+// granted since the last, those that ended, NMTokens for new nodes, and
+// Loom's share, leftover and policy. Callers hold mu.
+func (r *RM) allocateResponse(ctx context.Context, a *appRec, at *attemptRec, responseID int32) *pb.AllocateResponseProto {
 	share, _ := r.core.Share(a.id)
 	usage, _ := r.core.Usage(a.id)
 	capacity, used := r.core.Capacity(), r.core.Used()
@@ -224,7 +269,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 	for i, cr := range a.newConts {
 		granted[i] = r.containerProto(cr)
 	}
-	resp := &pb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1),
+	resp := &pb.AllocateResponseProto{ResponseId: proto.Int32(responseID),
 		AllocatedContainers: granted, CompletedContainerStatuses: a.completed, NmTokens: r.nmTokensFor(at, a.newConts),
 		Limit:           rpc.ResourceFromVector(share.Sub(usage).ClampZero()),
 		NumClusterNodes: proto.Int32(int32(live)),
@@ -232,9 +277,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		LoomLeftover: rpc.ResourceFromVector(capacity.Sub(used).ClampZero()), LoomClusterCapacity: rpc.ResourceFromVector(capacity),
 		LoomPolicy: proto.String(r.cfg.Policy)}
 	resp.AmRmToken = r.rolledAMRMToken(ctx, at)
-	a.newConts, a.newKeys, a.completed = nil, nil, nil
-	a.lastResp = resp
-	return resp, nil
+	return resp
 }
 
 // sameDemand says whether two demands an AM sent are the same.
