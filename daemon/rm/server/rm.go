@@ -408,30 +408,6 @@ func (r *RM) step(ev rm.Event) error {
 	return err
 }
 
-// SetAltruism changes P(Altruism) from the next allocate on.
-func (r *RM) SetAltruism(p float64) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.step(rm.SetAltruism{P: p})
-}
-
-// SetLeftoverOrder changes the leftover order from the next heartbeat on.
-func (r *RM) SetLeftoverOrder(o altruism.LeftoverOrder) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	cfg := r.cfg
-	cfg.LeftoverOrder = o
-	pol, err := cfg.NodePolicy()
-	if err != nil {
-		return err
-	}
-	if err := r.step(rm.SetPolicy{Policy: pol}); err != nil {
-		return err
-	}
-	r.cfg.LeftoverOrder = o
-	return nil
-}
-
 // monitor expires silent nodes and AMs.
 func (r *RM) monitor() {
 	defer r.wg.Done()
