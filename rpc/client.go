@@ -39,6 +39,10 @@ type ClientOptions struct {
 	// User is the effective user in the connection context (the OS
 	// user).
 	User string
+	// RealUser, when set, is the user acting for User: a proxy user
+	// (hadoop.proxyuser.*), as a Java client's UserGroupInformation.
+	// createProxyUser sends it.
+	RealUser string
 	// Protocol is named in the connection context.
 	Protocol string
 	// ClientID is the 16-byte id sent with every call (random).
@@ -205,6 +209,9 @@ func (c *Conn) handshake(ctx context.Context) error {
 		}
 	}
 	cc := &hadooppb.IpcConnectionContextProto{UserInfo: &hadooppb.UserInformationProto{EffectiveUser: proto.String(c.opts.User)}}
+	if c.opts.RealUser != "" {
+		cc.UserInfo.RealUser = proto.String(c.opts.RealUser)
+	}
 	if tokenAuth {
 		// The token named the user; Java clients send none.
 		cc.UserInfo = &hadooppb.UserInformationProto{}

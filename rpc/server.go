@@ -139,7 +139,12 @@ type ServerOptions struct {
 	// server whose hadoop.security.authentication is TOKEN (a
 	// NodeManager's container manager, which YARN always runs so).
 	TokenOnly bool
-	Logger    *zerolog.Logger
+	// Policy, when set, decides each connection once its caller is
+	// known: proxy users, and service-level ACLs when authorization is
+	// on (see Policy). A refused connection gets a FATAL
+	// AuthorizationException, as from a Hadoop server.
+	Policy *Policy
+	Logger *zerolog.Logger
 }
 
 func (o *ServerOptions) defaults() {
@@ -501,6 +506,8 @@ type serverConn struct {
 	digest    *digestServer
 	token     []byte
 	tokenUser string
+	// authorized is the protocol the Policy let the connection call.
+	authorized string
 
 	slots    chan struct{} // calls in flight
 	inflight sync.WaitGroup
@@ -674,6 +681,14 @@ func (c *serverConn) readLoop() error {
 				}
 				c.user, c.realUser = c.tokenUser, ""
 			}
+			if p := c.s.opts.Policy; p != nil {
+				if re := p.authorize(c.user, c.realUser, c.authName(), cc.GetProtocol(), c.nc.RemoteAddr()); re != nil {
+					c.log.Warn().Str("user", c.user).Str("real_user", c.realUser).Str("protocol", cc.GetProtocol()).Msg(re.Message)
+					re.Code, re.Fatal = hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, true
+					return c.fatalCall(id, h.clientID, re)
+				}
+				c.authorized = cc.GetProtocol()
+			}
 			c.ctxDone = true
 			c.s.setUp(c)
 			c.grow()
@@ -693,6 +708,14 @@ func (c *serverConn) readLoop() error {
 			return err
 		}
 	}
+}
+
+// authName is how the connection authenticated, as Hadoop names it.
+func (c *serverConn) authName() string {
+	if c.token != nil {
+		return "TOKEN"
+	}
+	return "SIMPLE"
 }
 
 // simpleNotEnabled is Hadoop's refusal of SIMPLE auth by a server that
@@ -857,6 +880,14 @@ func (c *serverConn) call(h *requestHeader, rest []byte) error {
 		c.reply(c.errorFrame(id, h.clientID, retry, &RemoteError{Class: ClassNoSuchProtocol, Code: ErrNoSuchProtocol,
 			Message: fmt.Sprintf("Unknown protocol: %s", protocol)}), false)
 		return nil
+	}
+	// Authorised for the connection's protocol; a call on another one is
+	// checked on its own.
+	if pol := c.s.opts.Policy; pol != nil && pol.Authorization && p.name != c.authorized {
+		if re := pol.authorize(c.user, c.realUser, c.authName(), p.name, c.nc.RemoteAddr()); re != nil {
+			c.reply(c.errorFrame(id, h.clientID, retry, re), false)
+			return nil
+		}
 	}
 	m, ok := p.methods[string(method)]
 	if !ok {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/internal/hadoopconf"
+	"github.com/loomrm/loom/rpc"
 )
 
 // Defaults are YARN's, for the keys the NodeManager reads, and Loom's own
@@ -48,7 +49,7 @@ var Defaults = map[string]string{
 }
 
 // ConfFiles are the files read from the config dir, in order.
-var ConfFiles = []string{"core-site.xml", "yarn-site.xml"}
+var ConfFiles = []string{"core-site.xml", "yarn-site.xml", "hadoop-policy.xml"}
 
 func defaultLogDir() string {
 	for _, env := range []string{"YARN_LOG_DIR", "HADOOP_LOG_DIR"} {
@@ -119,6 +120,11 @@ type Config struct {
 	// (loom.nodemanager.simple-auth.enabled). Off by default: as YARN's,
 	// the container manager takes NMToken (TOKEN) auth only.
 	SimpleAuth bool
+	// RPC is the container manager's limits (ipc.maximum.data.length,
+	// loom.rpc.*) and Policy: proxy users and, with
+	// hadoop.security.authorization, its service-level ACL
+	// (security.containermanagement.protocol.acl, hadoop-policy.xml).
+	RPC rpc.ServerOptions
 	// ClusterSecret, when set, is what the NM proves to the RM that it
 	// belongs to the cluster with (loom.cluster.secret, or the contents
 	// of loom.cluster.secret-file; see nodeauth.go). ClusterSecretKey
@@ -218,6 +224,8 @@ func LoadConfig(c *hadoopconf.Conf) (*Config, error) {
 	cfg.PmemCheck, err = c.Bool("yarn.nodemanager.pmem-check-enabled")
 	add(err)
 	cfg.SimpleAuth, err = c.Bool("loom.nodemanager.simple-auth.enabled")
+	add(err)
+	cfg.RPC, err = rpc.ServerOptionsFromConf(c, rpc.SystemGroups())
 	add(err)
 	cfg.MonitorInterval, err = c.PositiveMillis("yarn.nodemanager.container-monitor.interval-ms")
 	add(err)

@@ -161,7 +161,9 @@ func (n *NodeManager) Start(ctx context.Context) error {
 	}
 
 	logger := n.log.With().Str("component", "nm-rpc").Logger()
-	n.srv = rpc.NewServer(rpc.ServerOptions{Logger: &logger, Secrets: nmTokenSecrets{n}, TokenOnly: !n.cfg.SimpleAuth})
+	opts := n.cfg.RPC
+	opts.Logger, opts.Secrets, opts.TokenOnly = &logger, nmTokenSecrets{n}, !n.cfg.SimpleAuth
+	n.srv = rpc.NewServer(opts)
 	n.srv.Register(rpc.ContainerManagementService(cmService{n}))
 	go func() {
 		if err := n.srv.Serve(ln); err != nil && !errors.Is(err, rpc.ErrServerClosed) {

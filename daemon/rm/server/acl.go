@@ -1,8 +1,6 @@
 package server
 
 import (
-	"strings"
-
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
@@ -11,48 +9,35 @@ import (
 // killed by its owner, by the users its MODIFY_APP ACL names, or by an
 // admin (yarn.admin.acl); only an admin may change P(Altruism). The user
 // is who the IPC connection context says (or REST's user.name): SIMPLE
-// auth, no Kerberos.
-
-// acl is a Hadoop access control list: "*" for everyone, or users
-// separated by commas, then optionally a space and groups (Loom knows no
-// groups, so those never match).
-type acl struct {
-	all   bool
-	users map[string]bool
-}
-
-func parseACL(s string) acl {
-	if strings.TrimSpace(s) == "*" {
-		return acl{all: true}
-	}
-	users, _, _ := strings.Cut(s, " ")
-	a := acl{users: map[string]bool{}}
-	for _, u := range strings.Split(users, ",") {
-		if u = strings.TrimSpace(u); u != "" {
-			a.users[u] = true
-		}
-	}
-	return a
-}
-
-func (a acl) allows(user string) bool { return a.all || a.users[user] }
+// auth, no Kerberos. Groups come from this machine's group database, as
+// Hadoop's default group mapping.
 
 // isAdmin says whether user may administer the cluster.
 func (r *RM) isAdmin(user string) bool {
-	return !r.cfg.ACLEnabled || r.cfg.AdminACL.allows(user)
+	return !r.cfg.ACLEnabled || r.aclAllows(r.cfg.AdminACL, user)
 }
 
 // checkModify refuses a user who may not modify (kill) an app. Callers
 // hold mu.
 func (r *RM) checkModify(user string, a *appRec) error {
-	if !r.cfg.ACLEnabled || user == a.user || r.cfg.AdminACL.allows(user) {
+	if !r.cfg.ACLEnabled || user == a.user || r.isAdmin(user) {
 		return nil
 	}
 	for _, e := range a.ctx.GetAmContainerSpec().GetApplication_ACLs() {
-		if e.GetAccessType() == pb.ApplicationAccessTypeProto_APPACCESS_MODIFY_APP && parseACL(e.GetAcl()).allows(user) {
+		if e.GetAccessType() == pb.ApplicationAccessTypeProto_APPACCESS_MODIFY_APP && r.aclAllows(rpc.ParseACL(e.GetAcl()), user) {
 			return nil
 		}
 	}
 	return rpc.Errorf(rpc.ClassAccessControl, "User %s cannot perform operation MODIFY_APP on %s (owned by %s; yarn.admin.acl and the app's MODIFY_APP ACL do not name %s)",
 		user, rpc.AppIDString(a.yid), a.user, user)
 }
+
+// groups finds user's groups when acl names any.
+func (r *RM) groups(user string, acl rpc.ACL) []string {
+	if !acl.NamesGroups() || r.cfg.Groups == nil {
+		return nil
+	}
+	return r.cfg.Groups(user)
+}
+
+func (r *RM) aclAllows(acl rpc.ACL, user string) bool { return acl.Allows(user, r.groups(user, acl)) }

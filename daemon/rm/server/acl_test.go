@@ -10,29 +10,6 @@ import (
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
-func TestParseACL(t *testing.T) {
-	tests := []struct {
-		acl  string
-		user string
-		want bool
-	}{
-		{"*", "anyone", true},
-		{" * ", "anyone", true},
-		{"alice,bob", "bob", true},
-		{"alice,bob", "carol", false},
-		{"alice,bob admins", "bob", true},
-		{"alice, bob", "bob", false},      // Hadoop's format: users, a space, groups
-		{"alice admins", "admins", false}, // a group, and Loom knows no groups
-		{"", "alice", false},
-		{" ops", "ops", false}, // groups only
-	}
-	for _, tc := range tests {
-		if got := parseACL(tc.acl).allows(tc.user); got != tc.want {
-			t.Errorf("ACL %q allows %q = %v, want %v", tc.acl, tc.user, got, tc.want)
-		}
-	}
-}
-
 // TestACLs: with yarn.acl.enable, only an app's owner, the users of its
 // MODIFY_APP ACL and admins may kill it; only admins may change
 // P(Altruism). Without it, anyone may, as in YARN.

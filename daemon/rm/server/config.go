@@ -17,6 +17,7 @@ import (
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/rm"
+	"github.com/loomrm/loom/rpc"
 )
 
 // Defaults are YARN's, for the keys Loom reads, and Loom's own.
@@ -55,7 +56,7 @@ var Defaults = map[string]string{
 }
 
 // ConfFiles are the files read from the config dir, in order.
-var ConfFiles = []string{"core-site.xml", "yarn-site.xml", "loom-site.xml"}
+var ConfFiles = []string{"core-site.xml", "yarn-site.xml", "hadoop-policy.xml", "loom-site.xml"}
 
 // Config is the RM's configuration, checked.
 type Config struct {
@@ -94,7 +95,15 @@ type Config struct {
 	// ACLEnabled turns on the ACLs (yarn.acl.enable); AdminACL is
 	// yarn.admin.acl.
 	ACLEnabled bool
-	AdminACL   acl
+	AdminACL   rpc.ACL
+	// RPC is every RPC server's limits (ipc.maximum.data.length,
+	// loom.rpc.*) and Policy: who may call which protocol, by proxy-user
+	// rules (hadoop.proxyuser.*) and, with
+	// hadoop.security.authorization, the service-level ACLs of
+	// hadoop-policy.xml. Groups resolves users' groups for it and for
+	// the ACLs above.
+	RPC    rpc.ServerOptions
+	Groups rpc.Groups
 	// Recovery keeps apps and attempts in Store and recovers them on a
 	// restart (yarn.resourcemanager.recovery.enabled).
 	Recovery bool
@@ -215,7 +224,11 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	cfg.AdminACL = parseACL(admins)
+	cfg.AdminACL = rpc.ParseACL(admins)
+	cfg.Groups = rpc.SystemGroups()
+	if cfg.RPC, err = rpc.ServerOptionsFromConf(c, cfg.Groups); err != nil {
+		return cfg, err
+	}
 	if cfg.Recovery, err = c.Bool("yarn.resourcemanager.recovery.enabled"); err != nil {
 		return cfg, err
 	}

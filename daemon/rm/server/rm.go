@@ -335,7 +335,8 @@ func (r *RM) Start() error {
 			r.Stop(context.Background())
 			return fmt.Errorf("%s address %s: %w", ro.role, ro.addr, err)
 		}
-		opts := rpc.ServerOptions{ErrorClass: rpc.ClassYarnException, Logger: &logger}
+		opts := r.cfg.RPC
+		opts.ErrorClass, opts.Logger = rpc.ClassYarnException, &logger
 		if ro.role == "scheduler" {
 			opts.Secrets = amrmSecrets{r}
 		}
