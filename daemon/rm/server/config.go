@@ -92,6 +92,9 @@ type Config struct {
 	// kill (loom.webapp.rest-write.enabled). Off, they are refused: the
 	// web port knows its callers only by the user.name they claim.
 	RESTWrites bool
+	// Web is the web port's limits (loom.webapp.*-timeout-ms,
+	// max-body-bytes, max-connections[-per-address], limit-loopback).
+	Web webLimits
 	// ACLEnabled turns on the ACLs (yarn.acl.enable); AdminACL is
 	// yarn.admin.acl.
 	ACLEnabled bool
@@ -215,6 +218,9 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		return cfg, err
 	}
 	if cfg.RESTWrites, err = c.Bool("loom.webapp.rest-write.enabled"); err != nil {
+		return cfg, err
+	}
+	if cfg.Web, err = loadWebLimits(c); err != nil {
 		return cfg, err
 	}
 	if cfg.ACLEnabled, err = c.Bool("yarn.acl.enable"); err != nil {

@@ -358,7 +358,7 @@ func (r *RM) Start() error {
 	}
 	r.addrs["web"] = ln.Addr().String()
 	r.web = serveWeb(ln, webui.New(webBackend{clientService{r}}, webui.Config{AdminSecret: r.cfg.AdminSecret,
-		Metrics: promhttp.HandlerFor(r.metrics.reg, promhttp.HandlerOpts{}), Log: r.log}), r.log)
+		Metrics: promhttp.HandlerFor(r.metrics.reg, promhttp.HandlerOpts{}), Log: r.log}), r.cfg.Web, r.log)
 	r.log.Info().Str("role", "web").Str("addr", ln.Addr().String()).Msg("listening")
 	r.wg.Add(2)
 	go r.monitor()

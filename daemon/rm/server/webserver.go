@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/loomrm/loom/internal/hadoopconf"
 )
 
 // webLimits bound what the web port's clients may hold: time to send a
@@ -55,11 +58,71 @@ var defaultWebLimits = webLimits{
 	MaxConnsPerAddr:   128,
 }
 
-// serveWeb serves h on ln within the default limits.
-func serveWeb(ln net.Listener, h http.Handler, log zerolog.Logger) *http.Server {
-	srv := newWebServer(h, defaultWebLimits)
-	go srv.Serve(newLimitListener(ln, defaultWebLimits, log))
+// serveWeb serves h on ln within lim; a zero limit takes the default.
+func serveWeb(ln net.Listener, h http.Handler, lim webLimits, log zerolog.Logger) *http.Server {
+	lim = lim.withDefaults()
+	srv := newWebServer(h, lim)
+	go srv.Serve(newLimitListener(ln, lim, log))
 	return srv
+}
+
+func (l webLimits) withDefaults() webLimits {
+	d := defaultWebLimits
+	for _, f := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&l.ReadHeaderTimeout, d.ReadHeaderTimeout}, {&l.ReadTimeout, d.ReadTimeout}, {&l.WriteTimeout, d.WriteTimeout}, {&l.IdleTimeout, d.IdleTimeout}} {
+		if *f.v <= 0 {
+			*f.v = f.def
+		}
+	}
+	if l.MaxHeaderBytes <= 0 {
+		l.MaxHeaderBytes = d.MaxHeaderBytes
+	}
+	if l.MaxBody <= 0 {
+		l.MaxBody = d.MaxBody
+	}
+	if l.MaxConns <= 0 {
+		l.MaxConns = d.MaxConns
+	}
+	if l.MaxConnsPerAddr <= 0 {
+		l.MaxConnsPerAddr = d.MaxConnsPerAddr
+	}
+	return l
+}
+
+// webLimitKeys are the keys of the web port's limits
+// (loom.webapp.*); unset, a limit keeps its default.
+var webLimitKeys = struct {
+	readHeader, read, write, idle, body, conns, connsPerAddr, loopback string
+}{"loom.webapp.read-header-timeout-ms", "loom.webapp.read-timeout-ms", "loom.webapp.write-timeout-ms", "loom.webapp.idle-timeout-ms",
+	"loom.webapp.max-body-bytes", "loom.webapp.max-connections", "loom.webapp.max-connections-per-address", "loom.webapp.limit-loopback"}
+
+// loadWebLimits reads the web port's limits. Every error names its key.
+func loadWebLimits(c *hadoopconf.Conf) (webLimits, error) {
+	var l webLimits
+	var errs []error
+	num := func(key string) int64 {
+		if _, set := c.Raw(key); !set {
+			return 0
+		}
+		n, err := c.Int(key)
+		if err == nil && n <= 0 {
+			err = c.Errorf(key, "%d must be positive", n)
+		}
+		errs = append(errs, err)
+		return n
+	}
+	ms := func(key string) time.Duration { return time.Duration(num(key)) * time.Millisecond }
+	k := webLimitKeys
+	l.ReadHeaderTimeout, l.ReadTimeout, l.WriteTimeout, l.IdleTimeout = ms(k.readHeader), ms(k.read), ms(k.write), ms(k.idle)
+	l.MaxBody, l.MaxConns, l.MaxConnsPerAddr = num(k.body), int(num(k.conns)), int(num(k.connsPerAddr))
+	if _, set := c.Raw(k.loopback); set {
+		v, err := c.Bool(k.loopback)
+		errs = append(errs, err)
+		l.CapLoopback = v
+	}
+	return l.withDefaults(), errors.Join(errs...)
 }
 
 // newWebServer makes the web port's server: its timeouts, its header and

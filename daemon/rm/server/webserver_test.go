@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/loomrm/loom/internal/hadoopconf"
 )
 
 // startWeb serves a handler that reads the whole body and says how long
@@ -203,4 +205,32 @@ func TestWebConnectionCaps(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestWebLimitKeys(t *testing.T) {
+	conf := func(kv ...string) *hadoopconf.Conf {
+		c := hadoopconf.New(nil)
+		for i := 0; i < len(kv); i += 2 {
+			c.Set(kv[i], kv[i+1])
+		}
+		return c
+	}
+	k := webLimitKeys
+	got, err := loadWebLimits(conf(k.read, "2000", k.body, "4096", k.connsPerAddr, "7", k.loopback, "true"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := defaultWebLimits
+	want.ReadTimeout, want.MaxBody, want.MaxConnsPerAddr, want.CapLoopback = 2*time.Second, 4096, 7, true
+	if got != want {
+		t.Errorf("limits %+v, want %+v", got, want)
+	}
+	if got, err := loadWebLimits(conf()); err != nil || got != defaultWebLimits {
+		t.Errorf("no keys: %+v, %v; want the defaults", got, err)
+	}
+	for _, kv := range [][2]string{{k.read, "0"}, {k.idle, "-5"}, {k.conns, "many"}, {k.loopback, "sometimes"}} {
+		if _, err := loadWebLimits(conf(kv[0], kv[1])); err == nil || !strings.Contains(err.Error(), kv[0]) {
+			t.Errorf("%s=%s: error %v, want one naming the key", kv[0], kv[1], err)
+		}
+	}
 }
