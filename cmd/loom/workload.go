@@ -30,7 +30,7 @@ func (w *workloadFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	w.flags = fl
 	fl.StringVar(&w.catalogue, "catalogue", "tpch:100g,250g", "catalogue mix: tpch[:scales], tpcds[:scales], joined by +")
-	fl.StringVar(&w.file, "workload", "", "a JSON DAG file instead of a catalogue (see the README)")
+	fl.StringVar(&w.file, "workload", "", "a workload file instead of a catalogue: Loom's JSON DAGs (see the README), or a YARN SLS or Rumen trace")
 	fl.IntVar(&w.jobs, "jobs", 250, "jobs to draw from the catalogue (or from the file, when given)")
 	fl.StringVar(&w.arrivals, "arrivals", "", "batch, or poisson:<mean> (default: Poisson at --load for catalogues, the file's own times for files)")
 	fl.Float64Var(&w.load, "load", 1, "offered load for Poisson arrivals: 1 brings as much work per second as the cluster's bottleneck does")
@@ -43,11 +43,13 @@ func (w *workloadFlags) build(cluster fairness.Vector) ([]*workload.Job, string,
 	var jobs []*workload.Job
 	var desc string
 	if w.file != "" {
-		all, err := workload.LoadJSON(w.file)
+		// Loom's JSON, or a YARN trace (SLS or Rumen), told apart by
+		// their contents.
+		all, format, err := workload.LoadTrace(w.file, workload.Limits{})
 		if err != nil {
 			return nil, "", err
 		}
-		jobs, desc = all, fmt.Sprintf("%d jobs from %s", len(all), w.file)
+		jobs, desc = all, fmt.Sprintf("%d jobs from %s (%s)", len(all), w.file, format)
 		if w.flags.Changed("jobs") {
 			if jobs, err = workload.Sample(all, w.jobs, rng); err != nil {
 				return nil, "", err
