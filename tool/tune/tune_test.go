@@ -18,16 +18,16 @@ func TestJudge(t *testing.T) {
 		{Name: "a", Finish: 10 * time.Second}, {Name: "b", Finish: 20 * time.Second},
 		{Name: "c", Finish: 40 * time.Second}, {Name: "d", Finish: 10 * time.Second}}}
 	got := &sim.Result{Jobs: []sim.JobResult{
-		{Name: "a", Finish: 5 * time.Second},  // 0.5x
-		{Name: "b", Finish: 26 * time.Second}, // 1.3x: slowed more than 20%
-		{Name: "c", Finish: 20 * time.Second}, // 0.5x
+		{Name: "a", Finish: 5 * time.Second},   // 0.5x
+		{Name: "b", Finish: 26 * time.Second},  // 1.3x: slowed more than 20%
+		{Name: "c", Finish: 20 * time.Second},  // 0.5x
 		{Name: "d", Finish: 11 * time.Second}}} // 1.1x: slowed, within 20%
 	cases := []struct {
 		obj   Objective
 		meets bool
 	}{
-		{Objective{MaxSlowed: 0.25, SlowdownOver: 0.2}, true},  // 1 of 4 = 25%
-		{Objective{MaxSlowed: 0.2, SlowdownOver: 0.2}, false},  // 25% > 20%
+		{Objective{MaxSlowed: 0.25, SlowdownOver: 0.2}, true},   // 1 of 4 = 25%
+		{Objective{MaxSlowed: 0.2, SlowdownOver: 0.2}, false},   // 25% > 20%
 		{Objective{MaxSlowed: 0.25, SlowdownOver: 0.05}, false}, // b and d: 50%
 	}
 	for _, tc := range cases {
