@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -34,6 +35,13 @@ type tuneFlags struct {
 	plot       string
 	quiet      bool
 	targetSecs float64
+	history    string
+	histJobs   int
+	histSince  time.Duration
+	export     string
+	amMB       float64
+	amStartup  time.Duration
+	overhead   time.Duration
 }
 
 func tuneCommand() *cobra.Command {
@@ -48,12 +56,15 @@ Jain's index, the share of jobs slowed more than --slowdown percent and the
 worst slowdown. It recommends the fastest setting that keeps the objective
 (at most --max-slowed percent of jobs slowed more than --slowdown percent).
 
-The workload is your cluster's own history or a YARN trace (--workload: a
-Loom JSON DAG file, or a Scheduler Load Simulator SLS or Rumen trace, told
-apart by its contents), or a catalogue mix. The cluster's shape comes from a
+The workload is your cluster's own history (--history: the job histories
+its DAG AMs wrote in loom.history.dir, each stage at its tasks' measured
+median run time), a YARN trace (--workload: a Loom JSON DAG file, or a
+Scheduler Load Simulator SLS or Rumen trace, told apart by its contents), or
+a catalogue mix. The cluster's shape comes from a
 running RM (--rm-web, its REST nodes list) or from --machines and the
 machine's size.`,
-		Example: `  loom tune --workload sls-jobs.json --machines 40 --machine-memory-mb 65536 --machine-vcores 16
+		Example: `  loom tune --history /var/log/loom/history --rm-web http://rm:8088 --export history.json
+  loom tune --workload sls-jobs.json --machines 40 --machine-memory-mb 65536 --machine-vcores 16
   loom tune --workload rumen-trace.json --rm-web http://rm:8088 --max-slowed 5 --slowdown 20
   loom tune --catalogue tpch:100g --jobs 500 --plot tune.svg --json`,
 		Args: cobra.NoArgs,
@@ -73,6 +84,13 @@ machine's size.`,
 	fl.BoolVar(&f.jsonOut, "json", false, "print the what-if as JSON")
 	fl.StringVar(&f.plot, "plot", "", "write the trade-off as SVG plots: FILE-jain.svg and FILE-slowed.svg")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	fl.StringVar(&f.history, "history", "", "replay the cluster's own finished jobs: the job histories its DAG AMs wrote (loom.history.dir)")
+	fl.IntVar(&f.histJobs, "history-jobs", 500, "with --history: the most recent this many jobs (0: all)")
+	fl.DurationVar(&f.histSince, "history-since", 0, "with --history: only jobs that started within this long of the newest (e.g. 168h)")
+	fl.Float64Var(&f.amMB, "am-memory-mb", 0, "model each job's AM container of this size (1 vcore), as on the real RM (0: no AM, the paper's model)")
+	fl.DurationVar(&f.amStartup, "am-startup", 0, "with --am-memory-mb: how long an AM takes to start once granted")
+	fl.DurationVar(&f.overhead, "task-overhead", 0, "what each task holds its container beyond its run time (allocation, launch)")
+	fl.StringVar(&f.export, "export", "", "also write the workload replayed as a JSON DAG file, for loom sim --workload")
 	fl.Float64Var(&f.targetSecs, "target", 20, "print the time taken beside this target (seconds per 500 jobs and 5 settings, issue 20)")
 	return cmd
 }
@@ -159,9 +177,40 @@ func runTune(out io.Writer, f tuneFlags) error {
 			cfg.Machine = fairness.New(f.memoryMB, f.vcores)
 		}
 	}
-	jobs, desc, err := f.wl.build(cfg.Machine.Scale(float64(cfg.Machines)))
+	if f.amMB < 0 || f.amStartup < 0 || f.overhead < 0 {
+		return fmt.Errorf("--am-memory-mb, --am-startup and --task-overhead cannot be negative")
+	}
+	if f.amMB > 0 {
+		cfg.AM, cfg.AMStartup = fairness.New(f.amMB, 1), f.amStartup
+	}
+	cfg.TaskOverhead = f.overhead
+	var jobs []*workload.Job
+	var desc string
+	if f.history != "" {
+		var skipped []string
+		jobs, skipped, err = tune.LoadHistory(f.history, tune.HistoryOptions{Jobs: f.histJobs, Since: f.histSince})
+		for _, s := range skipped {
+			fmt.Fprintf(os.Stderr, "loom tune: skipped %s\n", s)
+		}
+		desc = fmt.Sprintf("%d finished jobs from the history in %s", len(jobs), f.history)
+	} else {
+		jobs, desc, err = f.wl.build(cfg.Machine.Scale(float64(cfg.Machines)))
+	}
 	if err != nil {
 		return err
+	}
+	if f.export != "" {
+		w, err := os.Create(f.export)
+		if err != nil {
+			return err
+		}
+		err = workload.WriteJSON(w, jobs)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("--export: %w", err)
+		}
 	}
 	if err := workload.DefaultLimits.Check(jobs...); err != nil {
 		return err

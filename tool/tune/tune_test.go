@@ -1,13 +1,17 @@
 package tune
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/loomrm/loom/am"
+	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/tool/sim"
 	"github.com/loomrm/loom/workload"
 )
@@ -145,5 +149,46 @@ func TestWritePlots(t *testing.T) {
 	}
 	if _, err := WritePlots(base, &Result{}); err == nil {
 		t.Error("plotted nothing without an error")
+	}
+}
+
+func TestLoadHistory(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, h am.History) {
+		t.Helper()
+		b, err := json.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stage := []am.HistoryStage{{Name: "s", Tasks: 2, DurationMs: 1000, Demand: fairness.New(1024, 1)}}
+	// Three finished jobs a minute apart, one still running, one broken.
+	for i, app := range []string{"application_1_0001", "application_1_0002", "application_1_0003"} {
+		write(app+".json", am.History{Job: "j", App: app, State: am.StateSucceeded, StartUnixMs: int64(60000 * (i + 1)), Stages: stage})
+	}
+	write("application_1_0004.json", am.History{Job: "j", App: "application_1_0004", State: am.StateRunning, StartUnixMs: 999999, Stages: stage})
+	os.WriteFile(filepath.Join(dir, "broken.json"), []byte("{"), 0o644)
+
+	jobs, skipped, err := LoadHistory(dir, HistoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs) != 3 || jobs[0].Arrival != 0 || jobs[2].Arrival != 2*time.Minute || jobs[0].Name != "j (application_1_0001)" {
+		t.Errorf("jobs %v", jobs)
+	}
+	if len(skipped) != 2 {
+		t.Errorf("skipped %v, want the running job and the broken file", skipped)
+	}
+	if jobs, _, _ := LoadHistory(dir, HistoryOptions{Jobs: 2}); len(jobs) != 2 || jobs[1].Name != "j (application_1_0003)" || jobs[0].Arrival != 0 {
+		t.Errorf("the 2 most recent: %v", jobs)
+	}
+	if jobs, _, _ := LoadHistory(dir, HistoryOptions{Since: 90 * time.Second}); len(jobs) != 2 {
+		t.Errorf("within 90 s of the newest: %v", jobs)
+	}
+	if _, _, err := LoadHistory(t.TempDir(), HistoryOptions{}); err == nil || !strings.Contains(err.Error(), "no job histories") {
+		t.Errorf("an empty dir: %v", err)
 	}
 }
