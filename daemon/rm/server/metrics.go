@@ -23,6 +23,7 @@ type metrics struct {
 	allocCount float64
 
 	appsDesc, pendingDesc, leftoverDesc, pDesc, rateDesc, nodesDesc *prometheus.Desc
+	yieldedDesc, overShareDesc, belowShareDesc                      *prometheus.Desc
 	r                                                               *RM
 }
 
@@ -41,6 +42,10 @@ func newMetrics(r *RM) *metrics {
 	m.pDesc = prometheus.NewDesc("loom_p_altruism", "P(Altruism): the probability that an AM yields what it does not need now.", nil, nil)
 	m.rateDesc = prometheus.NewDesc("loom_allocations_per_second", "Containers allocated per second over the last timeline sample.", nil, nil)
 	m.nodesDesc = prometheus.NewDesc("loom_nodes", "NodeManagers by state.", []string{"state"}, nil)
+	// What altruism is doing now.
+	m.yieldedDesc = prometheus.NewDesc("loom_yielded", "Resources within running apps' fair shares that they neither hold nor ask for as DEFAULT: what they yield now, by resource.", []string{"resource"}, nil)
+	m.overShareDesc = prometheus.NewDesc("loom_held_over_share", "Resources running apps hold beyond their fair shares: leftover handed out, by resource.", []string{"resource"}, nil)
+	m.belowShareDesc = prometheus.NewDesc("loom_apps_waiting_below_share", "Running apps that hold less than their fair share of their dominant resource while DEFAULT asks of theirs wait: apps behind their fair-share pace.", nil, nil)
 	for _, k := range []altruism.AskKind{altruism.Default, altruism.Altruistic} {
 		m.allocations.WithLabelValues(k.String())
 		m.asks.WithLabelValues(k.String())
@@ -60,7 +65,8 @@ func (m *metrics) observeDecision(d time.Duration) { m.decision.Observe(d.Second
 
 // Describe and Collect make the state gauges a collector.
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{m.appsDesc, m.pendingDesc, m.leftoverDesc, m.pDesc, m.rateDesc, m.nodesDesc} {
+	for _, d := range []*prometheus.Desc{m.appsDesc, m.pendingDesc, m.leftoverDesc, m.pDesc, m.rateDesc, m.nodesDesc,
+		m.yieldedDesc, m.overShareDesc, m.belowShareDesc} {
 		ch <- d
 	}
 }
@@ -73,13 +79,30 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		apps[s] = 0
 	}
 	var pending [2]int
+	var yielded, over fairness.Vector
+	below := 0
+	capacity := r.core.Capacity()
 	for _, a := range r.appOrder {
 		apps[a.state().String()]++
 		if a.done() {
 			continue
 		}
+		var asked fairness.Vector
 		for k, n := range a.asks {
 			pending[k.kind] += n
+			if k.kind == altruism.Default {
+				asked = asked.Add(k.demand.Scale(float64(n)))
+			}
+		}
+		share, err1 := r.core.Share(a.id)
+		usage, err2 := r.core.Usage(a.id)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		yielded = yielded.Add(share.Sub(usage).Sub(asked).ClampZero())
+		over = over.Add(usage.Sub(share).ClampZero())
+		if d := dominant(share, capacity); asked != (fairness.Vector{}) && share[d] > 0 && usage[d] < 0.99*share[d] {
+			below++
 		}
 	}
 	nodes := map[string]int{}
@@ -102,6 +125,23 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	for s, n := range nodes {
 		ch <- prometheus.MustNewConstMetric(m.nodesDesc, prometheus.GaugeValue, float64(n), s)
 	}
+	for k := fairness.Kind(0); k < fairness.NumKinds; k++ {
+		ch <- prometheus.MustNewConstMetric(m.yieldedDesc, prometheus.GaugeValue, yielded[k], k.String())
+		ch <- prometheus.MustNewConstMetric(m.overShareDesc, prometheus.GaugeValue, over[k], k.String())
+	}
+	ch <- prometheus.MustNewConstMetric(m.belowShareDesc, prometheus.GaugeValue, float64(below))
 	ch <- prometheus.MustNewConstMetric(m.pDesc, prometheus.GaugeValue, p)
 	ch <- prometheus.MustNewConstMetric(m.rateDesc, prometheus.GaugeValue, rate)
+}
+
+// dominant is the resource kind on which v is the largest share of
+// capacity.
+func dominant(v, capacity fairness.Vector) fairness.Kind {
+	best, at := -1.0, fairness.Kind(0)
+	for k := fairness.Kind(0); k < fairness.NumKinds; k++ {
+		if capacity[k] > 0 && v[k]/capacity[k] > best {
+			best, at = v[k]/capacity[k], k
+		}
+	}
+	return at
 }
