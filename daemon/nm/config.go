@@ -120,6 +120,10 @@ type Config struct {
 	// (loom.nodemanager.simple-auth.enabled). Off by default: as YARN's,
 	// the container manager takes NMToken (TOKEN) auth only.
 	SimpleAuth bool
+	// RunAs is who containers run as: the NodeManager's user, or with
+	// the LinuxContainerExecutor one local user or each app's submitter
+	// (see runas.go).
+	RunAs RunAs
 	// RPC is the container manager's limits (ipc.maximum.data.length,
 	// loom.rpc.*) and Policy: proxy users and, with
 	// hadoop.security.authorization, its service-level ACL
@@ -224,6 +228,8 @@ func LoadConfig(c *hadoopconf.Conf) (*Config, error) {
 	cfg.PmemCheck, err = c.Bool("yarn.nodemanager.pmem-check-enabled")
 	add(err)
 	cfg.SimpleAuth, err = c.Bool("loom.nodemanager.simple-auth.enabled")
+	add(err)
+	cfg.RunAs, err = loadRunAs(c)
 	add(err)
 	cfg.RPC, err = rpc.ServerOptionsFromConf(c, rpc.SystemGroups())
 	add(err)

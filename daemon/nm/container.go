@@ -278,6 +278,11 @@ func tail(path string, n int64) string {
 // its tokens and builds its command. The files returned are the
 // container's stdout and stderr, for the caller to close.
 func (n *NodeManager) prepare(c *container) (*exec.Cmd, []*os.File, error) {
+	// Who it runs as, checked before anything is made for it.
+	ru, err := n.cfg.RunAs.resolve(c.user)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cannot run the container as a user (%s): %v", keyExecutorClass, err)
+	}
 	for _, d := range append(append([]string{}, c.appDirs...), c.logDirs...) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, nil, fmt.Errorf("cannot make the container's directories: %v", err)
@@ -288,6 +293,7 @@ func (n *NodeManager) prepare(c *container) (*exec.Cmd, []*os.File, error) {
 	}
 	env := n.containerEnv(c)
 
+	owned := []string{c.workDir, c.logDir}
 	for _, lr := range c.launch.GetLocalResources() {
 		key := lr.GetKey()
 		path, err := n.localize(c, key, lr.GetValue())
@@ -297,6 +303,7 @@ func (n *NodeManager) prepare(c *container) (*exec.Cmd, []*os.File, error) {
 			}
 			return nil, nil, fmt.Errorf("Failed to localize resource %q from %s: %v", key, describeURL(lr.GetValue().GetResource()), err)
 		}
+		owned = append(owned, path)
 		link := filepath.Join(c.workDir, filepath.FromSlash(key))
 		if err := os.MkdirAll(filepath.Dir(link), 0o750); err != nil {
 			return nil, nil, fmt.Errorf("Failed to link resource %q: %v", key, err)
@@ -328,6 +335,12 @@ func (n *NodeManager) prepare(c *container) (*exec.Cmd, []*os.File, error) {
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if ru != nil {
+		if err := ru.own(append(owned, c.appDirs...)...); err != nil {
+			return nil, []*os.File{stdout, stderr}, err
+		}
+		cmd.SysProcAttr.Credential = ru.credential()
+	}
 	return cmd, []*os.File{stdout, stderr}, nil
 }
 

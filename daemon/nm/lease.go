@@ -93,6 +93,11 @@ func (n *NodeManager) runExecutor(x *appExecutor) {
 		n.mu.Unlock()
 		log.Warn().Err(err).Msg("the app's executor did not start")
 	}
+	ru, err := n.cfg.RunAs.resolve(c.user)
+	if err != nil {
+		fail(fmt.Errorf("cannot run the executor as a user (%s): %v", keyExecutorClass, err))
+		return
+	}
 	for _, d := range append(append([]string{}, c.appDirs...), c.logDirs...) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			fail(fmt.Errorf("cannot make the executor's directories: %v", err))
@@ -125,6 +130,13 @@ func (n *NodeManager) runExecutor(x *appExecutor) {
 	cmd.Env = append(n.containerEnv(c), executor.AddrFileEnv+"="+x.addrFile)
 	cmd.Stdout, cmd.Stderr = files[0], files[1]
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if ru != nil {
+		if err := ru.own(append([]string{c.workDir, c.logDir}, c.appDirs...)...); err != nil {
+			fail(err)
+			return
+		}
+		cmd.SysProcAttr.Credential = ru.credential()
+	}
 
 	// As for a container's process: SIGKILL if this thread, so the NM,
 	// dies.

@@ -134,6 +134,17 @@ func (n *NodeManager) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := n.cfg.RunAs.checkRunAs(); err != nil {
+		return err
+	}
+	switch ra := n.cfg.RunAs; {
+	case ra.Enabled && ra.LimitUsers:
+		n.log.Info().Str("user", ra.LocalUser).Msg("containers run as one local user (LinuxContainerExecutor, nonsecure-mode.limit-users)")
+	case ra.Enabled:
+		n.log.Info().Msg("containers run as their apps' submitters (LinuxContainerExecutor)")
+	default:
+		n.log.Warn().Msg("containers run as this NodeManager's own user (DefaultContainerExecutor); set " + keyExecutorClass + " to the LinuxContainerExecutor to run them as users")
+	}
 	for _, d := range append(append([]string{}, n.cfg.LocalDirs...), n.cfg.LogDirs...) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("nm: %w", err)
