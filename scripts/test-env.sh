@@ -11,7 +11,10 @@
 #   - openjdk-17-jdk-headless (javac): the rpc package checks its SASL
 #     DIGEST-MD5 (the AMRM token handshake) against the JDK's, which Hadoop's
 #     IPC uses;
-#   - zookeeper: the RM state store's ZooKeeper tests use a real server.
+#   - zookeeper: the RM state store's ZooKeeper tests use a real server;
+#   - krb5-kdc, krb5-admin-server, krb5-user and curl: the Kerberos tests
+#     start a real MIT KDC (internal/kdctest) and call the RM's web port
+#     with curl --negotiate.
 #
 # With a command, the ZooKeeper tests get a server: if $LOOM_TEST_ZK is set,
 # that one (which must answer); else, if one answers on 127.0.0.1:2181, that
@@ -58,8 +61,12 @@ install_missing() {
 	if [ "$need_zk" = yes ] && [ ! -r /usr/share/java/zookeeper.jar ]; then
 		missing+=(zookeeper)
 	fi
+	[ -x /usr/sbin/krb5kdc ] || missing+=(krb5-kdc)
+	[ -x /usr/sbin/kadmin.local ] || missing+=(krb5-admin-server)
+	command -v kinit >/dev/null || missing+=(krb5-user)
+	command -v curl >/dev/null || missing+=(curl)
 	if [ ${#missing[@]} -eq 0 ]; then
-		say "nothing to install (python3, chromium, javac$([ "$need_zk" = yes ] && echo ", zookeeper") are here)"
+		say "nothing to install (python3, chromium, javac, a KDC, curl$([ "$need_zk" = yes ] && echo ", zookeeper") are here)"
 		return
 	fi
 	local sudo=()

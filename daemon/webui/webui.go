@@ -66,8 +66,22 @@ type call struct {
 	xml bool
 }
 
-// user is the REST caller under Hadoop's pseudo authentication.
+// authUserKey carries the user the web server authenticated (SPNEGO).
+type authUserKey struct{}
+
+// WithAuthenticatedUser marks a request as made by user, whom the web
+// server authenticated (Kerberos SPNEGO): the REST calls act as that user
+// and user.name is ignored, as behind Hadoop's AuthenticationFilter.
+func WithAuthenticatedUser(r *http.Request, user string) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), authUserKey{}, user))
+}
+
+// user is the REST caller: the authenticated user, else who user.name
+// says (Hadoop's pseudo authentication).
 func (c *call) user() string {
+	if u, ok := c.r.Context().Value(authUserKey{}).(string); ok && u != "" {
+		return u
+	}
 	if u := c.r.URL.Query().Get("user.name"); u != "" {
 		return u
 	}

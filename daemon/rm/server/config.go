@@ -92,6 +92,9 @@ type Config struct {
 	// kill (loom.webapp.rest-write.enabled). Off, they are refused: the
 	// web port knows its callers only by the user.name they claim.
 	RESTWrites bool
+	// WebAuth is how the web port authenticates: SIMPLE, or Kerberos
+	// SPNEGO (hadoop.http.authentication.*).
+	WebAuth webAuth
 	// Web is the web port's limits (loom.webapp.*-timeout-ms,
 	// max-body-bytes, max-connections[-per-address], limit-loopback).
 	Web webLimits
@@ -221,6 +224,9 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		return cfg, err
 	}
 	if cfg.Web, err = loadWebLimits(c); err != nil {
+		return cfg, err
+	}
+	if cfg.WebAuth, err = loadWebAuth(c, webHost(cfg.WebAddr)); err != nil {
 		return cfg, err
 	}
 	if cfg.ACLEnabled, err = c.Bool("yarn.acl.enable"); err != nil {

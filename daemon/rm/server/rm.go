@@ -357,8 +357,12 @@ func (r *RM) Start() error {
 		return fmt.Errorf("web address %s (yarn.resourcemanager.webapp.address): %w", r.cfg.WebAddr, err)
 	}
 	r.addrs["web"] = ln.Addr().String()
-	r.web = serveWeb(ln, webui.New(webBackend{clientService{r}}, webui.Config{AdminSecret: r.cfg.AdminSecret,
-		Metrics: promhttp.HandlerFor(r.metrics.reg, promhttp.HandlerOpts{}), Log: r.log}), r.cfg.Web, r.log)
+	web := webui.New(webBackend{clientService{r}}, webui.Config{AdminSecret: r.cfg.AdminSecret,
+		Metrics: promhttp.HandlerFor(r.metrics.reg, promhttp.HandlerOpts{}), Log: r.log})
+	r.web = serveWeb(ln, r.cfg.WebAuth.wrap(web, r.log), r.cfg.Web, r.log)
+	if r.cfg.WebAuth.kerberos() {
+		r.log.Info().Str("principal", r.cfg.WebAuth.principal+"@"+r.cfg.WebAuth.realm).Msg("the web port authenticates callers with Kerberos (SPNEGO)")
+	}
 	r.log.Info().Str("role", "web").Str("addr", ln.Addr().String()).Msg("listening")
 	r.wg.Add(2)
 	go r.monitor()
