@@ -27,16 +27,17 @@ import (
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
-// YARN's exit statuses for containers the RM ends (ContainerExitStatus).
+// YARN's exit statuses for containers the RM ends (ContainerExitStatus),
+// as the lifecycle core names them.
 const (
-	ExitSuccess        = 0
-	ExitInvalid        = -1000
-	ExitAborted        = -100
-	ExitDisksFailed    = -101
-	ExitPreempted      = -102
-	ExitKilledByAM     = -105
-	ExitKilledByRM     = -106
-	ExitKilledAppDone  = -107
+	ExitSuccess        = lifecycle.ExitSuccess
+	ExitInvalid        = lifecycle.ExitInvalid
+	ExitAborted        = lifecycle.ExitAborted
+	ExitDisksFailed    = lifecycle.ExitDisksFailed
+	ExitPreempted      = lifecycle.ExitPreempted
+	ExitKilledByAM     = lifecycle.ExitKilledByAM
+	ExitKilledByRM     = lifecycle.ExitKilledByRM
+	ExitKilledAppDone  = lifecycle.ExitKilledAppDone
 	amPriority         = 0
 	defaultAppType     = "YARN"
 	lostNodeDiagnostic = "Container released on a *lost* node"
