@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -138,5 +139,47 @@ func TestUserCLI(t *testing.T) {
 	raw, err := exec.Command(loomBin, "apps", "--rm", "127.0.0.1:1").CombinedOutput()
 	if err == nil || !strings.Contains(string(raw), "the ResourceManager is unreachable at 127.0.0.1:1 (from --rm)") {
 		t.Errorf("apps against nothing: %v\n%s", err, raw)
+	}
+}
+
+// TestTuneReplaysTheRMsHistory: a DAG job run on a real cluster is
+// recorded by the RM when it ends (its DAG and measured task times, from
+// the history its AM wrote), served at /ws/v1/loom/history/workload, and
+// `loom tune --rm-history` replays it on the cluster's shape read from the
+// same RM.
+func TestTuneReplaysTheRMsHistory(t *testing.T) {
+	c := startCluster(t, 2)
+	jobFile := filepath.Join(t.TempDir(), "job.json")
+	if err := os.WriteFile(jobFile, []byte(dagJob), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	id := c.submit(t, "mini-etl", loomBin+" am --job "+jobFile)
+	c.waitFor(t, "the job to finish", func() bool {
+		return c.report(t, id).GetYarnApplicationState() == pb.YarnApplicationStateProto_FINISHED
+	})
+	w := web{t, "http://" + c.web}
+	var doc struct {
+		Jobs []struct {
+			Name   string
+			Stages []struct {
+				Name       string
+				Tasks      int
+				DurationMs int64 `json:"duration_ms"`
+			}
+		}
+	}
+	w.json("GET", "/ws/v1/loom/history/workload", "", 200, &doc)
+	if len(doc.Jobs) != 1 || len(doc.Jobs[0].Stages) != 4 || !strings.Contains(doc.Jobs[0].Name, rpc.AppIDString(id)) {
+		t.Fatalf("recorded %+v, want the one job of 4 stages", doc.Jobs)
+	}
+	for _, s := range doc.Jobs[0].Stages {
+		if s.Tasks <= 0 || s.DurationMs <= 0 {
+			t.Errorf("stage %+v: no tasks or no measured duration", s)
+		}
+	}
+	out, err := exec.Command(loomBin, "tune", "--rm-web", "http://"+c.web, "--rm-history", "--quiet", "--p-altruism", "0,1").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "1 finished jobs the RM at http://"+c.web+" recorded on 2 machines") ||
+		!strings.Contains(string(out), "recommended:") {
+		t.Errorf("loom tune --rm-history: %v\n%s", err, out)
 	}
 }

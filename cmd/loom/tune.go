@@ -36,6 +36,7 @@ type tuneFlags struct {
 	quiet      bool
 	targetSecs float64
 	history    string
+	rmHistory  bool
 	histJobs   int
 	histSince  time.Duration
 	export     string
@@ -85,6 +86,7 @@ machine's size.`,
 	fl.StringVar(&f.plot, "plot", "", "write the trade-off as SVG plots: FILE-jain.svg and FILE-slowed.svg")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	fl.StringVar(&f.history, "history", "", "replay the cluster's own finished jobs: the job histories its DAG AMs wrote (loom.history.dir)")
+	fl.BoolVar(&f.rmHistory, "rm-history", false, "replay the finished DAG jobs the RM at --rm-web recorded (its /ws/v1/loom/history/workload)")
 	fl.IntVar(&f.histJobs, "history-jobs", 500, "with --history: the most recent this many jobs (0: all)")
 	fl.DurationVar(&f.histSince, "history-since", 0, "with --history: only jobs that started within this long of the newest (e.g. 168h)")
 	fl.Float64Var(&f.amMB, "am-memory-mb", 0, "model each job's AM container of this size (1 vcore), as on the real RM (0: no AM, the paper's model)")
@@ -186,7 +188,13 @@ func runTune(out io.Writer, f tuneFlags) error {
 	cfg.TaskOverhead = f.overhead
 	var jobs []*workload.Job
 	var desc string
-	if f.history != "" {
+	if f.rmHistory {
+		if f.rmWeb == "" {
+			return fmt.Errorf("--rm-history reads the RM's recorded jobs: name the RM with --rm-web")
+		}
+		jobs, err = recordedJobs(f.rmWeb, f.histJobs)
+		desc = fmt.Sprintf("%d finished jobs the RM at %s recorded", len(jobs), f.rmWeb)
+	} else if f.history != "" {
 		var skipped []string
 		jobs, skipped, err = tune.LoadHistory(f.history, tune.HistoryOptions{Jobs: f.histJobs, Since: f.histSince})
 		for _, s := range skipped {
@@ -272,4 +280,37 @@ func runTune(out io.Writer, f tuneFlags) error {
 		fmt.Fprintf(out, "plot: %s\n", p)
 	}
 	return nil
+}
+
+// recordedJobs fetches the finished DAG jobs an RM recorded, the most
+// recent n (0: all), the first arriving at 0.
+func recordedJobs(base string, n int) ([]*workload.Job, error) {
+	cl := http.Client{Timeout: 30 * time.Second}
+	resp, err := cl.Get(strings.TrimSuffix(base, "/") + "/ws/v1/loom/history/workload")
+	if err != nil {
+		return nil, fmt.Errorf("--rm-history: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return nil, fmt.Errorf("--rm-history: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("--rm-history: GET /ws/v1/loom/history/workload answered %s: %.200s", resp.Status, data)
+	}
+	jobs, err := workload.ParseJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("--rm-history: the RM's recorded jobs: %w", err)
+	}
+	if len(jobs) == 0 {
+		return nil, fmt.Errorf("--rm-history: the RM at %s has recorded no finished DAG job yet", base)
+	}
+	if n > 0 && len(jobs) > n {
+		jobs = jobs[len(jobs)-n:]
+		first := jobs[0].Arrival
+		for _, j := range jobs {
+			j.Arrival -= first
+		}
+	}
+	return jobs, nil
 }

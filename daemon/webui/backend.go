@@ -15,6 +15,7 @@ import (
 	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/workload"
 )
 
 // Backend is what the web server reads and changes. daemon/rm/server implements
@@ -48,6 +49,10 @@ type Backend interface {
 	// AM wrote it. An unknown app gives an error wrapping ErrNotFound; an
 	// app whose AM wrote none (a stock YARN AM) gives ErrNoHistory.
 	AppHistory(appID string) (*am.History, error)
+	// RecordedJobs are the finished DAG jobs the RM recorded, as the
+	// simulator replays them (am.History.Replay), in order of submission,
+	// the first arriving at 0: what `loom tune --rm-history` replays.
+	RecordedJobs() []*workload.Job
 	// RESTWritesEnabled reports whether REST calls that change state
 	// (submit, new-application, kill: every route but a GET, apart from
 	// P(Altruism), which has the admin credential as its own check) are

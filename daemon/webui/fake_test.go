@@ -16,6 +16,7 @@ import (
 	"github.com/loomrm/loom/rpc"
 	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
+	"github.com/loomrm/loom/workload"
 )
 
 // The fake cluster: five apps in different states, three nodes (two
@@ -59,6 +60,7 @@ type fakeApp struct {
 // fakeBackend is the RM as the web server sees it, in memory.
 type fakeBackend struct {
 	mu       sync.Mutex
+	recorded []*workload.Job
 	apps     []*fakeApp
 	nodes    []*pb.NodeReportProto
 	nextApp  int32
@@ -597,6 +599,8 @@ func (f *fakeBackend) AppTimeline(appID string) ([]AppSample, error) {
 	}
 	return nil, fmt.Errorf("app %s: %w", appID, ErrNotFound)
 }
+
+func (f *fakeBackend) RecordedJobs() []*workload.Job { return f.recorded }
 
 func (f *fakeBackend) AppHistory(appID string) (*am.History, error) {
 	f.mu.Lock()

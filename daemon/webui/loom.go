@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/workload"
 )
 
 // vec keeps a vector's non-finite amounts (a share of a resource the
@@ -201,4 +203,17 @@ func serveMetrics(c *call) error {
 	}
 	c.s.cfg.Metrics.ServeHTTP(c.w, c.r)
 	return nil
+}
+
+// getRecordedWorkload answers the finished DAG jobs the RM recorded, in
+// Loom's JSON DAG format (a `loom sim --workload` file).
+func getRecordedWorkload(c *call) error {
+	var buf bytes.Buffer
+	if err := workload.WriteJSON(&buf, c.s.b.RecordedJobs()); err != nil {
+		return err
+	}
+	c.w.Header().Set("Content-Type", contentTypeJSON)
+	c.w.WriteHeader(http.StatusOK)
+	_, err := c.w.Write(buf.Bytes())
+	return err
 }

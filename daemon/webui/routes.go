@@ -47,6 +47,7 @@ var routes = []route{
 	{"getAppDAG", http.MethodGet, "/ws/v1/loom/apps/{appid}/dag", getAppDAG},
 	{"getAppTasks", http.MethodGet, "/ws/v1/loom/apps/{appid}/tasks", getAppTasks},
 	{"getAppTimeline", http.MethodGet, "/ws/v1/loom/apps/{appid}/timeline", getAppTimeline},
+	{"getRecordedWorkload", http.MethodGet, "/ws/v1/loom/history/workload", getRecordedWorkload},
 
 	// Prometheus.
 	{"metrics", http.MethodGet, "/metrics", serveMetrics},

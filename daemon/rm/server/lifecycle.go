@@ -131,6 +131,7 @@ func (r *RM) freed(cr *contRec, cause lifecycle.Cause) {
 
 // appEnded: the app reached a final state; its containers have ended.
 func (r *RM) appEnded(a *appRec) {
+	r.recordReplay(a)
 	for n := range a.nodesUsed {
 		n.appsClean = append(n.appsClean, a.yid)
 	}

@@ -39,6 +39,8 @@ type appRecord struct {
 	Final       string `json:"final_status"`
 	Diagnostics string `json:"diagnostics,omitempty"`
 	FinishMs    int64  `json:"finish_ms,omitempty"`
+	// Replay is a finished DAG job as the what-if replays it (history.go).
+	Replay json.RawMessage `json:"replay,omitempty"`
 }
 
 // attemptRecord is an attempt in the state store
@@ -66,7 +68,7 @@ func (r *RM) persistApp(a *appRec) {
 	ctxBytes, err := proto.Marshal(a.ctx)
 	if err == nil {
 		rec := appRecord{Context: ctxBytes, User: a.user, Queue: a.queue, SubmitMs: a.submitted.UnixMilli(),
-			State: a.state().String(), Final: a.final().String(), Diagnostics: a.lc.Diagnostics}
+			State: a.state().String(), Final: a.final().String(), Diagnostics: a.lc.Diagnostics, Replay: encodeReplay(a.replay)}
 		if !a.lc.Finished.IsZero() {
 			rec.FinishMs = a.lc.Finished.UnixMilli()
 		}
@@ -184,6 +186,7 @@ func (r *RM) recoverApp(id *pb.ApplicationIdProto, stored store.App) (*appRec, e
 	a := &appRec{id: rm.AppID(id.GetId()), yid: id, ctx: sc, user: rec.User, queue: rec.Queue,
 		submitted: time.UnixMilli(rec.SubmitMs), amResource: amRes, nodesUsed: map[*nodeRec]bool{}, asks: map[askKey]int{}}
 	a.lc = r.lifecycleApp(a)
+	a.replay = decodeReplay(rec.Replay)
 	a.lc.State, a.lc.Final, a.lc.Diagnostics = state, final, rec.Diagnostics
 	if rec.FinishMs > 0 {
 		a.lc.Finished = time.UnixMilli(rec.FinishMs)

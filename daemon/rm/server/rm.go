@@ -25,6 +25,7 @@ import (
 	"github.com/loomrm/loom/rm/adapter"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
+	"github.com/loomrm/loom/workload"
 )
 
 // YARN's exit statuses for containers the RM ends (ContainerExitStatus),
@@ -100,7 +101,10 @@ type appRec struct {
 	submitted  time.Time
 	progress   float32
 	amResource fairness.Vector
-	attempts   []*attemptRec
+	// replay is the finished DAG job as the simulator replays it (see
+	// history.go); nil for a stock AM's app.
+	replay   *workload.Job
+	attempts []*attemptRec
 
 	asks     map[askKey]int
 	work     float64
