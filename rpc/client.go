@@ -10,10 +10,12 @@ import (
 	"net"
 	"os"
 	"os/user"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	krbclient "github.com/jcmturner/gokrb5/v8/client"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/rpc/hadooppb"
@@ -54,6 +56,12 @@ type ClientOptions struct {
 	// for the server does; the token, not User, then names the caller.
 	// A server that offers only SIMPLE auth is spoken to with User.
 	Token *hadooppb.TokenProto
+	// Kerberos, when set, authenticates the connection with the client's
+	// Kerberos tickets (SASL GSSAPI) where the server offers KERBEROS, as
+	// a Java client logged in to Kerberos does. User, if empty, becomes
+	// the principal's short name; another User is asked for as a proxy
+	// user.
+	Kerberos *krbclient.Client
 	// DialTimeout bounds connecting (10 s); CallTimeout bounds a call
 	// whose context has no deadline (60 s).
 	DialTimeout time.Duration
@@ -70,7 +78,7 @@ type ClientOptions struct {
 }
 
 func (o *ClientOptions) defaults() {
-	if o.User == "" {
+	if o.User == "" && o.Kerberos == nil {
 		o.User = currentUser()
 	}
 	if len(o.ClientID) == 0 {
@@ -180,7 +188,7 @@ func (c *Conn) handshake(ctx context.Context) error {
 		c.nc.SetDeadline(time.Now().Add(c.opts.DialTimeout))
 	}
 	defer c.nc.SetDeadline(time.Time{})
-	sasl := c.opts.SASL || c.opts.Token != nil
+	sasl := c.opts.SASL || c.opts.Token != nil || c.opts.Kerberos != nil
 	auth := byte(AuthNone)
 	if sasl {
 		auth = AuthSASL
@@ -208,7 +216,11 @@ func (c *Conn) handshake(ctx context.Context) error {
 			return fmt.Errorf("SASL negotiation: the server answered NEGOTIATE with %v", s.GetState())
 		}
 	}
-	cc := &hadooppb.IpcConnectionContextProto{UserInfo: &hadooppb.UserInformationProto{EffectiveUser: proto.String(c.opts.User)}}
+	user := c.opts.User
+	if user == "" && c.opts.Kerberos != nil {
+		user, _, _ = strings.Cut(c.opts.Kerberos.Credentials.UserName(), "/")
+	}
+	cc := &hadooppb.IpcConnectionContextProto{UserInfo: &hadooppb.UserInformationProto{EffectiveUser: proto.String(user)}}
 	if c.opts.RealUser != "" {
 		cc.UserInfo.RealUser = proto.String(c.opts.RealUser)
 	}
@@ -259,6 +271,8 @@ func (c *Conn) chooseAuth(auths []*hadooppb.RpcSaslProto_SaslAuth) (tokenAuth bo
 		switch {
 		case a.GetMethod() == saslSimpleMethod:
 			return false, nil
+		case a.GetMethod() == saslKerberosMethod && a.GetMechanism() == saslGSSAPIMech && c.opts.Kerberos != nil && c.opts.Token == nil:
+			return false, c.kerberosAuth(a)
 		case a.GetMethod() == saslTokenMethod && a.GetMechanism() == saslDigestMech && c.opts.Token != nil:
 			if len(a.GetChallenge()) == 0 {
 				return false, errors.New("SASL negotiation: the server offered TOKEN auth without a DIGEST-MD5 challenge")
@@ -288,10 +302,46 @@ func (c *Conn) chooseAuth(auths []*hadooppb.RpcSaslProto_SaslAuth) (tokenAuth bo
 	for _, a := range auths {
 		offered = append(offered, a.GetMethod())
 	}
-	if c.opts.Token == nil {
-		return false, fmt.Errorf("the server accepts %v and this client holds no token for it", offered)
+	if c.opts.Token == nil && c.opts.Kerberos == nil {
+		return false, fmt.Errorf("the server accepts %v and this client holds no token or Kerberos ticket for it", offered)
 	}
 	return false, fmt.Errorf("the server accepts %v: none that Loom's client speaks", offered)
+}
+
+// kerberosAuth runs SASL GSSAPI: the AP-REQ for the server's principal,
+// then no security layer (see gssapi.go).
+func (c *Conn) kerberosAuth(a *hadooppb.RpcSaslProto_SaslAuth) error {
+	tok, key, err := kerberosInitiate(c.opts.Kerberos, a.GetProtocol(), a.GetServerId())
+	if err != nil {
+		return err
+	}
+	chosen := proto.Clone(a).(*hadooppb.RpcSaslProto_SaslAuth)
+	b, err := AppendFrame(nil, c.header(SASLCallID), &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_INITIATE.Enum(),
+		Token: tok, Auths: []*hadooppb.RpcSaslProto_SaslAuth{chosen}})
+	if err != nil {
+		return err
+	}
+	s, err := c.saslRoundTrip(b)
+	if err != nil {
+		return err
+	}
+	if s.GetState() != hadooppb.RpcSaslProto_CHALLENGE {
+		return fmt.Errorf("SASL GSSAPI: the server answered the AP-REQ with %v", s.GetState())
+	}
+	answer, err := kerberosRespond(s.GetToken(), key)
+	if err != nil {
+		return fmt.Errorf("SASL GSSAPI: %w", err)
+	}
+	if b, err = AppendFrame(nil, c.header(SASLCallID), &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_RESPONSE.Enum(), Token: answer}); err != nil {
+		return err
+	}
+	if s, err = c.saslRoundTrip(b); err != nil {
+		return err
+	}
+	if s.GetState() != hadooppb.RpcSaslProto_SUCCESS {
+		return fmt.Errorf("SASL GSSAPI: the server answered the security layer with %v", s.GetState())
+	}
+	return nil
 }
 
 func (c *Conn) header(id int32) *hadooppb.RpcRequestHeaderProto {

@@ -139,6 +139,11 @@ type ServerOptions struct {
 	// server whose hadoop.security.authentication is TOKEN (a
 	// NodeManager's container manager, which YARN always runs so).
 	TokenOnly bool
+	// Kerberos, when set, makes the server offer KERBEROS auth (SASL
+	// GSSAPI) and refuse SIMPLE, as a Hadoop server whose
+	// hadoop.security.authentication is kerberos; calls on a connection
+	// authenticated so run as the ticket's principal (see gssapi.go).
+	Kerberos *Kerberos
 	// Policy, when set, decides each connection once its caller is
 	// known: proxy users, and service-level ACLs when authorization is
 	// on (see Policy). A refused connection gets a FATAL
@@ -506,6 +511,10 @@ type serverConn struct {
 	digest    *digestServer
 	token     []byte
 	tokenUser string
+	// gss is the GSSAPI exchange under way; krbUser the principal (short
+	// name) it authenticated.
+	gss     *gssServer
+	krbUser string
 	// authorized is the protocol the Policy let the connection call.
 	authorized string
 
@@ -618,9 +627,9 @@ func (c *serverConn) readLoop() error {
 		}
 		return c.fatalCall(-1, nil, fatal(code, ClassIPC, "%v", err))
 	}
-	if p.AuthProtocol == AuthNone && o.TokenOnly {
+	if p.AuthProtocol == AuthNone && o.simpleRefused() {
 		// A client that does not speak SASL asks for SIMPLE auth.
-		return c.fatalCall(-1, nil, fatal(hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassAccessControl, "%s", simpleNotEnabled))
+		return c.fatalCall(-1, nil, fatal(hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassAccessControl, "%s", o.simpleRefusal()))
 	}
 	var buf []byte
 	for {
@@ -665,8 +674,8 @@ func (c *serverConn) readLoop() error {
 			if _, err := unmarshalDelimitedPartial(rest, &cc); err != nil {
 				return c.fatalCall(id, h.clientID, fatal(FatalDeserializing, ClassIPC, "unparseable IpcConnectionContextProto: %v", err))
 			}
-			if c.s.opts.TokenOnly && c.token == nil {
-				return c.fatalCall(id, h.clientID, fatal(hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassAccessControl, "%s", simpleNotEnabled))
+			if c.s.opts.simpleRefused() && c.token == nil && c.krbUser == "" {
+				return c.fatalCall(id, h.clientID, fatal(hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassAccessControl, "%s", c.s.opts.simpleRefusal()))
 			}
 			c.user = cc.GetUserInfo().GetEffectiveUser()
 			c.realUser = cc.GetUserInfo().GetRealUser()
@@ -681,7 +690,22 @@ func (c *serverConn) readLoop() error {
 				}
 				c.user, c.realUser = c.tokenUser, ""
 			}
-			if p := c.s.opts.Policy; p != nil {
+			if c.krbUser != "" {
+				// Kerberos says who the caller is; an effective user other
+				// than that is a proxy user, whom the Policy checks.
+				if c.user == "" || c.user == c.krbUser {
+					c.user, c.realUser = c.krbUser, ""
+				} else {
+					c.realUser = c.krbUser
+				}
+			}
+			p := c.s.opts.Policy
+			if p == nil && c.krbUser != "" && c.realUser != "" {
+				// An authenticated user acting for another needs a
+				// proxy-user rule; with none configured, none may.
+				p = &Policy{}
+			}
+			if p != nil {
 				if re := p.authorize(c.user, c.realUser, c.authName(), cc.GetProtocol(), c.nc.RemoteAddr()); re != nil {
 					c.log.Warn().Str("user", c.user).Str("real_user", c.realUser).Str("protocol", cc.GetProtocol()).Msg(re.Message)
 					re.Code, re.Fatal = hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, true
@@ -712,10 +736,28 @@ func (c *serverConn) readLoop() error {
 
 // authName is how the connection authenticated, as Hadoop names it.
 func (c *serverConn) authName() string {
-	if c.token != nil {
+	switch {
+	case c.token != nil:
 		return "TOKEN"
+	case c.krbUser != "":
+		return "KERBEROS"
 	}
 	return "SIMPLE"
+}
+
+// simpleRefused says whether SIMPLE auth is refused: tokens only, or
+// Kerberos required.
+func (o *ServerOptions) simpleRefused() bool { return o.TokenOnly || o.Kerberos != nil }
+
+// simpleRefusal is Hadoop's words for it, naming what the server takes.
+func (o *ServerOptions) simpleRefusal() string {
+	switch {
+	case o.Kerberos != nil && o.Secrets != nil:
+		return "SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]"
+	case o.Kerberos != nil:
+		return "SIMPLE authentication is not enabled.  Available:[KERBEROS]"
+	}
+	return simpleNotEnabled
 }
 
 // simpleNotEnabled is Hadoop's refusal of SIMPLE auth by a server that
@@ -795,16 +837,24 @@ func (c *serverConn) sasl(h *requestHeader, rest []byte) error {
 	reply := &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_SUCCESS.Enum()}
 	switch m.GetState() {
 	case hadooppb.RpcSaslProto_NEGOTIATE:
-		if c.s.opts.Secrets != nil {
+		o := c.s.opts
+		if o.Secrets != nil || o.Kerberos != nil {
+			reply = &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_NEGOTIATE.Enum()}
+		}
+		if o.Secrets != nil {
 			// TOKEN first, with its challenge, to save a round trip, as
-			// Hadoop's server does; then SIMPLE.
+			// Hadoop's server does; then KERBEROS, then SIMPLE.
 			c.digest = newDigestServer()
-			reply = &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_NEGOTIATE.Enum(), Auths: []*hadooppb.RpcSaslProto_SaslAuth{
-				{Method: proto.String(saslTokenMethod), Mechanism: proto.String(saslDigestMech), Protocol: proto.String(""),
-					ServerId: proto.String(saslDefaultRealm), Challenge: c.digest.challenge()}}}
-			if !c.s.opts.TokenOnly {
-				reply.Auths = append(reply.Auths, &hadooppb.RpcSaslProto_SaslAuth{Method: proto.String(saslSimpleMethod), Mechanism: proto.String("")})
-			}
+			reply.Auths = append(reply.Auths, &hadooppb.RpcSaslProto_SaslAuth{Method: proto.String(saslTokenMethod),
+				Mechanism: proto.String(saslDigestMech), Protocol: proto.String(""), ServerId: proto.String(saslDefaultRealm),
+				Challenge: c.digest.challenge()})
+		}
+		if k := o.Kerberos; k != nil {
+			reply.Auths = append(reply.Auths, &hadooppb.RpcSaslProto_SaslAuth{Method: proto.String(saslKerberosMethod),
+				Mechanism: proto.String(saslGSSAPIMech), Protocol: proto.String(k.Protocol), ServerId: proto.String(k.Host)})
+		}
+		if reply.GetState() == hadooppb.RpcSaslProto_NEGOTIATE && !o.simpleRefused() {
+			reply.Auths = append(reply.Auths, &hadooppb.RpcSaslProto_SaslAuth{Method: proto.String(saslSimpleMethod), Mechanism: proto.String("")})
 		}
 		// A SIMPLE-only server answers NEGOTIATE with SUCCESS, and the
 		// client goes on without SASL, as Hadoop's own server does.
@@ -814,8 +864,19 @@ func (c *serverConn) sasl(h *requestHeader, rest []byte) error {
 			return unauthorized(ClassSasl, "Client mechanism is malformed: %d auths, want 1", len(auths))
 		}
 		switch method := auths[0].GetMethod(); {
-		case method == saslSimpleMethod && c.s.opts.TokenOnly:
-			return unauthorized(ClassAccessControl, "%s", simpleNotEnabled)
+		case method == saslSimpleMethod && c.s.opts.simpleRefused():
+			return unauthorized(ClassAccessControl, "%s", c.s.opts.simpleRefusal())
+		case method == saslKerberosMethod && c.s.opts.Kerberos != nil:
+			if auths[0].GetMechanism() != saslGSSAPIMech {
+				return unauthorized(ClassSasl, "KERBEROS auth with mechanism %q: this server speaks GSSAPI", auths[0].GetMechanism())
+			}
+			g, tok, err := c.s.opts.Kerberos.initiate(m.GetToken())
+			if err != nil {
+				c.log.Warn().Err(err).Msg("Kerberos authentication failed")
+				return unauthorized(ClassSasl, "GSS initiate failed: %v", err)
+			}
+			c.gss = g
+			reply = &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_CHALLENGE.Enum(), Token: tok}
 		case method == saslSimpleMethod:
 		case method == saslTokenMethod && c.s.opts.Secrets != nil:
 			if auths[0].GetMechanism() != saslDigestMech {
@@ -850,6 +911,15 @@ func (c *serverConn) sasl(h *requestHeader, rest []byte) error {
 			}
 			return unauthorized(ClassSasl, "auth method %s is not supported: this server accepts %s", method, offer)
 		}
+	case hadooppb.RpcSaslProto_RESPONSE:
+		if c.gss == nil {
+			return unauthorized(ClassSasl, "unexpected SASL state %v: no exchange is under way", m.GetState())
+		}
+		if err := c.gss.respond(m.GetToken()); err != nil {
+			c.log.Warn().Err(err).Msg("Kerberos authentication failed")
+			return unauthorized(ClassSasl, "GSS wrap: %v", err)
+		}
+		c.krbUser, c.gss = c.gss.client, nil
 	default:
 		return unauthorized(ClassSasl, "unexpected SASL state %v", m.GetState())
 	}

@@ -47,18 +47,27 @@ func (f *rmFlags) add(cmd *cobra.Command, withJSON bool) {
 // address is one clear error.
 func (f *rmFlags) client(ctx context.Context) (rpc.ApplicationClient, func(), error) {
 	addr, where := f.addr, "--rm"
-	if addr == "" {
-		c, err := f.load(server.Defaults, server.ConfFiles)
-		if err != nil {
-			return rpc.ApplicationClient{}, nil, err
+	c, err := f.load(server.Defaults, server.ConfFiles)
+	if err != nil {
+		return rpc.ApplicationClient{}, nil, err
+	}
+	opts := rpc.ClientOptions{DialTimeout: 3 * time.Second, Retries: -1}
+	if on, err := rpc.KerberosEnabled(c); err != nil {
+		return rpc.ApplicationClient{}, nil, err
+	} else if on {
+		// As kinit left the user's tickets.
+		if opts.Kerberos, err = rpc.KerberosLogin(); err != nil {
+			return rpc.ApplicationClient{}, nil, fmt.Errorf("%s is kerberos: %w", rpc.KeyAuthentication, err)
 		}
+	}
+	if addr == "" {
 		if addr, err = c.Addr("yarn.resourcemanager.address"); err != nil {
 			return rpc.ApplicationClient{}, nil, err
 		}
 		where = "yarn.resourcemanager.address (" + c.Source("yarn.resourcemanager.address") + ")"
 		addr = strings.Replace(addr, "0.0.0.0:", "127.0.0.1:", 1)
 	}
-	cl := rpc.NewClient(addr, rpc.ClientOptions{DialTimeout: 3 * time.Second, Retries: -1})
+	cl := rpc.NewClient(addr, opts)
 	ac := rpc.ApplicationClient{C: cl}
 	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

@@ -110,6 +110,10 @@ type Config struct {
 	// the ACLs above.
 	RPC    rpc.ServerOptions
 	Groups rpc.Groups
+	// Kerberos, with hadoop.security.authentication=kerberos, is the RM's
+	// principal and key (yarn.resourcemanager.principal, .keytab): the
+	// client port then takes Kerberos (SASL GSSAPI) and no SIMPLE.
+	Kerberos *rpc.Kerberos
 	// Recovery keeps apps and attempts in Store and recovers them on a
 	// restart (yarn.resourcemanager.recovery.enabled).
 	Recovery bool
@@ -239,6 +243,13 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	cfg.AdminACL = rpc.ParseACL(admins)
 	cfg.Groups = rpc.SystemGroups()
 	if cfg.RPC, err = rpc.ServerOptionsFromConf(c, cfg.Groups); err != nil {
+		return cfg, err
+	}
+	rmHost, err := c.String("yarn.resourcemanager.hostname")
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.Kerberos, err = rpc.ServerKerberos(c, "yarn.resourcemanager.principal", "yarn.resourcemanager.keytab", rmHost); err != nil {
 		return cfg, err
 	}
 	if cfg.Recovery, err = c.Bool("yarn.resourcemanager.recovery.enabled"); err != nil {

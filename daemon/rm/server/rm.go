@@ -345,6 +345,11 @@ func (r *RM) Start() error {
 		if ro.role == "scheduler" {
 			opts.Secrets = amrmSecrets{r}
 		}
+		if ro.role == "client" {
+			// Users: Kerberos where it is on. (AMs authenticate with
+			// their AMRM tokens, NodeManagers with node tokens.)
+			opts.Kerberos = r.cfg.Kerberos
+		}
 		if ro.role == "tracker" {
 			// Node tokens, with a cluster secret (nodeauth.go).
 			opts.Secrets = r.trackerSecrets()

@@ -1,0 +1,90 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	krbclient "github.com/jcmturner/gokrb5/v8/client"
+	"github.com/jcmturner/gokrb5/v8/config"
+
+	"github.com/loomrm/loom/internal/kdctest"
+	"github.com/loomrm/loom/rpc"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// TestKerberosOnTheClientPort: with hadoop.security.authentication=
+// kerberos the RM's client port takes Kerberos (SASL GSSAPI) from a real
+// MIT KDC and refuses SIMPLE. `loom nodes` with the tickets kinit left
+// lists the cluster; without tickets it says to run kinit; an app
+// submitted with alice's tickets is alice's.
+func TestKerberosOnTheClientPort(t *testing.T) {
+	kdc := kdctest.Start(t, 0)
+	kdc.AddUser("alice", "alice-pw")
+	kt := kdc.AddService("rm/localhost")
+	krb := []string{"-D", "hadoop.security.authentication=kerberos",
+		"-D", "yarn.resourcemanager.principal=rm/localhost@" + kdctest.Realm, "-D", "yarn.resourcemanager.keytab=" + kt}
+	c := &cluster{dir: t.TempDir()}
+	c.client = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	c.scheduler = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	c.tracker = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	c.web = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	c.rm = start(t, "rm", append([]string{"rm", "-D", "yarn.resourcemanager.hostname=127.0.0.1",
+		"-D", "yarn.resourcemanager.address=" + c.client, "-D", "yarn.resourcemanager.scheduler.address=" + c.scheduler,
+		"-D", "yarn.resourcemanager.resource-tracker.address=" + c.tracker, "-D", "yarn.resourcemanager.webapp.address=" + c.web,
+		"-D", "loom.history.dir=" + filepath.Join(c.dir, "history")}, krb...)...)
+	c.nms = append(c.nms, c.startNM(t, 0))
+
+	conf, err := config.Load(kdc.Conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := krbclient.NewWithPassword("alice", kdctest.Realm, "alice-pw", conf, krbclient.DisablePAFXFAST(true))
+	if err := alice.Login(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(alice.Destroy)
+	cl := rpc.NewClient(c.client, rpc.ClientOptions{Kerberos: alice, Retries: 20, RetryBackoff: 50 * time.Millisecond})
+	t.Cleanup(func() { cl.Close() })
+	c.ac = rpc.ApplicationClient{C: cl}
+	c.waitFor(t, "the NodeManager to register", func() bool {
+		m, err := c.ac.GetClusterMetrics(context.Background(), &pb.GetClusterMetricsRequestProto{})
+		return err == nil && m.GetClusterMetrics().GetNumNodeManagers() == 1
+	})
+
+	// SIMPLE is refused with Hadoop's words.
+	simple := rpc.NewClient(c.client, rpc.ClientOptions{User: "mallory", Retries: -1})
+	_, err = rpc.ApplicationClient{C: simple}.GetClusterMetrics(context.Background(), &pb.GetClusterMetricsRequestProto{})
+	simple.Close()
+	if !rpc.IsClass(err, rpc.ClassAccessControl) || !strings.Contains(err.Error(), "SIMPLE authentication is not enabled.  Available:[KERBEROS]") {
+		t.Errorf("a SIMPLE client: %v", err)
+	}
+
+	// The CLI, with the tickets kinit left, and without.
+	cc := kdc.Kinit("alice", "alice-pw")
+	nodes := func(ccache string) (string, error) {
+		cmd := exec.Command(loomBin, append([]string{"nodes", "--rm", c.client}, krb[:2]...)...)
+		cmd.Env = append(kdc.Env(), "KRB5CCNAME="+ccache)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := nodes(cc); err != nil || !strings.Contains(out, "RUNNING") {
+		t.Errorf("loom nodes with alice's tickets: %v\n%s", err, out)
+	}
+	if out, err := nodes(filepath.Join(c.dir, "no-tickets")); err == nil || !strings.Contains(out, "run kinit") {
+		t.Errorf("loom nodes without tickets: %v\n%s", err, out)
+	}
+
+	// An app submitted with alice's tickets is alice's.
+	id := c.submit(t, "kerberized", "exec sleep 60")
+	if rep := c.report(t, id); rep.GetUser() != "alice" {
+		t.Errorf("the app's user is %q, want alice", rep.GetUser())
+	}
+	if _, err := c.ac.ForceKillApplication(context.Background(), &pb.KillApplicationRequestProto{ApplicationId: id}); err != nil {
+		t.Error(err)
+	}
+}
