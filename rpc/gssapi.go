@@ -8,13 +8,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jcmturner/gofork/encoding/asn1"
+	"github.com/jcmturner/gokrb5/v8/asn1tools"
 	krbclient "github.com/jcmturner/gokrb5/v8/client"
 	"github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/credentials"
 	"github.com/jcmturner/gokrb5/v8/crypto"
 	"github.com/jcmturner/gokrb5/v8/gssapi"
+	"github.com/jcmturner/gokrb5/v8/iana/asnAppTag"
+	"github.com/jcmturner/gokrb5/v8/iana/flags"
 	"github.com/jcmturner/gokrb5/v8/iana/keyusage"
+	"github.com/jcmturner/gokrb5/v8/iana/msgtype"
 	"github.com/jcmturner/gokrb5/v8/keytab"
+	"github.com/jcmturner/gokrb5/v8/messages"
 	"github.com/jcmturner/gokrb5/v8/service"
 	"github.com/jcmturner/gokrb5/v8/spnego"
 	"github.com/jcmturner/gokrb5/v8/types"
@@ -31,8 +37,8 @@ import (
 // "authentication") in a pair of wrap tokens. The caller is the ticket's
 // client principal, by its short name (DEFAULT auth_to_local).
 //
-// Not yet: mutual authentication (an AP-REP for a client that asks for
-// one, which Java's GSSAPI client does), integrity and privacy layers.
+// A client that asks for mutual authentication (Java's GSSAPI client
+// does) gets an AP-REP first. Not yet: integrity and privacy layers.
 
 const (
 	saslKerberosMethod = "KERBEROS"
@@ -55,11 +61,62 @@ func (k *Kerberos) principal() string { return k.Protocol + "/" + k.Host }
 type gssServer struct {
 	key    types.EncryptionKey
 	client string // short name
-	done   bool   // the context is up; the layer exchange remains
+	// mutual: the AP-REP went out; the client's empty answer comes next,
+	// then the layer exchange.
+	mutual bool
 }
 
-// initiate checks the client's AP-REQ and returns the wrap token that
-// offers no security layer.
+// next takes the client's next SASL RESPONSE: after an AP-REP its empty
+// answer, which the layer offer answers; then its choice of layer, which
+// ends the exchange (done).
+func (g *gssServer) next(token []byte) (reply []byte, done bool, err error) {
+	if g.mutual {
+		g.mutual = false
+		reply, err = g.offer()
+		return reply, false, err
+	}
+	return nil, true, g.respond(token)
+}
+
+// offer is the wrap token that offers no security layer, and at most
+// 64 KB messages (RFC 4752).
+func (g *gssServer) offer() ([]byte, error) {
+	offer := make([]byte, 4)
+	binary.BigEndian.PutUint32(offer, uint32(saslNoLayer)<<24|0xFFFFFF)
+	return wrap(offer, g.key, true)
+}
+
+// apRep is the mutual-authentication token for the AP-REQ: the KRB_AP_REP
+// carrying the authenticator's time back, encrypted in the session key,
+// in GSS-API framing (RFC 1964 token id 0x0200).
+func apRep(req *messages.APReq) ([]byte, error) {
+	part, err := asn1.Marshal(messages.EncAPRepPart{CTime: req.Authenticator.CTime, Cusec: req.Authenticator.Cusec})
+	if err != nil {
+		return nil, err
+	}
+	part = asn1tools.AddASNAppTag(part, asnAppTag.EncAPRepPart)
+	key := req.Ticket.DecryptedEncPart.Key
+	enc, err := crypto.GetEncryptedData(part, key, keyusage.AP_REP_ENCPART, 0)
+	if err != nil {
+		return nil, err
+	}
+	rep, err := asn1.Marshal(messages.APRep{PVNO: 5, MsgType: msgtype.KRB_AP_REP, EncPart: enc})
+	if err != nil {
+		return nil, err
+	}
+	rep = asn1tools.AddASNAppTag(rep, asnAppTag.APREP)
+	oid, err := asn1.Marshal(gssapi.OIDKRB5.OID())
+	if err != nil {
+		return nil, err
+	}
+	inner := append(append(oid, 0x02, 0x00), rep...)
+	return asn1tools.AddASNAppTag(inner, 0), nil
+}
+
+// initiate checks the client's AP-REQ and returns what answers it: the
+// AP-REP when the client asks for mutual authentication (Java's GSSAPI
+// client does), else straight away the wrap token that offers no
+// security layer.
 func (k *Kerberos) initiate(token []byte) (*gssServer, []byte, error) {
 	var t spnego.KRB5Token
 	if err := t.Unmarshal(token); err != nil {
@@ -77,14 +134,20 @@ func (k *Kerberos) initiate(token []byte) (*gssServer, []byte, error) {
 	if creds.Domain() != k.Realm {
 		return nil, nil, fmt.Errorf("No rules applied to %s@%s (hadoop.security.auth_to_local: DEFAULT maps the realm %s only)", creds.UserName(), creds.Domain(), k.Realm)
 	}
-	g := &gssServer{key: t.APReq.Ticket.DecryptedEncPart.Key, done: true}
+	g := &gssServer{key: t.APReq.Ticket.DecryptedEncPart.Key}
 	if sk := t.APReq.Authenticator.SubKey; sk.KeyType != 0 {
 		g.key = sk
 	}
 	g.client, _, _ = strings.Cut(creds.UserName(), "/")
-	offer := []byte{saslNoLayer, 0, 0, 0}
-	binary.BigEndian.PutUint32(offer, uint32(saslNoLayer)<<24|0xFFFFFF)
-	wt, err := wrap(offer, g.key, true)
+	if types.IsFlagSet(&t.APReq.APOptions, flags.APOptionMutualRequired) {
+		rep, err := apRep(&t.APReq)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the AP-REP: %v", err)
+		}
+		g.mutual = true
+		return g, rep, nil
+	}
+	wt, err := g.offer()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,8 +1,12 @@
 package rpc
 
 import (
+	"bufio"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,5 +131,80 @@ func TestServerKerberosConfig(t *testing.T) {
 		if _, err := load(tc.xml); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error saying %q", tc.xml, err, tc.want)
 		}
+	}
+}
+
+// TestJavaKerberosClient: the JDK's GSSAPI SASL client, logged in from a
+// keytab as Hadoop's UserGroupInformation logs in and asking for mutual
+// authentication as Hadoop's SaslRpcClient does, authenticates to Loom's
+// server side with a ticket from a real MIT KDC: Loom's AP-REP and wrap
+// tokens satisfy the JDK.
+func TestJavaKerberosClient(t *testing.T) {
+	javac, err := exec.LookPath("javac")
+	if err != nil {
+		t.Skip("no JDK (javac): make test installs openjdk-17-jdk-headless")
+	}
+	kdc := kdctest.Start(t, 0)
+	userKT := kdc.AddService("javauser")
+	kt, err := keytab.Load(kdc.AddService("rm/localhost"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	krb := &Kerberos{Keytab: kt, Protocol: "rm", Host: "localhost", Realm: kdctest.Realm}
+	dir := t.TempDir()
+	if out, err := exec.Command(javac, "-d", dir, filepath.Join("testdata", "java", "GssPeer.java")).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	cmd := exec.Command("java", "-Djava.security.krb5.conf="+kdc.Conf, "-cp", dir, "GssPeer",
+		"javauser@"+kdctest.Realm, userKT, "rm", "localhost")
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	r := bufio.NewReader(out)
+	recv := func() []byte {
+		t.Helper()
+		l, err := r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("the JDK client: %v; stderr: %s", err, stderr.String())
+		}
+		if l = strings.TrimSpace(l); l == "-" {
+			return nil
+		}
+		b, err := base64.StdEncoding.DecodeString(l)
+		if err != nil {
+			t.Fatalf("the JDK client said %q; stderr: %s", l, stderr.String())
+		}
+		return b
+	}
+	send := func(b []byte) {
+		s := "-"
+		if len(b) > 0 {
+			s = base64.StdEncoding.EncodeToString(b)
+		}
+		fmt.Fprintln(in, s)
+	}
+	g, reply, err := krb.initiate(recv())
+	if err != nil {
+		t.Fatalf("the JDK's AP-REQ: %v", err)
+	}
+	if !g.mutual {
+		t.Error("the JDK asked for no mutual authentication; Hadoop's client does")
+	}
+	for done := false; !done; {
+		send(reply)
+		if reply, done, err = g.next(recv()); err != nil {
+			t.Fatalf("the JDK's answer: %v; stderr: %s", err, stderr.String())
+		}
+	}
+	if l, _ := r.ReadString('\n'); strings.TrimSpace(l) != "complete" {
+		t.Fatalf("the JDK client did not complete: %q; stderr: %s", l, stderr.String())
+	}
+	if g.client != "javauser" {
+		t.Errorf("authenticated %q, want javauser", g.client)
 	}
 }

@@ -915,11 +915,16 @@ func (c *serverConn) sasl(h *requestHeader, rest []byte) error {
 		if c.gss == nil {
 			return unauthorized(ClassSasl, "unexpected SASL state %v: no exchange is under way", m.GetState())
 		}
-		if err := c.gss.respond(m.GetToken()); err != nil {
+		tok, done, err := c.gss.next(m.GetToken())
+		if err != nil {
 			c.log.Warn().Err(err).Msg("Kerberos authentication failed")
 			return unauthorized(ClassSasl, "GSS wrap: %v", err)
 		}
-		c.krbUser, c.gss = c.gss.client, nil
+		if done {
+			c.krbUser, c.gss = c.gss.client, nil
+		} else {
+			reply = &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_CHALLENGE.Enum(), Token: tok}
+		}
 	default:
 		return unauthorized(ClassSasl, "unexpected SASL state %v", m.GetState())
 	}
