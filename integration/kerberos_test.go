@@ -18,8 +18,10 @@ import (
 )
 
 // TestKerberosOnTheClientPort: with hadoop.security.authentication=
-// kerberos the RM's client port takes Kerberos (SASL GSSAPI) from a real
-// MIT KDC and refuses SIMPLE. `loom nodes` with the tickets kinit left
+// kerberos the RM's client and tracker ports take Kerberos (SASL GSSAPI)
+// from a real MIT KDC and refuse SIMPLE. The NodeManager logs in with its
+// keytab; one whose principal names another host, and one without
+// Kerberos, are refused. `loom nodes` with the tickets kinit left
 // lists the cluster; without tickets it says to run kinit; an app
 // submitted with alice's tickets is alice's.
 func TestKerberosOnTheClientPort(t *testing.T) {
@@ -37,7 +39,15 @@ func TestKerberosOnTheClientPort(t *testing.T) {
 		"-D", "yarn.resourcemanager.address=" + c.client, "-D", "yarn.resourcemanager.scheduler.address=" + c.scheduler,
 		"-D", "yarn.resourcemanager.resource-tracker.address=" + c.tracker, "-D", "yarn.resourcemanager.webapp.address=" + c.web,
 		"-D", "loom.history.dir=" + filepath.Join(c.dir, "history")}, krb...)...)
-	c.nms = append(c.nms, c.startNM(t, 0))
+	// The NodeManager logs in with its own keytab (nm/<its host>); one
+	// whose principal names another host is refused.
+	t.Setenv("KRB5_CONFIG", kdc.Conf)
+	nmKT := kdc.AddService("nm/127.0.0.1")
+	c.nms = append(c.nms, c.startNMWith(t, "nm0", append(krb[:2:2], "-D", "yarn.nodemanager.principal=nm/127.0.0.1@"+kdctest.Realm,
+		"-D", "yarn.nodemanager.keytab="+nmKT)...))
+	impostor := c.startNMWith(t, "nm-impostor", append(krb[:2:2], "-D", "yarn.nodemanager.principal=nm/10.9.9.9@"+kdctest.Realm,
+		"-D", "yarn.nodemanager.keytab="+kdc.AddService("nm/10.9.9.9"))...)
+	anonymous := c.startNMWith(t, "nm-anonymous")
 
 	conf, err := config.Load(kdc.Conf)
 	if err != nil {
@@ -55,6 +65,19 @@ func TestKerberosOnTheClientPort(t *testing.T) {
 		m, err := c.ac.GetClusterMetrics(context.Background(), &pb.GetClusterMetricsRequestProto{})
 		return err == nil && m.GetClusterMetrics().GetNumNodeManagers() == 1
 	})
+
+	for _, p := range []struct {
+		proc *proc
+		want string
+	}{
+		{impostor, "authenticated with Kerberos as nm/10.9.9.9, whose host is not the node's"},
+		{anonymous, "SIMPLE authentication is not enabled"},
+	} {
+		c.waitFor(t, p.proc.name+" to be refused", func() bool { return strings.Contains(p.proc.out.String(), p.want) })
+	}
+	if n, _ := c.ac.GetClusterMetrics(context.Background(), &pb.GetClusterMetricsRequestProto{}); n.GetClusterMetrics().GetNumNodeManagers() != 1 {
+		t.Errorf("%d NodeManagers registered, want only the one with its own principal", n.GetClusterMetrics().GetNumNodeManagers())
+	}
 
 	// SIMPLE is refused with Hadoop's words.
 	simple := rpc.NewClient(c.client, rpc.ClientOptions{User: "mallory", Retries: -1})

@@ -59,8 +59,9 @@ func (k *Kerberos) principal() string { return k.Protocol + "/" + k.Host }
 
 // gssServer is one connection's GSSAPI exchange on the server.
 type gssServer struct {
-	key    types.EncryptionKey
-	client string // short name
+	key       types.EncryptionKey
+	client    string // short name
+	principal string // the whole name, without the realm
 	// mutual: the AP-REP went out; the client's empty answer comes next,
 	// then the layer exchange.
 	mutual bool
@@ -138,7 +139,8 @@ func (k *Kerberos) initiate(token []byte) (*gssServer, []byte, error) {
 	if sk := t.APReq.Authenticator.SubKey; sk.KeyType != 0 {
 		g.key = sk
 	}
-	g.client, _, _ = strings.Cut(creds.UserName(), "/")
+	g.principal = creds.UserName()
+	g.client, _, _ = strings.Cut(g.principal, "/")
 	if types.IsFlagSet(&t.APReq.APOptions, flags.APOptionMutualRequired) {
 		rep, err := apRep(&t.APReq)
 		if err != nil {
@@ -322,4 +324,24 @@ func KerberosLogin() (*krbclient.Client, error) {
 		return nil, fmt.Errorf("no Kerberos tickets in %s (run kinit): %v", cc, err)
 	}
 	return krbclient.NewFromCCache(cache, conf, krbclient.DisablePAFXFAST(true))
+}
+
+// KerberosKeytabLogin is a daemon's login from its keytab (a NodeManager's
+// yarn.nodemanager.principal and .keytab), with the configuration at
+// $KRB5_CONFIG (else /etc/krb5.conf).
+func KerberosKeytabLogin(principal string, kt *keytab.Keytab) (*krbclient.Client, error) {
+	confPath := os.Getenv("KRB5_CONFIG")
+	if confPath == "" {
+		confPath = "/etc/krb5.conf"
+	}
+	conf, err := config.Load(confPath)
+	if err != nil {
+		return nil, fmt.Errorf("Kerberos configuration %s: %v", confPath, err)
+	}
+	name, realm, _ := strings.Cut(principal, "@")
+	cl := krbclient.NewWithKeytab(name, realm, kt, conf, krbclient.DisablePAFXFAST(true))
+	if err := cl.Login(); err != nil {
+		return nil, fmt.Errorf("Kerberos login as %s: %v", principal, err)
+	}
+	return cl, nil
 }

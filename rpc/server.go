@@ -64,6 +64,9 @@ type CallInfo struct {
 	// Token is the identifier of the token the connection authenticated
 	// with (TOKEN auth), nil under SIMPLE auth.
 	Token []byte
+	// Principal is the Kerberos principal the connection authenticated
+	// as, without its realm (nm/host1.example.com), "" without Kerberos.
+	Principal string
 }
 
 // SecretManager checks the tokens clients authenticate with, as Hadoop's
@@ -515,6 +518,7 @@ type serverConn struct {
 	// name) it authenticated.
 	gss     *gssServer
 	krbUser string
+	krbName string // the whole principal, without the realm
 	// authorized is the protocol the Policy let the connection call.
 	authorized string
 
@@ -921,7 +925,7 @@ func (c *serverConn) sasl(h *requestHeader, rest []byte) error {
 			return unauthorized(ClassSasl, "GSS wrap: %v", err)
 		}
 		if done {
-			c.krbUser, c.gss = c.gss.client, nil
+			c.krbUser, c.krbName, c.gss = c.gss.client, c.gss.principal, nil
 		} else {
 			reply = &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_CHALLENGE.Enum(), Token: tok}
 		}
@@ -978,7 +982,7 @@ func (c *serverConn) call(h *requestHeader, rest []byte) error {
 	// The frame buffer is reused for the next call: keep a copy of the
 	// client id.
 	info := &CallInfo{User: c.user, RealUser: c.realUser, Protocol: p.name, Method: m.Name, CallID: id,
-		ClientID: bytes.Clone(h.clientID), Remote: c.nc.RemoteAddr(), Token: c.token}
+		ClientID: bytes.Clone(h.clientID), Remote: c.nc.RemoteAddr(), Token: c.token, Principal: c.krbName}
 	c.slots <- struct{}{}
 	c.inflight.Add(1)
 	c.s.dispatch(func() {

@@ -129,6 +129,10 @@ type Config struct {
 	// hadoop.security.authorization, its service-level ACL
 	// (security.containermanagement.protocol.acl, hadoop-policy.xml).
 	RPC rpc.ServerOptions
+	// Kerberos, with hadoop.security.authentication=kerberos, is the NM's
+	// principal and key (yarn.nodemanager.principal, .keytab), with which
+	// it logs in to the ResourceManager.
+	Kerberos *rpc.Kerberos
 	// ClusterSecret, when set, is what the NM proves to the RM that it
 	// belongs to the cluster with (loom.cluster.secret, or the contents
 	// of loom.cluster.secret-file; see nodeauth.go). ClusterSecretKey
@@ -230,6 +234,8 @@ func LoadConfig(c *hadoopconf.Conf) (*Config, error) {
 	cfg.SimpleAuth, err = c.Bool("loom.nodemanager.simple-auth.enabled")
 	add(err)
 	cfg.RunAs, err = loadRunAs(c)
+	add(err)
+	cfg.Kerberos, err = rpc.ServerKerberos(c, "yarn.nodemanager.principal", "yarn.nodemanager.keytab", cfg.Hostname)
 	add(err)
 	cfg.RPC, err = rpc.ServerOptionsFromConf(c, rpc.SystemGroups())
 	add(err)

@@ -184,8 +184,20 @@ func (n *NodeManager) Start(ctx context.Context) error {
 
 	// With a cluster secret, the node's token authenticates every call
 	// to the tracker (nodeauth.go).
-	n.rm = rpc.NewClient(n.cfg.TrackerAddress, rpc.ClientOptions{DialTimeout: 5 * time.Second,
-		CallTimeout: 30 * time.Second, Retries: -1, Token: n.nodeToken()})
+	copts := rpc.ClientOptions{DialTimeout: 5 * time.Second, CallTimeout: 30 * time.Second, Retries: -1, Token: n.nodeToken()}
+	if k := n.cfg.Kerberos; k != nil {
+		// Kerberos instead of the node token: the RM checks the
+		// principal's host is this node's.
+		cl, err := rpc.KerberosKeytabLogin(k.Protocol+"/"+k.Host+"@"+k.Realm, k.Keytab)
+		if err != nil {
+			n.srv.Close()
+			ln.Close()
+			return fmt.Errorf("nm: %w", err)
+		}
+		copts.Token, copts.Kerberos = nil, cl
+		n.log.Info().Str("principal", k.Protocol+"/"+k.Host+"@"+k.Realm).Msg("logs in to the ResourceManager with Kerberos")
+	}
+	n.rm = rpc.NewClient(n.cfg.TrackerAddress, copts)
 	if n.cfg.ClusterSecretInConf {
 		n.log.Warn().Str("key", n.cfg.ClusterSecretKey).
 			Msg("the cluster secret is written in a config file, which containers can read (HADOOP_CONF_DIR): any job could pose as a node; " +

@@ -192,10 +192,22 @@ func (r *RM) trackerSecrets() rpc.SecretManager {
 // cluster secret set, the call's connection authenticated with key's
 // node token.
 func (r *RM) checkNodeCaller(ctx context.Context, method, key string) error {
+	ci, ok := rpc.CallFromContext(ctx)
+	if ok && ci.Principal != "" {
+		// Kerberos: a NodeManager's principal names its host
+		// (nm/<host>), which must be the node's.
+		_, host, _ := strings.Cut(ci.Principal, "/")
+		nodeHost, _, _ := net.SplitHostPort(key)
+		if !strings.EqualFold(host, nodeHost) {
+			r.log.Warn().Str("node", key).Str("method", method).Str("principal", ci.Principal).Msg("refused a node call from another host's principal")
+			return rpc.Errorf(rpc.ClassAccessControl,
+				"%s for node %s is refused: the connection authenticated with Kerberos as %s, whose host is not the node's", method, key, ci.Principal)
+		}
+		return nil
+	}
 	if len(r.cfg.NodeAuth.Secret) == 0 {
 		return nil
 	}
-	ci, ok := rpc.CallFromContext(ctx)
 	if !ok || ci.Token == nil {
 		user, from := "", ""
 		if ok {

@@ -345,9 +345,10 @@ func (r *RM) Start() error {
 		if ro.role == "scheduler" {
 			opts.Secrets = amrmSecrets{r}
 		}
-		if ro.role == "client" {
-			// Users: Kerberos where it is on. (AMs authenticate with
-			// their AMRM tokens, NodeManagers with node tokens.)
+		if ro.role == "client" || ro.role == "tracker" {
+			// Users and NodeManagers: Kerberos where it is on (nodes may
+			// also keep their node tokens). AMs authenticate with their
+			// AMRM tokens, as in YARN.
 			opts.Kerberos = r.cfg.Kerberos
 		}
 		if ro.role == "tracker" {
