@@ -11,9 +11,11 @@ import (
 
 	krbclient "github.com/jcmturner/gokrb5/v8/client"
 	"github.com/jcmturner/gokrb5/v8/config"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/internal/kdctest"
 	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -83,7 +85,7 @@ func TestKerberosOnTheClientPort(t *testing.T) {
 	simple := rpc.NewClient(c.client, rpc.ClientOptions{User: "mallory", Retries: -1})
 	_, err = rpc.ApplicationClient{C: simple}.GetClusterMetrics(context.Background(), &pb.GetClusterMetricsRequestProto{})
 	simple.Close()
-	if !rpc.IsClass(err, rpc.ClassAccessControl) || !strings.Contains(err.Error(), "SIMPLE authentication is not enabled.  Available:[KERBEROS]") {
+	if !rpc.IsClass(err, rpc.ClassAccessControl) || !strings.Contains(err.Error(), "SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]") {
 		t.Errorf("a SIMPLE client: %v", err)
 	}
 
@@ -100,6 +102,23 @@ func TestKerberosOnTheClientPort(t *testing.T) {
 	}
 	if out, err := nodes(filepath.Join(c.dir, "no-tickets")); err == nil || !strings.Contains(out, "run kinit") {
 		t.Errorf("loom nodes without tickets: %v\n%s", err, out)
+	}
+
+	// A delegation token, got over Kerberos, authenticates alice where
+	// she has no tickets (a job's tasks); it cannot get another.
+	dt, err := c.ac.GetDelegationToken(context.Background(), &hadooppb.GetDelegationTokenRequestProto{Renewer: proto.String("alice")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcl := rpc.NewClient(c.client, rpc.ClientOptions{Token: dt.GetToken(), Retries: -1})
+	defer tcl.Close()
+	tac := rpc.ApplicationClient{C: tcl}
+	if _, err := tac.GetClusterMetrics(context.Background(), &pb.GetClusterMetricsRequestProto{}); err != nil {
+		t.Errorf("with alice's delegation token: %v", err)
+	}
+	if _, err := tac.GetDelegationToken(context.Background(), &hadooppb.GetDelegationTokenRequestProto{Renewer: proto.String("alice")}); err == nil ||
+		!strings.Contains(err.Error(), "Delegation Token can be issued only with kerberos authentication") {
+		t.Errorf("a token from a token: %v", err)
 	}
 
 	// An app submitted with alice's tickets is alice's.

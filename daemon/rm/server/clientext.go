@@ -23,7 +23,6 @@ import (
 
 	"github.com/loomrm/loom/lifecycle"
 	"github.com/loomrm/loom/rpc"
-	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -342,26 +341,6 @@ func (s clientService) GetQueueUserAcls(ctx context.Context, _ *pb.GetQueueUserA
 		resp.QueueUserAcls = append(resp.QueueUserAcls, &pb.QueueUserACLInfoProto{QueueName: proto.String(q), UserAcls: slices.Clone(acls)})
 	}
 	return resp, nil
-}
-
-// Delegation tokens: YARN's RM refuses them on a connection that is not
-// Kerberos-authenticated, wrapping the IOException in a YarnException
-// (RPCUtil.getRemoteException), whose message is the IOException's. Loom
-// has no Kerberos and no RM delegation-token secret manager.
-func noDelegationTokens(verb string) error {
-	return rpc.Errorf(rpc.ClassYarnException, "java.io.IOException: Delegation Token can be %s only with kerberos authentication (Loom's ResourceManager runs SIMPLE auth and does not support RM delegation tokens yet)", verb)
-}
-
-func (s clientService) GetDelegationToken(context.Context, *hadooppb.GetDelegationTokenRequestProto) (*hadooppb.GetDelegationTokenResponseProto, error) {
-	return nil, noDelegationTokens("issued")
-}
-
-func (s clientService) RenewDelegationToken(context.Context, *hadooppb.RenewDelegationTokenRequestProto) (*hadooppb.RenewDelegationTokenResponseProto, error) {
-	return nil, noDelegationTokens("renewed")
-}
-
-func (s clientService) CancelDelegationToken(context.Context, *hadooppb.CancelDelegationTokenRequestProto) (*hadooppb.CancelDelegationTokenResponseProto, error) {
-	return nil, noDelegationTokens("cancelled")
 }
 
 // Reservations: YARN without a reservation system answers every call

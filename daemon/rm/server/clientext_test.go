@@ -10,7 +10,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/rpc"
-	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -323,7 +322,6 @@ func TestUnsupportedAndEmpty(t *testing.T) {
 	r, _, id, amCont := runningApp(t)
 	ac := clientOf(t, r, "ann")
 	ctx := context.Background()
-	tok := &hadooppb.TokenProto{Identifier: []byte{1}, Password: []byte{2}, Kind: proto.String("RM_DELEGATION_TOKEN"), Service: proto.String("rm")}
 	const noRes = rpc.ClassYarnException + ": Reservation is not enabled. Please enable & try again (Loom does not support reservations yet)"
 	absent := &pb.ContainerIdProto{AppAttemptId: amCont.GetAppAttemptId(), Id: proto.Int64(55)}
 	for _, tc := range []struct {
@@ -331,15 +329,6 @@ func TestUnsupportedAndEmpty(t *testing.T) {
 		call func() (proto.Message, error)
 		want string
 	}{
-		{"getDelegationToken", func() (proto.Message, error) {
-			return ac.GetDelegationToken(ctx, &hadooppb.GetDelegationTokenRequestProto{Renewer: proto.String("yarn")})
-		}, rpc.ClassYarnException + ": java.io.IOException: Delegation Token can be issued only with kerberos authentication (Loom's ResourceManager runs SIMPLE auth and does not support RM delegation tokens yet)"},
-		{"renewDelegationToken", func() (proto.Message, error) {
-			return ac.RenewDelegationToken(ctx, &hadooppb.RenewDelegationTokenRequestProto{Token: tok})
-		}, rpc.ClassYarnException + ": java.io.IOException: Delegation Token can be renewed only with kerberos authentication"},
-		{"cancelDelegationToken", func() (proto.Message, error) {
-			return ac.CancelDelegationToken(ctx, &hadooppb.CancelDelegationTokenRequestProto{Token: tok})
-		}, rpc.ClassYarnException + ": java.io.IOException: Delegation Token can be cancelled only with kerberos authentication"},
 		{"getNewReservation", func() (proto.Message, error) {
 			return ac.GetNewReservation(ctx, &pb.GetNewReservationRequestProto{})
 		}, noRes},

@@ -31,6 +31,9 @@ var Defaults = map[string]string{
 	"yarn.am.liveness-monitor.expiry-interval-ms":                        "600000",
 	"yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs": "86400",
 	"yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs":    "86400",
+	"yarn.resourcemanager.delegation.key.update-interval":                "86400000",
+	"yarn.resourcemanager.delegation.token.renew-interval":               "86400000",
+	"yarn.resourcemanager.delegation.token.max-lifetime":                 "604800000",
 	"yarn.resourcemanager.am.max-attempts":                               "2",
 	"yarn.resourcemanager.max-completed-applications":                    "1000",
 	"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms":            "1000",
@@ -67,9 +70,13 @@ type Config struct {
 	// AMRMRoll is how often the AMRM master key is replaced.
 	AMRMRoll time.Duration
 	// NMTokenRoll is how often the NM-token master key is replaced.
-	NMTokenRoll       time.Duration
-	HeartbeatInterval time.Duration
-	MaxAttempts       int
+	NMTokenRoll time.Duration
+	// Delegation tokens: how often their master key is replaced, how
+	// long a token lives between renewals, and at most
+	// (yarn.resourcemanager.delegation.*).
+	DTKeyRoll, DTRenew, DTMaxLife time.Duration
+	HeartbeatInterval             time.Duration
+	MaxAttempts                   int
 	// MaxCompleted is how many finished apps the RM remembers.
 	MaxCompleted int
 	MinAlloc     fairness.Vector
@@ -150,6 +157,9 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	cfg.AMExpiry = positive("yarn.am.liveness-monitor.expiry-interval-ms")
 	cfg.AMRMRoll = time.Duration(integer("yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs", 1)) * time.Second
 	cfg.NMTokenRoll = time.Duration(integer("yarn.resourcemanager.nm-tokens.master-key-rolling-interval-secs", 1)) * time.Second
+	cfg.DTKeyRoll = positive("yarn.resourcemanager.delegation.key.update-interval")
+	cfg.DTRenew = positive("yarn.resourcemanager.delegation.token.renew-interval")
+	cfg.DTMaxLife = positive("yarn.resourcemanager.delegation.token.max-lifetime")
 	cfg.HeartbeatInterval = positive("loom.heartbeat.interval-ms")
 	cfg.MaxAttempts = int(integer("yarn.resourcemanager.am.max-attempts", 1))
 	cfg.MaxCompleted = int(integer("yarn.resourcemanager.max-completed-applications", 0))

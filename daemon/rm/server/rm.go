@@ -78,6 +78,11 @@ type RM struct {
 	// amrm signs AMRM tokens (see amrm.go); nmKey signs NMTokens (see
 	// nmtoken.go).
 	amrm, nmKey rollingKey
+	// dtKey signs RM delegation tokens; dtokens are those issued and
+	// live, by sequence number (dtoken.go).
+	dtKey   rollingKey
+	dtokens map[int32]*dtoken
+	dtSeq   int32
 
 	metrics    *metrics
 	timeline   timeline
@@ -211,12 +216,18 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 	}
 	r.amrm = rollingKey{what: "AMRM", secret: amrmKeySecret, nextSecret: amrmNextKeySecret, every: cfg.AMRMRoll, activation: cfg.AMExpiry * 3 / 2}
 	r.nmKey = rollingKey{what: "NMToken", secret: nmTokenKeySecret, nextSecret: nmTokenNextKeySecret, every: cfg.NMTokenRoll, activation: cfg.NMExpiry * 3 / 2}
+	// A retired delegation key must outlive every token signed with it.
+	r.dtKey = rollingKey{what: "delegation token", secret: dtKeySecret, nextSecret: dtNextKeySecret, every: cfg.DTKeyRoll, activation: cfg.DTMaxLife}
+	r.dtokens = map[int32]*dtoken{}
 	r.tokenKey, err = r.masterKey(state, containerKeySecret)
 	if err == nil {
 		err = r.loadRollingKey(&r.amrm, state, now)
 	}
 	if err == nil {
 		err = r.loadRollingKey(&r.nmKey, state, now)
+	}
+	if err == nil {
+		err = r.loadRollingKey(&r.dtKey, state, now)
 	}
 	if err != nil {
 		if r.store != nil {
@@ -344,6 +355,9 @@ func (r *RM) Start() error {
 		opts.ErrorClass, opts.Logger = rpc.ClassYarnException, &logger
 		if ro.role == "scheduler" {
 			opts.Secrets = amrmSecrets{r}
+		}
+		if ro.role == "client" {
+			opts.Secrets = dtSecrets{r} // delegation tokens (dtoken.go)
 		}
 		if ro.role == "client" || ro.role == "tracker" {
 			// Users and NodeManagers: Kerberos where it is on (nodes may
