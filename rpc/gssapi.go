@@ -53,6 +53,18 @@ type Kerberos struct {
 	// Protocol and Host make its principal Protocol/Host@Realm (rm/host,
 	// nm/host), as Hadoop's yarn.resourcemanager.principal names it.
 	Protocol, Host, Realm string
+	// ToLocal maps callers' principals to user names
+	// (hadoop.security.auth_to_local); nil is DEFAULT for Realm.
+	ToLocal *AuthToLocal
+}
+
+// shortName is a caller's user name by the auth_to_local rules.
+func (k *Kerberos) shortName(name, realm string) (string, error) {
+	a := k.ToLocal
+	if a == nil {
+		a, _ = ParseAuthToLocal("DEFAULT", k.Realm)
+	}
+	return a.ShortName(name, realm)
 }
 
 func (k *Kerberos) principal() string { return k.Protocol + "/" + k.Host }
@@ -62,6 +74,7 @@ type gssServer struct {
 	key       types.EncryptionKey
 	client    string // short name
 	principal string // the whole name, without the realm
+	realm     string
 	// mutual: the AP-REP went out; the client's empty answer comes next,
 	// then the layer exchange.
 	mutual bool
@@ -132,15 +145,14 @@ func (k *Kerberos) initiate(token []byte) (*gssServer, []byte, error) {
 	if err != nil || !ok {
 		return nil, nil, fmt.Errorf("the Kerberos ticket is refused: %v", err)
 	}
-	if creds.Domain() != k.Realm {
-		return nil, nil, fmt.Errorf("No rules applied to %s@%s (hadoop.security.auth_to_local: DEFAULT maps the realm %s only)", creds.UserName(), creds.Domain(), k.Realm)
+	short, err := k.shortName(creds.UserName(), creds.Domain())
+	if err != nil {
+		return nil, nil, err
 	}
-	g := &gssServer{key: t.APReq.Ticket.DecryptedEncPart.Key}
+	g := &gssServer{key: t.APReq.Ticket.DecryptedEncPart.Key, principal: creds.UserName(), realm: creds.Domain(), client: short}
 	if sk := t.APReq.Authenticator.SubKey; sk.KeyType != 0 {
 		g.key = sk
 	}
-	g.principal = creds.UserName()
-	g.client, _, _ = strings.Cut(g.principal, "/")
 	if types.IsFlagSet(&t.APReq.APOptions, flags.APOptionMutualRequired) {
 		rep, err := apRep(&t.APReq)
 		if err != nil {
@@ -297,7 +309,11 @@ func ServerKerberos(c *hadoopconf.Conf, principalKey, keytabKey, host string) (*
 	}
 	for _, e := range kt.Entries {
 		if strings.Join(e.Principal.Components, "/") == name && e.Principal.Realm == realm {
-			return &Kerberos{Keytab: kt, Protocol: protocol, Host: h, Realm: realm}, nil
+			toLocal, err := AuthToLocalFromConf(c, realm)
+			if err != nil {
+				return nil, err
+			}
+			return &Kerberos{Keytab: kt, Protocol: protocol, Host: h, Realm: realm, ToLocal: toLocal}, nil
 		}
 	}
 	return nil, c.Errorf(keytabKey, "%s holds no key for %s (%s)", path, princ, principalKey)

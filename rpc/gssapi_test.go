@@ -47,6 +47,10 @@ func TestKerberosWithARealKDC(t *testing.T) {
 	if got, err := echo(dial(t, addr, ClientOptions{Kerberos: alice}), "hi"); err != nil || got != "alice:hi" {
 		t.Fatalf("alice with Kerberos: %q, %v", got, err)
 	}
+	// As a Java client names itself: the whole principal.
+	if got, err := echo(dial(t, addr, ClientOptions{Kerberos: alice, User: "alice@" + kdctest.Realm}), "hi"); err != nil || got != "alice:hi" {
+		t.Fatalf("alice naming herself alice@%s: %q, %v", kdctest.Realm, got, err)
+	}
 	refused := func(o ClientOptions, class, want string) {
 		t.Helper()
 		c, err := Dial(t.Context(), addr, o)
@@ -78,6 +82,18 @@ func TestKerberosWithARealKDC(t *testing.T) {
 	_, addr2, _ := startServer(t, ServerOptions{Kerberos: krb, Policy: p})
 	if got, err := echo(dial(t, addr2, ClientOptions{Kerberos: alice, User: "bob"}), "hi"); err != nil || got != "bob:hi" {
 		t.Errorf("alice acting for bob: %q, %v", got, err)
+	}
+
+	// auth_to_local rules name the caller.
+	toLocal, err := ParseAuthToLocal(`RULE:[1:$1@$0](alice@LOOM\.TEST)s/.*/analyst/ DEFAULT`, kdctest.Realm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapped := *krb
+	mapped.ToLocal = toLocal
+	_, addr4, _ := startServer(t, ServerOptions{Kerberos: &mapped})
+	if got, err := echo(dial(t, addr4, ClientOptions{Kerberos: alice, User: "analyst"}), "hi"); err != nil || got != "analyst:hi" {
+		t.Errorf("alice mapped by a rule: %q, %v", got, err)
 	}
 
 	// A server whose key for rm/localhost is not the one the KDC holds

@@ -519,6 +519,7 @@ type serverConn struct {
 	gss     *gssServer
 	krbUser string
 	krbName string // the whole principal, without the realm
+	krbFull string // and with it
 	// authorized is the protocol the Policy let the connection call.
 	authorized string
 
@@ -697,7 +698,9 @@ func (c *serverConn) readLoop() error {
 			if c.krbUser != "" {
 				// Kerberos says who the caller is; an effective user other
 				// than that is a proxy user, whom the Policy checks.
-				if c.user == "" || c.user == c.krbUser {
+				// Java clients name themselves by the whole principal
+				// (UserGroupInformation.getUserName), Loom's by the short name.
+				if c.user == "" || c.user == c.krbUser || c.user == c.krbFull {
 					c.user, c.realUser = c.krbUser, ""
 				} else {
 					c.realUser = c.krbUser
@@ -925,7 +928,7 @@ func (c *serverConn) sasl(h *requestHeader, rest []byte) error {
 			return unauthorized(ClassSasl, "GSS wrap: %v", err)
 		}
 		if done {
-			c.krbUser, c.krbName, c.gss = c.gss.client, c.gss.principal, nil
+			c.krbUser, c.krbName, c.krbFull, c.gss = c.gss.client, c.gss.principal, c.gss.principal+"@"+c.gss.realm, nil
 		} else {
 			reply = &hadooppb.RpcSaslProto{State: hadooppb.RpcSaslProto_CHALLENGE.Enum(), Token: tok}
 		}

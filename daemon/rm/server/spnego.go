@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	stdlog "log"
 	"net"
 	"net/http"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/loomrm/loom/daemon/webui"
 	"github.com/loomrm/loom/internal/hadoopconf"
+	"github.com/loomrm/loom/rpc"
 )
 
 // Kerberos on the web port, as Hadoop's AuthenticationFilter does it when
@@ -39,6 +39,7 @@ type webAuth struct {
 	keytab    *keytab.Keytab
 	principal string // service/host, without the realm
 	realm     string
+	toLocal   *rpc.AuthToLocal
 }
 
 func (a webAuth) kerberos() bool { return a.keytab != nil }
@@ -98,7 +99,11 @@ func loadWebAuth(c *hadoopconf.Conf, host string) (webAuth, error) {
 	if !found {
 		return webAuth{}, c.Errorf(keyHTTPKeytab, "%s holds no key for %s (%s)", path, princ, keyHTTPPrincipal)
 	}
-	return webAuth{keytab: kt, principal: name, realm: realm}, nil
+	toLocal, err := rpc.AuthToLocalFromConf(c, realm)
+	if err != nil {
+		return webAuth{}, err
+	}
+	return webAuth{keytab: kt, principal: name, realm: realm, toLocal: toLocal}, nil
 }
 
 // wrap puts SPNEGO in front of h.
@@ -128,18 +133,11 @@ func (a webAuth) wrap(h http.Handler, log zerolog.Logger) http.Handler {
 		service.Logger(stdlog.New(log.With().Str("component", "spnego").Logger(), "", 0)))
 }
 
-// shortName is Hadoop's DEFAULT auth_to_local rule: a principal of the
-// server's realm is its first component (alice, alice/admin → alice);
-// any other realm has no rule.
+// shortName maps a caller's principal to its user name by
+// hadoop.security.auth_to_local (DEFAULT: the first component, for the
+// server's realm).
 func (a webAuth) shortName(name, realm string) (string, error) {
-	if realm != a.realm {
-		return "", fmt.Errorf("No rules applied to %s@%s (hadoop.security.auth_to_local: DEFAULT maps the realm %s only)", name, realm, a.realm)
-	}
-	short, _, _ := strings.Cut(name, "/")
-	if short == "" {
-		return "", fmt.Errorf("principal %q has no name", name)
-	}
-	return short, nil
+	return a.toLocal.ShortName(name, realm)
 }
 
 // webHost is the host part of the web address, for _HOST.
