@@ -56,6 +56,10 @@ type Kerberos struct {
 	// ToLocal maps callers' principals to user names
 	// (hadoop.security.auth_to_local); nil is DEFAULT for Realm.
 	ToLocal *AuthToLocal
+	// MaxClockSkew is how far a client's clock may be from the server's,
+	// and how long past its end a ticket is still taken (5 minutes,
+	// Kerberos' default, when zero).
+	MaxClockSkew time.Duration
 }
 
 // shortName is a caller's user name by the auth_to_local rules.
@@ -139,8 +143,12 @@ func (k *Kerberos) initiate(token []byte) (*gssServer, []byte, error) {
 	if !t.IsAPReq() {
 		return nil, nil, errors.New("the GSS-API token is not an AP-REQ")
 	}
+	skew := k.MaxClockSkew
+	if skew <= 0 {
+		skew = 5 * time.Minute
+	}
 	s := service.NewSettings(k.Keytab, service.KeytabPrincipal(k.principal()), service.DecodePAC(false),
-		service.MaxClockSkew(5*time.Minute))
+		service.MaxClockSkew(skew))
 	ok, creds, err := service.VerifyAPREQ(&t.APReq, s)
 	if err != nil || !ok {
 		return nil, nil, fmt.Errorf("the Kerberos ticket is refused: %v", err)

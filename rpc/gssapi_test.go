@@ -224,3 +224,46 @@ func TestJavaKerberosClient(t *testing.T) {
 		t.Errorf("authenticated %q, want javauser", g.client)
 	}
 }
+
+// TestExpiredKerberosTicket: an AP-REQ sent twice is a replay, and a
+// ticket past its end (a KDC that issues 2-second tickets, a server that
+// allows 1 second of skew) is refused.
+func TestExpiredKerberosTicket(t *testing.T) {
+	kdc := kdctest.Start(t, 2*time.Second)
+	kdc.AddUser("alice", "alice-pw")
+	kt, err := keytab.Load(kdc.AddService("rm/localhost"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := config.Load(kdc.Conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := krbclient.NewWithPassword("alice", kdctest.Realm, "alice-pw", conf, krbclient.DisablePAFXFAST(true))
+	if err := alice.Login(); err != nil {
+		t.Fatal(err)
+	}
+	defer alice.Destroy()
+	k := &Kerberos{Keytab: kt, Protocol: "rm", Host: "localhost", Realm: kdctest.Realm, MaxClockSkew: time.Second}
+	tok, _, err := kerberosInitiate(alice, "rm", "localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := k.initiate(tok); err != nil {
+		t.Fatalf("the fresh ticket: %v", err)
+	}
+	// The same AP-REQ again is a replay.
+	if _, _, err := k.initiate(tok); err == nil || !strings.Contains(err.Error(), "replay") {
+		t.Errorf("a replayed AP-REQ: %v, want it refused as a replay", err)
+	}
+	tok, _, err = kerberosInitiate(alice, "rm", "localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3500 * time.Millisecond) // past its 2 s life and the 1 s skew
+	if _, _, err := k.initiate(tok); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("the expired ticket: %v, want it refused", err)
+	} else {
+		t.Logf("refused: %v", err)
+	}
+}
