@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,15 +25,91 @@ import (
 // YARNDelegationTokenIdentifierProto; the password the HMAC-SHA1 of it
 // under a master key that rolls every key.update-interval.
 //
-// The tokens live in the RM's memory: an RM restart forgets them (YARN
-// keeps them in its state store).
+// Live tokens are kept in the state store with recovery on (as YARN's
+// RMStateStore keeps them), so that they outlive an RM restart.
 
 const (
 	// RMDelegationTokenKind is YARN's kind for them.
 	RMDelegationTokenKind = "RM_DELEGATION_TOKEN"
 	dtKeySecret           = "RMDelegationTokenMasterKey"
 	dtNextKeySecret       = "RMDelegationTokenNextMasterKey"
+	// Each live token is a secret named dtSecretPrefix<sequence number>;
+	// dtSeqSecret keeps the last number issued.
+	dtSecretPrefix = "RMDelegationToken_"
+	dtSeqSecret    = "RMDelegationTokenSequenceNumber"
 )
+
+// dtRecord is a token in the state store.
+type dtRecord struct {
+	ID        []byte `json:"id"` // YARNDelegationTokenIdentifierProto
+	ExpiresMs int64  `json:"expires_ms"`
+}
+
+// saveToken keeps a token (and the last sequence number) in the state
+// store; a failure is logged, and the token lives in memory. Callers
+// hold mu.
+func (r *RM) saveToken(d *dtoken) {
+	if r.store == nil {
+		return
+	}
+	raw, _ := proto.Marshal(d.id)
+	rec, _ := json.Marshal(dtRecord{ID: raw, ExpiresMs: d.expires.UnixMilli()})
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	err := r.store.PutSecret(ctx, dtSecretPrefix+strconv.Itoa(int(d.id.GetSequenceNumber())), rec)
+	if err == nil {
+		err = r.store.PutSecret(ctx, dtSeqSecret, []byte(strconv.Itoa(int(r.dtSeq))))
+	}
+	if err != nil {
+		r.log.Error().Err(err).Int32("seq", d.id.GetSequenceNumber()).Msg("state store: could not save a delegation token; an RM restart will forget it")
+	}
+}
+
+// forgetToken removes a cancelled token from the state store. Callers
+// hold mu.
+func (r *RM) forgetToken(seq int32) {
+	if r.store == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := r.store.RemoveSecret(ctx, dtSecretPrefix+strconv.Itoa(int(seq))); err != nil {
+		r.log.Error().Err(err).Int32("seq", seq).Msg("state store: could not remove a cancelled delegation token")
+	}
+}
+
+// loadTokens takes back the live tokens from the state store; expired
+// ones are dropped.
+func (r *RM) loadTokens(secrets map[string][]byte) error {
+	if b, ok := secrets[dtSeqSecret]; ok {
+		n, err := strconv.Atoi(string(b))
+		if err != nil {
+			return fmt.Errorf("the delegation token sequence number %q: %v", b, err)
+		}
+		r.dtSeq = int32(n)
+	}
+	now := time.Now()
+	for name, b := range secrets {
+		if !strings.HasPrefix(name, dtSecretPrefix) {
+			continue
+		}
+		var rec dtRecord
+		id := &pb.YARNDelegationTokenIdentifierProto{}
+		if err := json.Unmarshal(b, &rec); err != nil {
+			return fmt.Errorf("delegation token %s: %v", name, err)
+		}
+		if err := proto.Unmarshal(rec.ID, id); err != nil {
+			return fmt.Errorf("delegation token %s: %v", name, err)
+		}
+		if exp := time.UnixMilli(rec.ExpiresMs); exp.After(now) {
+			r.dtokens[id.GetSequenceNumber()] = &dtoken{id: id, expires: exp}
+		} else {
+			r.forgetToken(id.GetSequenceNumber())
+		}
+		r.dtSeq = max(r.dtSeq, id.GetSequenceNumber())
+	}
+	return nil
+}
 
 // dtoken is one issued token's state.
 type dtoken struct {
@@ -78,7 +156,9 @@ func (s clientService) GetDelegationToken(ctx context.Context, req *hadooppb.Get
 	if err != nil {
 		return nil, err
 	}
-	r.dtokens[r.dtSeq] = &dtoken{id: id, expires: minTime(now.Add(r.cfg.DTRenew), time.UnixMilli(id.GetMaxDate()))}
+	d := &dtoken{id: id, expires: minTime(now.Add(r.cfg.DTRenew), time.UnixMilli(id.GetMaxDate()))}
+	r.dtokens[r.dtSeq] = d
+	r.saveToken(d)
 	r.log.Info().Str("owner", ci.User).Str("renewer", renewer).Int32("seq", r.dtSeq).Msg("delegation token issued")
 	return &hadooppb.GetDelegationTokenResponseProto{Token: rpc.SignedToken(raw, k, RMDelegationTokenKind, advertised(r.Addr("client")))}, nil
 }
@@ -127,6 +207,7 @@ func (s clientService) RenewDelegationToken(ctx context.Context, req *hadooppb.R
 			ci.User, d.id.GetOwner(), d.id.GetSequenceNumber(), d.id.GetRenewer())
 	}
 	d.expires = minTime(time.Now().Add(r.cfg.DTRenew), time.UnixMilli(d.id.GetMaxDate()))
+	r.saveToken(d)
 	return &hadooppb.RenewDelegationTokenResponseProto{NewExpiryTime: proto.Uint64(uint64(d.expires.UnixMilli()))}, nil
 }
 
@@ -147,6 +228,7 @@ func (s clientService) CancelDelegationToken(ctx context.Context, req *hadooppb.
 			ci.User, d.id.GetOwner(), d.id.GetRenewer())
 	}
 	delete(r.dtokens, d.id.GetSequenceNumber())
+	r.forgetToken(d.id.GetSequenceNumber())
 	return &hadooppb.CancelDelegationTokenResponseProto{}, nil
 }
 
@@ -171,4 +253,16 @@ func (s dtSecrets) RetrievePassword(identifier []byte) ([]byte, string, error) {
 		return nil, "", err
 	}
 	return pw, id.GetOwner(), nil
+}
+
+// sweepTokens forgets the tokens that have expired.
+func (r *RM) sweepTokens(now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for seq, d := range r.dtokens {
+		if now.After(d.expires) {
+			delete(r.dtokens, seq)
+			r.forgetToken(seq)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/rpc"
@@ -89,5 +90,60 @@ func TestDelegationTokens(t *testing.T) {
 	}
 	if _, err := ann.GetDelegationToken(ctx, &hadooppb.GetDelegationTokenRequestProto{Renewer: proto.String(" ")}); err == nil || !strings.Contains(err.Error(), "renewer is empty") {
 		t.Errorf("no renewer: %v", err)
+	}
+}
+
+// TestDelegationTokensSurviveARestart: with recovery on, a live token
+// works on the next RM on the same store, a cancelled one does not, and
+// new tokens are numbered past the old.
+func TestDelegationTokensSurviveARestart(t *testing.T) {
+	dir := t.TempDir()
+	conf := []string{"yarn.resourcemanager.recovery.enabled=true", "loom.store.dir=" + dir}
+	ctx := context.Background()
+	r1, err := New(testConfig(t, conf...), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r1.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ann := clientOf(t, r1, "ann")
+	kept, err := ann.GetDelegationToken(ctx, &hadooppb.GetDelegationTokenRequestProto{Renewer: proto.String("oozie")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled, err := ann.GetDelegationToken(ctx, &hadooppb.GetDelegationTokenRequestProto{Renewer: proto.String("oozie")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ann.CancelDelegationToken(ctx, &hadooppb.CancelDelegationTokenRequestProto{Token: cancelled.GetToken()}); err != nil {
+		t.Fatal(err)
+	}
+	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	r1.Stop(stopCtx)
+	cancel()
+
+	r2 := startRM(t, conf...)
+	use := func(tok *hadooppb.TokenProto) error {
+		cl := rpc.NewClient(r2.Addr("client"), rpc.ClientOptions{Token: tok, Retries: -1})
+		defer cl.Close()
+		_, err := rpc.ApplicationClient{C: cl}.GetClusterMetrics(ctx, &pb.GetClusterMetricsRequestProto{})
+		return err
+	}
+	if err := use(kept.GetToken()); err != nil {
+		t.Errorf("the live token after the restart: %v", err)
+	}
+	if err := use(cancelled.GetToken()); err == nil {
+		t.Error("the cancelled token works after the restart")
+	}
+	next, err := clientOf(t, r2, "ann").GetDelegationToken(ctx, &hadooppb.GetDelegationTokenRequestProto{Renewer: proto.String("oozie")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b pb.YARNDelegationTokenIdentifierProto
+	proto.Unmarshal(kept.GetToken().GetIdentifier(), &a)
+	proto.Unmarshal(next.GetToken().GetIdentifier(), &b)
+	if b.GetSequenceNumber() <= a.GetSequenceNumber()+1 {
+		t.Errorf("the new token's number %d does not follow the old ones (%d, and a cancelled one)", b.GetSequenceNumber(), a.GetSequenceNumber())
 	}
 }

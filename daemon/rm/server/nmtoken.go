@@ -39,6 +39,7 @@ func (r *RM) rollKeys(now time.Time) {
 	if _, err := r.roll(&r.amrm, now); err != nil {
 		r.log.Error().Err(err).Msg("the AMRM master key was not rolled; the current one stays in use")
 	}
+	r.sweepTokens(now)
 	if _, err := r.roll(&r.dtKey, now); err != nil {
 		r.log.Error().Err(err).Msg("the delegation token master key was not rolled; the current one stays in use")
 	}

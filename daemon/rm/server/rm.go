@@ -229,6 +229,9 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 	if err == nil {
 		err = r.loadRollingKey(&r.dtKey, state, now)
 	}
+	if err == nil && state != nil {
+		err = r.loadTokens(state.Secrets)
+	}
 	if err != nil {
 		if r.store != nil {
 			r.store.Close()
