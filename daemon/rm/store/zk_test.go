@@ -22,7 +22,7 @@ import (
 // test` starts one, and a skipped store test would pass unseen.
 const zkHowTo = `run the tests through scripts/test-env.sh, as make test does,
 which installs Debian's zookeeper if missing and starts a private server:
-    scripts/test-env.sh go test ./rm/store
+    scripts/test-env.sh go test ./daemon/rm/store
 or point LOOM_TEST_ZK at a server you have (host:port)`
 
 // zkRun is the znode all of this run's stores live under, so that runs
