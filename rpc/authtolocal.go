@@ -102,10 +102,13 @@ func (a *AuthToLocal) ShortName(name, realm string) (string, error) {
 	comps := strings.Split(name, "/")
 	for _, r := range a.rules {
 		if r.isDefault {
-			if realm == a.realm && len(comps) <= 2 {
-				return comps[0], nil
+			if realm != a.realm || len(comps) > 2 {
+				continue
 			}
-			continue
+			if s := comps[0]; s == "" || strings.Contains(s, "@") {
+				return "", fmt.Errorf("Non-simple name %s after auth_to_local rule DEFAULT/%s@%s", s, name, realm)
+			}
+			return comps[0], nil
 		}
 		if len(comps) != r.n {
 			continue
