@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	krbclient "github.com/jcmturner/gokrb5/v8/client"
-	"github.com/jcmturner/gokrb5/v8/config"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/internal/kdctest"
@@ -51,15 +49,7 @@ func TestKerberosOnTheClientPort(t *testing.T) {
 		"-D", "yarn.nodemanager.keytab="+kdc.AddService("nm/10.9.9.9"))...)
 	anonymous := c.startNMWith(t, "nm-anonymous")
 
-	conf, err := config.Load(kdc.Conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice := krbclient.NewWithPassword("alice", kdctest.Realm, "alice-pw", conf, krbclient.DisablePAFXFAST(true))
-	if err := alice.Login(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(alice.Destroy)
+	alice := kdc.Login("alice", "alice-pw")
 	cl := rpc.NewClient(c.client, rpc.ClientOptions{Kerberos: alice, Retries: 20, RetryBackoff: 50 * time.Millisecond})
 	t.Cleanup(func() { cl.Close() })
 	c.ac = rpc.ApplicationClient{C: cl}
@@ -83,7 +73,7 @@ func TestKerberosOnTheClientPort(t *testing.T) {
 
 	// SIMPLE is refused with Hadoop's words.
 	simple := rpc.NewClient(c.client, rpc.ClientOptions{User: "mallory", Retries: -1})
-	_, err = rpc.ApplicationClient{C: simple}.GetClusterMetrics(context.Background(), &pb.GetClusterMetricsRequestProto{})
+	_, err := rpc.ApplicationClient{C: simple}.GetClusterMetrics(context.Background(), &pb.GetClusterMetricsRequestProto{})
 	simple.Close()
 	if !rpc.IsClass(err, rpc.ClassAccessControl) || !strings.Contains(err.Error(), "SIMPLE authentication is not enabled.  Available:[TOKEN, KERBEROS]") {
 		t.Errorf("a SIMPLE client: %v", err)

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jcmturner/gokrb5/v8/client"
-	"github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/spnego"
 
 	"github.com/loomrm/loom/internal/kdctest"
@@ -82,16 +80,7 @@ func TestSPNEGOWithARealKDC(t *testing.T) {
 	}
 
 	// gokrb5's SPNEGO client, logged in with alice's password.
-	conf, err := config.Load(kdc.Conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := client.NewWithPassword("alice", kdctest.Realm, "alice-pw", conf, client.DisablePAFXFAST(true))
-	if err := cl.Login(); err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Destroy()
-	resp, err := spnego.NewClient(cl, nil, "HTTP/localhost").Get(base + "/ws/v1/cluster/apps/" + na.ID)
+	resp, err := spnego.NewClient(kdc.Login("alice", "alice-pw"), nil, "HTTP/localhost").Get(base + "/ws/v1/cluster/apps/" + na.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

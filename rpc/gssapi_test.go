@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	krbclient "github.com/jcmturner/gokrb5/v8/client"
-	"github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/iana/etypeID"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 
@@ -32,15 +30,7 @@ func TestKerberosWithARealKDC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conf, err := config.Load(kdc.Conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice := krbclient.NewWithPassword("alice", kdctest.Realm, "alice-pw", conf, krbclient.DisablePAFXFAST(true))
-	if err := alice.Login(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(alice.Destroy)
+	alice := kdc.Login("alice", "alice-pw")
 	krb := &Kerberos{Keytab: kt, Protocol: "rm", Host: "localhost", Realm: kdctest.Realm}
 
 	_, addr, _ := startServer(t, ServerOptions{Kerberos: krb})
@@ -235,15 +225,7 @@ func TestExpiredKerberosTicket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conf, err := config.Load(kdc.Conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	alice := krbclient.NewWithPassword("alice", kdctest.Realm, "alice-pw", conf, krbclient.DisablePAFXFAST(true))
-	if err := alice.Login(); err != nil {
-		t.Fatal(err)
-	}
-	defer alice.Destroy()
+	alice := kdc.Login("alice", "alice-pw")
 	k := &Kerberos{Keytab: kt, Protocol: "rm", Host: "localhost", Realm: kdctest.Realm, MaxClockSkew: time.Second}
 	tok, _, err := kerberosInitiate(alice, "rm", "localhost")
 	if err != nil {

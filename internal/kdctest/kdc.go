@@ -15,6 +15,9 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	krbclient "github.com/jcmturner/gokrb5/v8/client"
+	"github.com/jcmturner/gokrb5/v8/config"
 )
 
 // Realm is the test realm.
@@ -181,3 +184,19 @@ func (k *KDC) Kinit(user, password string) string {
 
 // Env is the environment a Kerberos client uses to reach this KDC.
 func (k *KDC) Env() []string { return append([]string{}, k.env...) }
+
+// Login logs user in with gokrb5, as a Go client does, and logs out when
+// the test ends.
+func (k *KDC) Login(user, password string) *krbclient.Client {
+	k.tb.Helper()
+	conf, err := config.Load(k.Conf)
+	if err != nil {
+		k.tb.Fatal(err)
+	}
+	cl := krbclient.NewWithPassword(user, Realm, password, conf, krbclient.DisablePAFXFAST(true))
+	if err := cl.Login(); err != nil {
+		k.tb.Fatalf("login as %s: %v", user, err)
+	}
+	k.tb.Cleanup(cl.Destroy)
+	return cl
+}

@@ -190,21 +190,33 @@ func (r *RM) liveToken(t *hadooppb.TokenProto) (*dtoken, error) {
 	return d, nil
 }
 
-func (s clientService) RenewDelegationToken(ctx context.Context, req *hadooppb.RenewDelegationTokenRequestProto) (*hadooppb.RenewDelegationTokenResponseProto, error) {
-	r := s.r
-	if err := r.delegationAllowed(ctx, "renewed"); err != nil {
-		return nil, err
+// tokenOp starts a renewal or a cancellation: the operation is allowed
+// on this connection and the token is live. On success it returns with
+// mu held, for the caller to release.
+func (r *RM) tokenOp(ctx context.Context, verb string, t *hadooppb.TokenProto) (*dtoken, string, error) {
+	if err := r.delegationAllowed(ctx, verb); err != nil {
+		return nil, "", err
 	}
 	ci, _ := rpc.CallFromContext(ctx)
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	d, err := r.liveToken(req.GetToken())
+	d, err := r.liveToken(t)
+	if err != nil {
+		r.mu.Unlock()
+		return nil, "", err
+	}
+	return d, ci.User, nil
+}
+
+func (s clientService) RenewDelegationToken(ctx context.Context, req *hadooppb.RenewDelegationTokenRequestProto) (*hadooppb.RenewDelegationTokenResponseProto, error) {
+	r := s.r
+	d, user, err := r.tokenOp(ctx, "renewed", req.GetToken())
 	if err != nil {
 		return nil, err
 	}
-	if ci.User != d.id.GetRenewer() {
+	defer r.mu.Unlock()
+	if user != d.id.GetRenewer() {
 		return nil, rpc.Errorf(rpc.ClassAccessControl, "%s tries to renew a token (owner=%s, sequenceNumber=%d) with non-matching renewer %s",
-			ci.User, d.id.GetOwner(), d.id.GetSequenceNumber(), d.id.GetRenewer())
+			user, d.id.GetOwner(), d.id.GetSequenceNumber(), d.id.GetRenewer())
 	}
 	d.expires = minTime(time.Now().Add(r.cfg.DTRenew), time.UnixMilli(d.id.GetMaxDate()))
 	r.saveToken(d)
@@ -213,19 +225,14 @@ func (s clientService) RenewDelegationToken(ctx context.Context, req *hadooppb.R
 
 func (s clientService) CancelDelegationToken(ctx context.Context, req *hadooppb.CancelDelegationTokenRequestProto) (*hadooppb.CancelDelegationTokenResponseProto, error) {
 	r := s.r
-	if err := r.delegationAllowed(ctx, "cancelled"); err != nil {
-		return nil, err
-	}
-	ci, _ := rpc.CallFromContext(ctx)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	d, err := r.liveToken(req.GetToken())
+	d, user, err := r.tokenOp(ctx, "cancelled", req.GetToken())
 	if err != nil {
 		return nil, err
 	}
-	if ci.User != d.id.GetOwner() && ci.User != d.id.GetRenewer() {
+	defer r.mu.Unlock()
+	if user != d.id.GetOwner() && user != d.id.GetRenewer() {
 		return nil, rpc.Errorf(rpc.ClassAccessControl, "%s is not authorized to cancel the token (owner=%s, renewer=%s)",
-			ci.User, d.id.GetOwner(), d.id.GetRenewer())
+			user, d.id.GetOwner(), d.id.GetRenewer())
 	}
 	delete(r.dtokens, d.id.GetSequenceNumber())
 	r.forgetToken(d.id.GetSequenceNumber())
