@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -912,9 +913,18 @@ func (c *serverConn) sasl(h *requestHeader, rest []byte) error {
 			c.digest, c.token, c.tokenUser = nil, id, user
 			reply.Token = rspauth
 		default:
-			offer := "SIMPLE auth only (Kerberos is not supported)"
+			var offers []string
 			if c.s.opts.Secrets != nil {
-				offer = "TOKEN (DIGEST-MD5) and SIMPLE auth only (Kerberos is not supported)"
+				offers = append(offers, "TOKEN (DIGEST-MD5)")
+			}
+			if c.s.opts.Kerberos != nil {
+				offers = append(offers, "KERBEROS (GSSAPI)")
+			} else {
+				offers = append(offers, "SIMPLE")
+			}
+			offer := strings.Join(offers, " and ") + " auth only"
+			if c.s.opts.Kerberos == nil {
+				offer += " (Kerberos is not configured: " + KeyAuthentication + ")"
 			}
 			return unauthorized(ClassSasl, "auth method %s is not supported: this server accepts %s", method, offer)
 		}

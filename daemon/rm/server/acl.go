@@ -8,9 +8,10 @@ import (
 // ACLs, as YARN checks them when yarn.acl.enable is true: an app may be
 // killed by its owner, by the users its MODIFY_APP ACL names, or by an
 // admin (yarn.admin.acl); only an admin may change P(Altruism). The user
-// is who the IPC connection context says (or REST's user.name): SIMPLE
-// auth, no Kerberos. Groups come from this machine's group database, as
-// Hadoop's default group mapping.
+// is the connection's: its Kerberos principal's short name or token's
+// owner where those authenticate it, else who the IPC connection context
+// says (or REST's user.name, or the SPNEGO principal). Groups come from
+// this machine's group database, as Hadoop's default group mapping.
 
 // isAdmin says whether user may administer the cluster.
 func (r *RM) isAdmin(user string) bool {
