@@ -133,7 +133,7 @@ func TestConformance(t *testing.T) {
 		{"applicationclient_protocol.proto", rpc.ApplicationClientProtocol, client, false},
 		// Last but one: finishApplicationMaster unregisters the AM.
 		{"ResourceTracker.proto", rpc.ResourceTrackerProtocol, tracker, false},
-		{"containermanagement_protocol.proto", rpc.ContainerManagementProtocol, nm, true},
+		{"containermanagement_protocol.proto", rpc.ContainerManagementProtocol, nm, false},
 		{"applicationmaster_protocol.proto", rpc.ApplicationMasterProtocol, am.C, false},
 	}
 	var missing []string

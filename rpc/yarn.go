@@ -363,13 +363,44 @@ type ContainerManagementServer interface {
 	GetContainerStatuses(context.Context, *pb.GetContainerStatusesRequestProto) (*pb.GetContainerStatusesResponseProto, error)
 }
 
-// ContainerManagementService is ContainerManagementProtocol served by s.
+// ContainerManagementExtServer is the rest of the protocol, which a real
+// NodeManager serves (simulated ones in tests and benchmarks need not).
+type ContainerManagementExtServer interface {
+	IncreaseContainersResource(context.Context, *pb.IncreaseContainersResourceRequestProto) (*pb.IncreaseContainersResourceResponseProto, error)
+	UpdateContainer(context.Context, *pb.ContainerUpdateRequestProto) (*pb.ContainerUpdateResponseProto, error)
+	SignalToContainer(context.Context, *pb.SignalContainerRequestProto) (*pb.SignalContainerResponseProto, error)
+	Localize(context.Context, *pb.ResourceLocalizationRequestProto) (*pb.ResourceLocalizationResponseProto, error)
+	ReInitializeContainer(context.Context, *pb.ReInitializeContainerRequestProto) (*pb.ReInitializeContainerResponseProto, error)
+	RestartContainer(context.Context, *pb.ContainerIdProto) (*pb.RestartContainerResponseProto, error)
+	RollbackLastReInitialization(context.Context, *pb.ContainerIdProto) (*pb.RollbackResponseProto, error)
+	CommitLastReInitialization(context.Context, *pb.ContainerIdProto) (*pb.CommitResponseProto, error)
+	GetLocalizationStatuses(context.Context, *pb.GetLocalizationStatusesRequestProto) (*pb.GetLocalizationStatusesResponseProto, error)
+}
+
+// ContainerManagementService is ContainerManagementProtocol served by s:
+// every method of containermanagement_protocol.proto when s serves them
+// (ContainerManagementExtServer), else the three a simulated NM needs.
 func ContainerManagementService(s ContainerManagementServer) Protocol {
-	return Protocol{Name: ContainerManagementProtocol, Methods: []Method{
+	p := Protocol{Name: ContainerManagementProtocol, Methods: []Method{
 		Unary("startContainers", s.StartContainers),
 		Unary("stopContainers", s.StopContainers),
 		Unary("getContainerStatuses", s.GetContainerStatuses),
 	}}
+	x, ok := s.(ContainerManagementExtServer)
+	if !ok {
+		return p
+	}
+	p.Methods = append(p.Methods,
+		Unary("increaseContainersResource", x.IncreaseContainersResource),
+		Unary("updateContainer", x.UpdateContainer),
+		Unary("signalToContainer", x.SignalToContainer),
+		Unary("localize", x.Localize),
+		Unary("reInitializeContainer", x.ReInitializeContainer),
+		Unary("restartContainer", x.RestartContainer),
+		Unary("rollbackLastReInitialization", x.RollbackLastReInitialization),
+		Unary("commitLastReInitialization", x.CommitLastReInitialization),
+		Unary("getLocalizationStatuses", x.GetLocalizationStatuses))
+	return p
 }
 
 // ContainerManagementClient calls ContainerManagementProtocol.
@@ -385,4 +416,40 @@ func (c ContainerManagementClient) StopContainers(ctx context.Context, req *pb.S
 
 func (c ContainerManagementClient) GetContainerStatuses(ctx context.Context, req *pb.GetContainerStatusesRequestProto) (*pb.GetContainerStatusesResponseProto, error) {
 	return call[pb.GetContainerStatusesResponseProto](ctx, c.C, ContainerManagementProtocol, "getContainerStatuses", req, Idempotent())
+}
+
+func (c ContainerManagementClient) IncreaseContainersResource(ctx context.Context, req *pb.IncreaseContainersResourceRequestProto) (*pb.IncreaseContainersResourceResponseProto, error) {
+	return call[pb.IncreaseContainersResourceResponseProto](ctx, c.C, ContainerManagementProtocol, "increaseContainersResource", req)
+}
+
+func (c ContainerManagementClient) UpdateContainer(ctx context.Context, req *pb.ContainerUpdateRequestProto) (*pb.ContainerUpdateResponseProto, error) {
+	return call[pb.ContainerUpdateResponseProto](ctx, c.C, ContainerManagementProtocol, "updateContainer", req)
+}
+
+func (c ContainerManagementClient) SignalToContainer(ctx context.Context, req *pb.SignalContainerRequestProto) (*pb.SignalContainerResponseProto, error) {
+	return call[pb.SignalContainerResponseProto](ctx, c.C, ContainerManagementProtocol, "signalToContainer", req)
+}
+
+func (c ContainerManagementClient) Localize(ctx context.Context, req *pb.ResourceLocalizationRequestProto) (*pb.ResourceLocalizationResponseProto, error) {
+	return call[pb.ResourceLocalizationResponseProto](ctx, c.C, ContainerManagementProtocol, "localize", req)
+}
+
+func (c ContainerManagementClient) ReInitializeContainer(ctx context.Context, req *pb.ReInitializeContainerRequestProto) (*pb.ReInitializeContainerResponseProto, error) {
+	return call[pb.ReInitializeContainerResponseProto](ctx, c.C, ContainerManagementProtocol, "reInitializeContainer", req)
+}
+
+func (c ContainerManagementClient) RestartContainer(ctx context.Context, req *pb.ContainerIdProto) (*pb.RestartContainerResponseProto, error) {
+	return call[pb.RestartContainerResponseProto](ctx, c.C, ContainerManagementProtocol, "restartContainer", req)
+}
+
+func (c ContainerManagementClient) RollbackLastReInitialization(ctx context.Context, req *pb.ContainerIdProto) (*pb.RollbackResponseProto, error) {
+	return call[pb.RollbackResponseProto](ctx, c.C, ContainerManagementProtocol, "rollbackLastReInitialization", req)
+}
+
+func (c ContainerManagementClient) CommitLastReInitialization(ctx context.Context, req *pb.ContainerIdProto) (*pb.CommitResponseProto, error) {
+	return call[pb.CommitResponseProto](ctx, c.C, ContainerManagementProtocol, "commitLastReInitialization", req)
+}
+
+func (c ContainerManagementClient) GetLocalizationStatuses(ctx context.Context, req *pb.GetLocalizationStatusesRequestProto) (*pb.GetLocalizationStatusesResponseProto, error) {
+	return call[pb.GetLocalizationStatusesResponseProto](ctx, c.C, ContainerManagementProtocol, "getLocalizationStatuses", req)
 }

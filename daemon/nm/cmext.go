@@ -1,0 +1,159 @@
+package nm
+
+import (
+	"context"
+	"syscall"
+
+	"github.com/loomrm/loom/rpc"
+	"github.com/loomrm/loom/rpc/hadooppb"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// The rest of ContainerManagementProtocol, as Hadoop 3.3's NodeManager
+// serves it: signals reach a container's processes; what Loom's NM does
+// not do (resizing a running container, re-localising, re-initialising,
+// restarting, rolling back or committing) is answered with YARN's
+// exception and a message saying so, never a missing method. Every call
+// is authorised by the caller's NMToken, as startContainers is.
+
+var _ rpc.ContainerManagementExtServer = cmService{}
+
+// signals are YARN's signal commands as the NM sends them (its
+// ContainerExecutor's Signal).
+var signals = map[pb.SignalContainerCommandProto]syscall.Signal{
+	pb.SignalContainerCommandProto_OUTPUT_THREAD_DUMP: syscall.SIGQUIT,
+	pb.SignalContainerCommandProto_GRACEFUL_SHUTDOWN:  syscall.SIGTERM,
+	pb.SignalContainerCommandProto_FORCEFUL_SHUTDOWN:  syscall.SIGKILL,
+}
+
+// ownContainer finds a container the caller's NMToken may act on, or
+// YARN's error.
+func (s cmService) ownContainer(ctx context.Context, cid *pb.ContainerIdProto, verb string) (*container, error) {
+	tok, err := callerNMToken(ctx)
+	if err != nil {
+		return nil, rpc.Errorf(classInvalidToken, "%s: %v", invalidNMToken, err)
+	}
+	if e := authorizeCaller(tok, cid, verb); e != nil {
+		return nil, rpc.Errorf(e.GetClassName(), "%s", e.GetMessage())
+	}
+	c, e := s.n.lookupLocked(cid)
+	if e != nil {
+		return nil, rpc.Errorf(e.GetClassName(), "%s", e.GetMessage())
+	}
+	return c, nil
+}
+
+func (s cmService) SignalToContainer(ctx context.Context, req *pb.SignalContainerRequestProto) (*pb.SignalContainerResponseProto, error) {
+	n := s.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c, err := s.ownContainer(ctx, req.GetContainerId(), "signal")
+	if err != nil {
+		return nil, err
+	}
+	sig, ok := signals[req.GetCommand()]
+	switch {
+	case !ok:
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Invalid signal command %v", req.GetCommand())
+	case c.exec != nil:
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Container %s is a lease on its app's executor: it has no process of its own to signal (stop it instead)", c.idStr)
+	case c.state != stateRunning || c.pid <= 0:
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Container %s is not running: nothing to signal", c.idStr)
+	}
+	if err := syscall.Kill(-c.pid, sig); err != nil {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "signal %v to container %s: %v", req.GetCommand(), c.idStr, err)
+	}
+	n.log.Info().Str("container", c.idStr).Str("signal", req.GetCommand().String()).Msg("container signalled")
+	return &pb.SignalContainerResponseProto{}, nil
+}
+
+// noResize answers each container token of a resize or update with a
+// failure: Loom's NM does not change a running container's resource.
+func (s cmService) noResize(ctx context.Context, toks []*hadooppb.TokenProto) []*pb.ContainerExceptionMapProto {
+	var failed []*pb.ContainerExceptionMapProto
+	for _, tok := range toks {
+		id, err := DecodeContainerToken(tok)
+		if err != nil {
+			failed = append(failed, failure(nil, serialized(classInvalidToken, "%v", err)))
+			continue
+		}
+		s.n.mu.Lock()
+		_, oerr := s.ownContainer(ctx, id.GetContainerId(), "update")
+		s.n.mu.Unlock()
+		if re, ok := oerr.(*rpc.RemoteError); ok {
+			failed = append(failed, failure(id.GetContainerId(), serialized(re.Class, "%s", re.Message)))
+			continue
+		}
+		failed = append(failed, failure(id.GetContainerId(), serialized(rpc.ClassYarnException,
+			"Container %s: Loom's NodeManager does not change a running container's resource or execution type (container update)",
+			ContainerIDString(id.GetContainerId()))))
+	}
+	return failed
+}
+
+func (s cmService) IncreaseContainersResource(ctx context.Context, req *pb.IncreaseContainersResourceRequestProto) (*pb.IncreaseContainersResourceResponseProto, error) {
+	return &pb.IncreaseContainersResourceResponseProto{FailedRequests: s.noResize(ctx, req.GetIncreaseContainers())}, nil
+}
+
+func (s cmService) UpdateContainer(ctx context.Context, req *pb.ContainerUpdateRequestProto) (*pb.ContainerUpdateResponseProto, error) {
+	return &pb.ContainerUpdateResponseProto{FailedRequests: s.noResize(ctx, req.GetUpdateContainerToken())}, nil
+}
+
+// notSupported answers a container operation Loom's NM does not do,
+// after the same checks as the others (token, ownership, the container).
+func (s cmService) notSupported(ctx context.Context, cid *pb.ContainerIdProto, verb, what string) error {
+	s.n.mu.Lock()
+	defer s.n.mu.Unlock()
+	if _, err := s.ownContainer(ctx, cid, verb); err != nil {
+		return err
+	}
+	return rpc.Errorf(rpc.ClassYarnException, "Container %s: Loom's NodeManager does not %s yet", ContainerIDString(cid), what)
+}
+
+func (s cmService) Localize(ctx context.Context, req *pb.ResourceLocalizationRequestProto) (*pb.ResourceLocalizationResponseProto, error) {
+	return nil, s.notSupported(ctx, req.GetContainerId(), "localize for", "localize resources for a running container")
+}
+
+func (s cmService) ReInitializeContainer(ctx context.Context, req *pb.ReInitializeContainerRequestProto) (*pb.ReInitializeContainerResponseProto, error) {
+	return nil, s.notSupported(ctx, req.GetContainerId(), "re-initialize", "re-initialize a container with a new launch context")
+}
+
+func (s cmService) RestartContainer(ctx context.Context, req *pb.ContainerIdProto) (*pb.RestartContainerResponseProto, error) {
+	return nil, s.notSupported(ctx, req, "restart", "restart a container in place (stop it and ask the RM for another)")
+}
+
+func (s cmService) RollbackLastReInitialization(ctx context.Context, req *pb.ContainerIdProto) (*pb.RollbackResponseProto, error) {
+	return nil, s.notSupported(ctx, req, "roll back", "re-initialize containers, so there is nothing to roll back")
+}
+
+func (s cmService) CommitLastReInitialization(ctx context.Context, req *pb.ContainerIdProto) (*pb.CommitResponseProto, error) {
+	return nil, s.notSupported(ctx, req, "commit", "re-initialize containers, so there is nothing to commit")
+}
+
+// GetLocalizationStatuses: Loom localises every resource before the
+// process starts, so a container the NM runs has its resources COMPLETED.
+func (s cmService) GetLocalizationStatuses(ctx context.Context, req *pb.GetLocalizationStatusesRequestProto) (*pb.GetLocalizationStatusesResponseProto, error) {
+	n := s.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	resp := &pb.GetLocalizationStatusesResponseProto{}
+	for _, cid := range req.GetContainerId() {
+		c, err := s.ownContainer(ctx, cid, "get localization statuses of")
+		if err != nil {
+			re, _ := err.(*rpc.RemoteError)
+			resp.FailedRequests = append(resp.FailedRequests, failure(cid, serialized(re.Class, "%s", re.Message)))
+			continue
+		}
+		st := &pb.ContainerLocalizationStatusesProto{ContainerId: cid}
+		state := pb.LocalizationStateProto_L_COMPLETED
+		if c.state != stateRunning && c.pid <= 0 {
+			state = pb.LocalizationStateProto_L_PENDING
+		}
+		for _, lr := range c.launch.GetLocalResources() {
+			st.LocalizationStatuses = append(st.LocalizationStatuses, &pb.LocalizationStatusProto{
+				ResourceKey: lr.Key, LocalizationState: state.Enum()})
+		}
+		resp.CntnLocalizationStatuses = append(resp.CntnLocalizationStatuses, st)
+	}
+	return resp, nil
+}
