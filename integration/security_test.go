@@ -43,6 +43,10 @@ func TestSecuritySuite(t *testing.T) {
 		// port gives a request 2 s, so that the rows below run quickly.
 		"-D", "loom.rpc.limit-loopback=true", "-D", "loom.webapp.read-timeout-ms=2000")
 	w := web{t, "http://" + c.web}
+	// The RM lifts its open-file limit to the hard limit and says so.
+	if out := c.rm.out.String(); !strings.Contains(out, "open-file limit") {
+		t.Errorf("the RM does not say its open-file limit:\n%s", out)
+	}
 
 	t.Run("anonymous REST submission of an AM command is refused", func(t *testing.T) {
 		ran := filepath.Join(c.dir, "rest-command-ran")

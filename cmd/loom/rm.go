@@ -115,7 +115,9 @@ A broken or contradictory config is refused at start, naming the key.`,
 			if err != nil {
 				return err
 			}
-			r, err := server.New(cfg, daemonLogger())
+			log := daemonLogger()
+			raiseFileLimit(log)
+			r, err := server.New(cfg, log)
 			if err != nil {
 				return err
 			}
@@ -131,4 +133,25 @@ A broken or contradictory config is refused at start, naming the key.`,
 	}
 	cf.add(cmd)
 	return cmd
+}
+
+// raiseFileLimit lifts the open-file limit to its hard limit: every
+// NodeManager, AM and client holds a connection, and a 10,000-node load
+// test stopped at the 4,096th NM on the usual soft limit. It says what the
+// limit is.
+func raiseFileLimit(log zerolog.Logger) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		log.Warn().Err(err).Msg("cannot read the open-file limit")
+		return
+	}
+	soft := lim.Cur
+	if lim.Cur < lim.Max {
+		lim.Cur = lim.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			log.Warn().Err(err).Uint64("soft", soft).Uint64("hard", lim.Max).Msg("cannot raise the open-file limit; connections beyond it are refused")
+			return
+		}
+	}
+	log.Info().Uint64("was", soft).Uint64("now", lim.Cur).Msg("open-file limit")
 }
