@@ -290,6 +290,23 @@ func TestRESTAgainstARunningRM(t *testing.T) {
 	// Kill over REST: 202, then 200 KILLED; any other target is 400.
 	sleeper := w.newApp("sleeper", "sleep 60")
 	w.waitState(sleeper, "ACCEPTED") // its AM never registers
+	// Its timeout and priority over REST, as YARN's PUT .../timeout and
+	// .../priority; a move is refused with the RPC handler's words.
+	expiry := time.Now().Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000-0700")
+	var tmo struct {
+		Timeout struct{ Type, ExpiryTime string }
+	}
+	w.json("PUT", "/ws/v1/cluster/apps/"+sleeper+"/timeout", `{"timeout":{"type":"LIFETIME","expiryTime":"`+expiry+`"}}`, 200, &tmo)
+	if tmo.Timeout.Type != "LIFETIME" || tmo.Timeout.ExpiryTime == "UNLIMITED" || tmo.Timeout.ExpiryTime == "" {
+		t.Errorf("PUT timeout: %+v", tmo)
+	}
+	var pri struct{ Priority int }
+	w.json("PUT", "/ws/v1/cluster/apps/"+sleeper+"/priority", `{"priority":0}`, 200, &pri)
+	if msg := w.do("PUT", "/ws/v1/cluster/apps/"+sleeper+"/queue", `{"queue":"no-such-queue"}`); msg.status < 400 ||
+		!strings.Contains(string(msg.body), "RemoteException") {
+		t.Errorf("PUT queue: %d %s, want YARN's refusal", msg.status, msg.body)
+	}
+	w.remoteException("PUT", "/ws/v1/cluster/apps/"+sleeper+"/priority", `{}`, 400, "BadRequestException")
 	w.remoteException("PUT", "/ws/v1/cluster/apps/"+sleeper+"/state", `{"state":"RUNNING"}`, 400, "BadRequestException")
 	kill := w.do("PUT", "/ws/v1/cluster/apps/"+sleeper+"/state", `{"state":"KILLED"}`)
 	if kill.status != http.StatusAccepted || kill.header.Get("Location") == "" {

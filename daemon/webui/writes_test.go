@@ -34,6 +34,12 @@ var writeCases = []struct {
 	{"createNewApplication", http.MethodPost, "/ws/v1/cluster/apps/new-application", "", false, http.StatusOK, "GetNewApplication"},
 	{"updateAppState", http.MethodPut, "/ws/v1/cluster/apps/application_1700000000000_0001/state", `{"state":"KILLED"}`, false,
 		http.StatusAccepted, "ForceKillApplication"},
+	{"updateAppQueue", http.MethodPut, "/ws/v1/cluster/apps/application_1700000000000_0001/queue", `{"queue":"etl"}`, false,
+		http.StatusOK, "MoveApplicationAcrossQueues"},
+	{"updateAppPriority", http.MethodPut, "/ws/v1/cluster/apps/application_1700000000000_0001/priority", `{"priority":3}`, false,
+		http.StatusOK, "UpdateApplicationPriority"},
+	{"updateAppTimeout", http.MethodPut, "/ws/v1/cluster/apps/application_1700000000000_0001/timeout",
+		`{"timeout":{"type":"LIFETIME","expiryTime":"2026-12-01T10:00:00.000+0000"}}`, false, http.StatusOK, "UpdateApplicationTimeouts"},
 }
 
 // TestRESTWritesOffByDefault: each call that changes state is a 403
