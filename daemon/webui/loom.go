@@ -86,7 +86,8 @@ func getLoomScheduler(c *call) error {
 	s := c.s.b.Scheduler()
 	out := dao.Scheduler{Policy: s.Policy, PAltruism: finite(s.PAltruism), LeftoverOrder: s.LeftoverOrder,
 		LeftoverCap: finite(s.LeftoverCap), Capacity: vec(s.Capacity), Used: vec(s.Used), Leftover: vec(s.Leftover),
-		Apps: make([]dao.AppShare, 0, len(s.Apps)), Queues: make([]dao.QueueShare, 0, len(s.Queues))}
+		Apps: make([]dao.AppShare, 0, len(s.Apps)), Queues: make([]dao.QueueShare, 0, len(s.Queues)),
+		RESTWrites: c.s.b.RESTWritesEnabled()}
 	for _, a := range s.Apps {
 		out.Apps = append(out.Apps, dao.AppShare{ID: a.ID, Name: a.Name, Queue: a.Queue, User: a.User,
 			Share: vec(a.Share), DominantShare: finite(a.DominantShare), Usage: vec(a.Usage),

@@ -213,6 +213,10 @@ func TestUI(t *testing.T) {
 	// Operations: a wrong credential is refused, the right one applies
 	// after the confirmation.
 	do("ops page", chromedp.Navigate(srv.URL+"/#/ops"), chromedp.WaitVisible(chromedp.CSS(`#p-now`)))
+	// The page says whether REST writes are on, and how to turn them on.
+	if msg := text(`#rest-writes`); !strings.Contains(msg, "off") || !strings.Contains(msg, "loom.webapp.rest-write.enabled=true") {
+		t.Errorf("the REST writes card: %q", msg)
+	}
 	do("wrong secret", chromedp.SetValue(chromedp.CSS(`#p`), "0.3"), chromedp.SetValue(chromedp.CSS(`#secret`), "guess"),
 		chromedp.Click(chromedp.CSS(`#review`)), chromedp.WaitVisible(chromedp.CSS(`#confirm-change`)),
 		chromedp.Click(chromedp.CSS(`#confirm-change`)),

@@ -67,6 +67,9 @@ type Scheduler struct {
 	Leftover      fairness.Vector `json:"leftover"`
 	Apps          []AppShare      `json:"apps"`
 	Queues        []QueueShare    `json:"queues"`
+	// RESTWrites says whether REST calls may change state
+	// (loom.webapp.rest-write.enabled, or authenticated callers).
+	RESTWrites bool `json:"restWrites"`
 }
 
 // AppShare is one running app as the scheduler sees it.

@@ -82,7 +82,13 @@ export function render(main) {
       h('div', { class: 'card' }, h('div', { class: 'label' }, 'leftover order'), h('div', { class: 'value' }, s.leftoverOrder),
         h('div', { class: 'detail' }, ORDERS[s.leftoverOrder] || '')),
       h('div', { class: 'card' }, h('div', { class: 'label' }, 'leftover cap'), h('div', { class: 'value' }, s.leftoverCap ? num(s.leftoverCap) : 'none')),
-      h('div', { class: 'card' }, h('div', { class: 'label' }, 'policy'), h('div', { class: 'value' }, s.policy)));
+      h('div', { class: 'card' }, h('div', { class: 'label' }, 'policy'), h('div', { class: 'value' }, s.policy)),
+      h('div', { class: 'card', id: 'rest-writes' }, h('div', { class: 'label' }, 'REST calls that change state'),
+        h('div', { class: 'value' }, s.restWrites ? 'on' : 'off'),
+        h('div', { class: 'detail' }, s.restWrites
+          ? 'submit, kill and the app PUTs are served over REST'
+          : 'submit, kill and the app PUTs answer 403: with SIMPLE auth anyone reaching this port could run commands. '
+            + 'Set loom.webapp.rest-write.enabled=true only where every client is trusted, or turn on Kerberos (SPNEGO).')));
     if (pInput.value === '' && document.activeElement !== pInput) pInput.value = a.p;
     drawHistory(a);
   }
