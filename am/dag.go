@@ -100,9 +100,10 @@ type DAG struct {
 	state   *altruism.Job
 	planner altruism.Planner
 	rng     *rand.Rand
-	// rank is each stage's priority: breadth-first order, or the
-	// reverse-packing order once an altruistic plan exists.
+	// rank is each stage's priority: breadth-first order (bfRank), or
+	// the reverse-packing order once an altruistic plan exists.
 	rank    []int
+	bfRank  []int
 	next    []int           // next task index to start, per stage
 	retries [][]int         // task indices waiting to be retried, per stage
 	attempt map[taskKey]int // the highest attempt number given, per task
@@ -140,7 +141,8 @@ func NewDAG(job *workload.Job, cfg Config) (*DAG, error) {
 		fails:   map[taskKey]int{},
 		running: map[int64]*run{},
 	}
-	d.rank = breadthFirst(state)
+	d.bfRank = breadthFirst(state)
+	d.rank = slices.Clone(d.bfRank)
 	return d, nil
 }
 
@@ -185,13 +187,16 @@ func (d *DAG) Decide(now time.Duration, share, capacity fairness.Vector, p float
 	}
 	def := make([]int, len(d.state.Stages))
 	alt := make([]int, len(d.state.Stages))
-	if d.cfg.Altruistic {
+	// P(Altruism) 0 is DRF's AM, exactly: no plan, every runnable task
+	// DEFAULT, breadth-first, whatever an earlier plan ranked.
+	if d.cfg.Altruistic && p > 0 {
 		plan := d.planner.Plan(d.state, share, now)
 		sp := plan.Split(d.state, altruism.Decide(p, d.rng))
 		def, alt = sp.Default, sp.Altruistic
 		req.Wake, req.HasWake, req.Yielding, req.Finish = sp.Wake, sp.HasWake, sp.Yielding, plan.Finish
 		d.rankByPlan(plan)
 	} else {
+		copy(d.rank, d.bfRank)
 		for i, s := range d.state.Stages {
 			if d.state.Runnable(i) {
 				def[i] = s.Pending

@@ -508,6 +508,7 @@ func (c *Core) schedule(ids []NodeID) ([]Action, error) {
 	for _, k := range cands.Asks {
 		left += k.Count
 	}
+	pol := c.nodePolicy()
 	var acts []Action
 	visit := func(id NodeID) {
 		n := c.nodes[id]
@@ -515,7 +516,7 @@ func (c *Core) schedule(ids []NodeID) ([]Action, error) {
 		placed := false
 		if slices.ContainsFunc(c.shapes, func(d fairness.Vector) bool { return d.FitsIn(free) }) {
 			state := NodeState{Free: free, Capacity: n.capacity, Cluster: c.capacity}
-			for _, as := range c.cfg.Policy.Fill(state, cands) {
+			for _, as := range pol.Fill(state, cands) {
 				acts = append(acts, c.grant(n, cands, owner, as)...)
 				left -= as.Count
 				placed = true
@@ -537,6 +538,17 @@ func (c *Core) schedule(ids []NodeID) ([]Action, error) {
 		visit(NodeID(i))
 	}
 	return acts, nil
+}
+
+// nodePolicy is the node pass to run now. Carbyne at P(Altruism) 0 is
+// DRF: no job yields, so there is no leftover to hand out, and Carbyne
+// then schedules exactly as DRF does, so that turning the knob to 0 live
+// gives the fairness baseline itself.
+func (c *Core) nodePolicy() Policy {
+	if _, ok := c.cfg.Policy.(carbyne); ok && c.cfg.PAltruism == 0 {
+		return drf{}
+	}
+	return c.cfg.Policy
 }
 
 // grant creates the containers of one placement.

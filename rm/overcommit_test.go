@@ -17,7 +17,7 @@ func TestNeverOvercommits(t *testing.T) {
 	for name, pol := range policies {
 		for seed := uint64(0); seed < 200; seed++ {
 			rng := rand.New(rand.NewPCG(seed, 7))
-			c := New(Config{Policy: pol})
+			c := New(Config{Policy: pol, PAltruism: 1})
 			nodes := 1 + rng.IntN(4)
 			for n := range nodes {
 				step(t, c, NodeUp{Node: NodeID(n), Capacity: fairness.New(4096, 4)})

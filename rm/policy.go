@@ -138,12 +138,21 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	}
 }
 
-// Tetris packs across jobs with its fairness knob f → 0: each task goes to
-// the ask with the best packing score plus ε times its shortest-remaining-
-// work score, whoever asks.
+// Tetris packs across jobs as the Tetris paper does: each task goes to the
+// ask with the best packing score plus ε times its shortest-remaining-work
+// score. Its fairness knob f is 0 here (f → 0, the paper's performance
+// setting, the one the Carbyne paper compares against): whoever asks.
 func Tetris() Policy { return tetris{} }
 
-type tetris struct{}
+// TetrisFair is Tetris with its fairness knob f in [0, 1]: at each pick only
+// the ⌈(1−f)·N⌉ of the N apps with a task that fits the node, those
+// furthest below their fair share, are considered. f = 0 is Tetris; f = 1
+// considers only the app furthest below its share (the Carbyne paper's
+// "Tetris Fair"). Considering only apps with a fitting task keeps every f
+// work-conserving.
+func TetrisFair(f float64) Policy { return tetris{f: min(max(f, 0), 1)} }
+
+type tetris struct{ f float64 }
 
 func (tetris) Name() string { return "tetris" }
 
@@ -152,7 +161,7 @@ func (tetris) Name() string { return "tetris" }
 // node so that the two terms weigh the same on average over the asks that
 // fit. A fixed weight would let one term drown the other: alignments of
 // single tasks are small numbers, the work term runs to 1.
-func (tetris) Fill(n NodeState, c *Candidates) []altruism.Assignment {
+func (p tetris) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	free, apps, asks := n.Free, c.Apps, c.Asks
 	groups := make([]packing.Group, len(asks))
 	maxRem := 0.0
@@ -182,21 +191,98 @@ func (tetris) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 		return packing.Alignment(in.Demand, in.Free, in.Capacity) + epsilon*work
 	}
 	picker := packing.Picker{Score: score, Order: packing.ByScore}
+	var fair *fairWindow
+	if p.f > 0 {
+		fair = newFairWindow(p.f, n.Cluster, apps, asks)
+	}
 	var out []altruism.Assignment
 	for {
-		pk := picker.Pick(free, n.Capacity, groups)
+		cand := groups
+		if fair != nil {
+			cand = fair.restrict(free, groups)
+		}
+		pk := picker.Pick(free, n.Capacity, cand)
 		if pk.Best < 0 {
 			return out
 		}
+		k := asks[pk.Best]
 		groups[pk.Best].Count--
-		free = free.Sub(asks[pk.Best].Demand)
+		free = free.Sub(k.Demand)
+		if fair != nil {
+			fair.usage[k.App] = fair.usage[k.App].Add(k.Demand)
+		}
 		out = appendPlacement(out, pk.Best, altruism.FromLeftover)
 	}
 }
 
-// SJF runs the job with the shortest remaining critical path first (the
-// critical path method's estimate of its duration), its asks in priority
-// order, then the next job, until nothing fits.
+// fairWindow is Tetris's fairness knob: which apps a pick may consider.
+type fairWindow struct {
+	f       float64
+	cluster fairness.Vector
+	apps    []AppView
+	asks    []altruism.Ask
+	usage   []fairness.Vector
+	masked  []packing.Group
+	deficit []float64
+	order   []int
+}
+
+func newFairWindow(f float64, cluster fairness.Vector, apps []AppView, asks []altruism.Ask) *fairWindow {
+	w := &fairWindow{f: f, cluster: cluster, apps: apps, asks: asks,
+		usage: make([]fairness.Vector, len(apps)), masked: make([]packing.Group, len(asks)),
+		deficit: make([]float64, len(apps))}
+	for i, a := range apps {
+		w.usage[i] = a.Usage
+	}
+	return w
+}
+
+// restrict returns the groups with every app outside the window emptied:
+// of the N apps with a task that fits free, the ⌈(1−f)·N⌉ furthest below
+// their fair share (the largest share minus usage, by dominant share,
+// ties to the lower app).
+func (w *fairWindow) restrict(free fairness.Vector, groups []packing.Group) []packing.Group {
+	w.order = w.order[:0]
+	for i, g := range groups {
+		if g.Count > 0 && g.Demand.FitsIn(free) {
+			w.order = append(w.order, w.asks[i].App)
+		}
+	}
+	slices.Sort(w.order)
+	w.order = slices.Compact(w.order)
+	for _, a := range w.order {
+		w.deficit[a] = w.apps[a].Share.DominantShare(w.cluster) - w.usage[a].DominantShare(w.cluster)
+	}
+	slices.SortStableFunc(w.order, func(a, b int) int {
+		if c := cmp.Compare(w.deficit[b], w.deficit[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	keep := int(math.Ceil((1 - w.f) * float64(len(w.order))))
+	keep = max(keep, 1)
+	copy(w.masked, groups)
+	if keep < len(w.order) {
+		in := make(map[int]bool, keep)
+		for _, a := range w.order[:keep] {
+			in[a] = true
+		}
+		for i := range w.masked {
+			if !in[w.asks[i].App] {
+				w.masked[i].Count = 0
+			}
+		}
+	}
+	return w.masked
+}
+
+// SJF is the Carbyne paper's performance baseline, run as shortest
+// remaining time first: the job with the least remaining work (the sum
+// over its unfinished tasks of demand times duration, as the AM reports
+// it) first, its asks in priority order, then the next job, until nothing
+// fits. Remaining work, not the critical path: a wide job with a short
+// critical path still holds the cluster long, and ranking it first would
+// delay many short jobs behind it.
 func SJF() Policy { return sjf{} }
 
 type sjf struct{}
@@ -211,7 +297,7 @@ func (sjf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
 		ka, kb := asks[a], asks[b]
-		if c := cmp.Compare(apps[ka.App].CriticalTime, apps[kb.App].CriticalTime); c != 0 {
+		if c := cmp.Compare(apps[ka.App].RemainingWork, apps[kb.App].RemainingWork); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(ka.App, kb.App); c != 0 {

@@ -34,22 +34,77 @@ func TestTetrisBalancesItsTerms(t *testing.T) {
 	}
 }
 
-func TestSJFRunsShortestFirst(t *testing.T) {
-	// Three cores free. App 0's critical path is 30 s, app 1's 10 s: app 1's
-	// two tasks go first, then one of app 0's.
+func TestSJFRunsShortestRemainingWorkFirst(t *testing.T) {
+	// Three cores free. App 0 has 5 units of work left but a critical
+	// path of 10 s; app 1 has 50 units left on a 1 s critical path (a
+	// wide job). SRTF goes by work: app 0 first, three of its tasks; a
+	// critical-path order would have put app 1's two tasks first.
 	n := NodeState{Free: fairness.New(30, 3), Capacity: fairness.New(30, 3), Cluster: fairness.New(30, 3)}
 	c := &Candidates{
-		Apps: []AppView{{CriticalTime: 30e9, Weight: 1}, {CriticalTime: 10e9, Weight: 1}},
+		Apps: []AppView{{RemainingWork: 5, CriticalTime: 10e9, Weight: 1}, {RemainingWork: 50, CriticalTime: 1e9, Weight: 1}},
 		Asks: []altruism.Ask{
 			{App: 0, Demand: fairness.New(10, 1), Count: 5},
 			{App: 1, Demand: fairness.New(10, 1), Count: 2},
 		},
 	}
 	want := []altruism.Assignment{
-		{Ask: 1, Count: 2, Phase: altruism.FromLeftover},
-		{Ask: 0, Count: 1, Phase: altruism.FromLeftover},
+		{Ask: 0, Count: 3, Phase: altruism.FromLeftover},
 	}
 	if diff := cmp.Diff(want, SJF().Fill(n, c)); diff != "" {
 		t.Errorf("SJF placements (-want +got):\n%s", diff)
+	}
+}
+
+func TestTetrisFairnessKnob(t *testing.T) {
+	// A cluster and node of <100, 10>, empty. Three apps, each with a
+	// share of <30, 3> (dominant share 0.3), each asking for one-core
+	// tasks. App 0 holds <20, 2> elsewhere (deficit share − usage = 0.1),
+	// app 1 nothing (0.3), app 2 <10, 1> (0.2). Alignments are equal, so
+	// Tetris's work term decides: app 0 (work 1) before app 2 (5) before
+	// app 1 (9). Each pick recomputes the deficits; ties go to the lower
+	// app; a placed task lowers its app's deficit by 0.1.
+	cl := fairness.New(100, 10)
+	share := fairness.New(30, 3)
+	apps := []AppView{
+		{Share: share, Usage: fairness.New(20, 2), RemainingWork: 1, Weight: 1},
+		{Share: share, Usage: fairness.Vector{}, RemainingWork: 9, Weight: 1},
+		{Share: share, Usage: fairness.New(10, 1), RemainingWork: 5, Weight: 1},
+	}
+	asks := []altruism.Ask{
+		{App: 0, Demand: fairness.New(10, 1), Count: 3},
+		{App: 1, Demand: fairness.New(10, 1), Count: 4},
+		{App: 2, Demand: fairness.New(10, 1), Count: 3},
+	}
+	picks := func(as ...int) []altruism.Assignment {
+		var out []altruism.Assignment
+		for _, a := range as {
+			out = appendPlacement(out, a, altruism.FromLeftover)
+		}
+		return out
+	}
+	tests := []struct {
+		f    float64
+		want []altruism.Assignment
+	}{
+		// Every app considered: by work, 0 ×3, 2 ×3, 1 ×4 fill 10 cores.
+		{0, picks(0, 0, 0, 2, 2, 2, 1, 1, 1, 1)},
+		// Only the app furthest below its share. Deficits (0.1, 0.3, 0.2):
+		// 1 → (.1, .2, .2); tie → 1 → (.1, .1, .2); 2 → (.1, .1, .1);
+		// tie → 0 → (0, .1, .1); 1; 2; then all at 0: 0, 1, 2 (app 2 is
+		// done); all at −0.1 between apps 0 and 1: 0.
+		{1, picks(1, 1, 2, 0, 1, 2, 0, 1, 2, 0)},
+		// ⌈(1−f)·N⌉ of the N apps with a fitting task, by deficit; Tetris's
+		// score within. N = 3 → 2 apps: {1, 2} → 2 → (.1, .3, .1);
+		// {1, 0} (tie to the lower) → 0 → (0, .3, .1); {1, 2} → 2;
+		// {1, 0} → 0 → (−.1, .3, 0); {1, 2} → 2 (done). N = 2 → 1 app:
+		// app 1 until its deficit −0.1 (four tasks, done), then app 0.
+		{0.5, picks(2, 0, 2, 0, 2, 1, 1, 1, 1, 0)},
+	}
+	for _, tc := range tests {
+		n := NodeState{Free: cl, Capacity: cl, Cluster: cl}
+		c := &Candidates{Apps: apps, Asks: asks}
+		if diff := cmp.Diff(tc.want, TetrisFair(tc.f).Fill(n, c)); diff != "" {
+			t.Errorf("f=%g placements (-want +got):\n%s", tc.f, diff)
+		}
 	}
 }

@@ -43,6 +43,11 @@ type PolicyConfig struct {
 	// LeftoverCap bounds what a job may hold while it takes from the
 	// leftover, in multiples of its share (0: no bound).
 	LeftoverCap float64
+	// TetrisFairness is Tetris's fairness knob f in [0, 1] (Tetris only):
+	// 0 considers every app at each pick (the performance setting the
+	// Carbyne paper compares against), 1 only the one furthest below its
+	// fair share.
+	TetrisFairness float64
 }
 
 // DefaultPolicyConfig is Carbyne with P(Altruism) 1, efficiency first,
@@ -75,6 +80,9 @@ func (c PolicyConfig) Validate() error {
 	if math.IsNaN(c.LeftoverCap) || math.IsInf(c.LeftoverCap, 0) || c.LeftoverCap < 0 {
 		return &PolicyError{"leftover-cap", fmt.Sprintf("%v must be a finite multiple of a share, at least 0 (0 means no cap)", c.LeftoverCap)}
 	}
+	if !(c.TetrisFairness >= 0 && c.TetrisFairness <= 1) {
+		return &PolicyError{"tetris-fairness", fmt.Sprintf("%v is not between 0 and 1", c.TetrisFairness)}
+	}
 	return nil
 }
 
@@ -103,8 +111,11 @@ func (c PolicyConfig) NodePolicy() (Policy, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	if c.Policy == PolicyCarbyne && c.LeftoverCap > 0 {
+	switch {
+	case c.Policy == PolicyCarbyne && c.LeftoverCap > 0:
 		return CarbyneCapped(c.LeftoverOrder, c.LeftoverCap), nil
+	case c.Policy == PolicyTetris && c.TetrisFairness > 0:
+		return TetrisFair(c.TetrisFairness), nil
 	}
 	return ParsePolicy(c.Policy, c.LeftoverOrder)
 }

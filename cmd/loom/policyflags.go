@@ -16,6 +16,7 @@ type policyFlags struct {
 	pAltruism   float64
 	order       string
 	leftoverCap float64
+	tetrisFair  float64
 }
 
 func (p *policyFlags) register(fl *pflag.FlagSet) {
@@ -24,11 +25,17 @@ func (p *policyFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&p.order, "leftover-order", d.LeftoverOrder.String(), "efficiency-first or jct-first")
 	fl.Float64Var(&p.leftoverCap, "leftover-cap", d.LeftoverCap,
 		"bound a job's holding, in multiples of its share, while it takes from the leftover (0: none, the paper's pure SRTF)")
+	fl.Float64Var(&p.tetrisFair, "tetris-fairness", d.TetrisFairness,
+		"Tetris's fairness knob f, 0 to 1: 0 packs across every job (the paper's baseline), 1 serves only the job furthest below its fair share")
 }
 
 // config is the checked policy config; a bad knob is named by its flag.
 func (p policyFlags) config(policy string) (rm.PolicyConfig, error) {
 	c, err := rm.ParsePolicyConfig(policy, p.pAltruism, p.order, p.leftoverCap)
+	if err == nil {
+		c.TetrisFairness = p.tetrisFair
+		err = c.Validate()
+	}
 	var pe *rm.PolicyError
 	if errors.As(err, &pe) {
 		err = fmt.Errorf("--%s: %s", pe.Knob, pe.Err)

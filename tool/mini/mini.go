@@ -88,7 +88,8 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		"-D", fmt.Sprintf("yarn.scheduler.maximum-allocation-vcores=%d", o.NodeVCores),
 		"-D", "loom.scheduler.policy=" + o.Policy, "-D", "loom.scheduler.p-altruism=" + strconv.FormatFloat(o.PAltruism, 'g', -1, 64),
 		"-D", "loom.scheduler.leftover-order=" + o.LeftoverOrder.String(),
-		"-D", "loom.scheduler.leftover-cap=" + strconv.FormatFloat(o.LeftoverCap, 'g', -1, 64)}
+		"-D", "loom.scheduler.leftover-cap=" + strconv.FormatFloat(o.LeftoverCap, 'g', -1, 64),
+		"-D", "loom.scheduler.tetris-fairness=" + strconv.FormatFloat(o.TetrisFairness, 'g', -1, 64)}
 	if err := c.spawn("rm", rmArgs...); err != nil {
 		return nil, err
 	}

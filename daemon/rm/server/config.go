@@ -45,14 +45,15 @@ var Defaults = map[string]string{
 	"yarn.admin.acl":                        "*",
 	"yarn.resourcemanager.recovery.enabled": "false",
 
-	"loom.scheduler.policy":         rm.DefaultPolicyConfig().Policy,
-	"loom.scheduler.p-altruism":     strconv.FormatFloat(rm.DefaultPolicyConfig().PAltruism, 'g', -1, 64),
-	"loom.scheduler.leftover-order": rm.DefaultPolicyConfig().LeftoverOrder.String(),
-	"loom.scheduler.leftover-cap":   strconv.FormatFloat(rm.DefaultPolicyConfig().LeftoverCap, 'g', -1, 64),
-	"loom.heartbeat.interval-ms":    "${yarn.resourcemanager.nodemanagers.heartbeat-interval-ms}",
-	"loom.queues":                   "default",
-	"loom.history.dir":              "/tmp/loom/history",
-	"loom.admin.secret":             "",
+	"loom.scheduler.policy":          rm.DefaultPolicyConfig().Policy,
+	"loom.scheduler.p-altruism":      strconv.FormatFloat(rm.DefaultPolicyConfig().PAltruism, 'g', -1, 64),
+	"loom.scheduler.leftover-order":  rm.DefaultPolicyConfig().LeftoverOrder.String(),
+	"loom.scheduler.leftover-cap":    strconv.FormatFloat(rm.DefaultPolicyConfig().LeftoverCap, 'g', -1, 64),
+	"loom.scheduler.tetris-fairness": "0",
+	"loom.heartbeat.interval-ms":     "${yarn.resourcemanager.nodemanagers.heartbeat-interval-ms}",
+	"loom.queues":                    "default",
+	"loom.history.dir":               "/tmp/loom/history",
+	"loom.admin.secret":              "",
 
 	// Off: the web port knows callers only by the user.name they claim.
 	"loom.webapp.rest-write.enabled": "false",
@@ -215,7 +216,16 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
-	if cfg.PolicyConfig, err = rm.ParsePolicyConfig(policy, p, order, leftoverCap); err != nil {
+	tetrisFair, err := c.Float("loom.scheduler.tetris-fairness")
+	if err != nil {
+		return cfg, err
+	}
+	cfg.PolicyConfig, err = rm.ParsePolicyConfig(policy, p, order, leftoverCap)
+	if err == nil {
+		cfg.PolicyConfig.TetrisFairness = tetrisFair
+		err = cfg.PolicyConfig.Validate()
+	}
+	if err != nil {
 		var pe *rm.PolicyError
 		if errors.As(err, &pe) {
 			return cfg, c.Errorf("loom.scheduler."+pe.Knob, "%s", pe.Err)
