@@ -15,6 +15,7 @@ import (
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/tool/plot"
 	"github.com/loomrm/loom/tool/sim"
+	"github.com/loomrm/loom/workload"
 )
 
 type simFlags struct {
@@ -26,6 +27,7 @@ type simFlags struct {
 	jsonOut     bool
 	plots       string
 	sweeps      bool
+	frontier    bool
 	decisions   string
 	quiet       bool
 }
@@ -47,7 +49,8 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
 		Example: `  loom sim
   loom sim --catalogue tpcds --load 1.5 --policies drf,carbyne
   loom sim --workload my-dags.json --arrivals batch --json
-  loom sim --plots report/ --sweeps`,
+  loom sim --plots report/ --sweeps
+  loom sim --catalogue tpcds --frontier --plots report/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd.OutOrStdout(), f) },
 	}
@@ -60,6 +63,7 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
 	fl.BoolVar(&f.jsonOut, "json", false, "print the results as JSON instead of tables")
 	fl.StringVar(&f.plots, "plots", "", "write SVG plots into this directory")
 	fl.BoolVar(&f.sweeps, "sweeps", false, "also sweep load, misestimation and P(Altruism) (slow; plotted with --plots)")
+	fl.BoolVar(&f.frontier, "frontier", false, "instead, sweep every policy's knobs (Tetris f, Carbyne P(Altruism) and leftover cap) and print average JCT against Jain's index (plotted with --plots)")
 	fl.StringVar(&f.decisions, "decisions", "", "write each policy's decision log into this directory")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	return cmd
@@ -79,6 +83,10 @@ func runSim(out io.Writer, f simFlags) error {
 	jobs, desc, err := f.wl.build(cluster)
 	if err != nil {
 		return err
+	}
+
+	if f.frontier {
+		return runFrontier(out, f, cfg, jobs, desc)
 	}
 
 	opts := sim.RunOptions{}
@@ -194,4 +202,42 @@ func (b *bar) finish() {
 	if b.pb != nil {
 		_ = b.pb.Finish()
 	}
+}
+
+// runFrontier runs every configuration of every policy and prints the
+// performance-fairness frontier.
+func runFrontier(out io.Writer, f simFlags, cfg sim.Config, jobs []*workload.Job, desc string) error {
+	bar := newBar(f.quiet, len(sim.FrontierConfigs(cfg)), "frontier")
+	fr, err := sim.RunFrontier(cfg, jobs, bar.runDone)
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	if f.jsonOut {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			Workload string `json:"workload"`
+			Machines int    `json:"machines"`
+			Seed     uint64 `json:"seed"`
+			*sim.Frontier
+		}{desc, cfg.Machines, cfg.Seed, fr}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(out, "%s on %d machines of %v, seed %d\n\n", desc, cfg.Machines, cfg.Machine, cfg.Seed)
+		if err := fr.WriteTable(out); err != nil {
+			return err
+		}
+	}
+	if f.plots != "" {
+		paths, err := plot.WriteFrontier(f.plots, fr)
+		if err != nil {
+			return err
+		}
+		if !f.jsonOut {
+			fmt.Fprintf(out, "\nplots: %s\n", strings.Join(paths, ", "))
+		}
+	}
+	return nil
 }

@@ -383,3 +383,31 @@ func TestSweepPointsSorted(t *testing.T) {
 		t.Error("reversed points drew a different figure from sorted ones")
 	}
 }
+
+func TestWriteFrontier(t *testing.T) {
+	dir := t.TempDir()
+	f := &sim.Frontier{Points: []sim.FrontierPoint{
+		{Policy: "drf", AvgJCT: 48 * time.Second, Jain: 0.82},
+		{Policy: "tetris", Knobs: "f=0.5", F: 0.5, AvgJCT: 38 * time.Second, Jain: 0.76},
+		{Policy: "carbyne", Knobs: "P=1 cap=2", PAlt: 1, Cap: 2, AvgJCT: 38 * time.Second, Jain: 0.77, Reference: true},
+		{Policy: "carbyne", Knobs: "P=0.5 cap=2", PAlt: 0.5, Cap: 2, AvgJCT: 42 * time.Second, Jain: 0.77},
+	}}
+	paths, err := WriteFrontier(dir, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, dir, paths, "frontier.svg")
+	ts := texts(t, paths[0])
+	for _, want := range []string{"Performance against fairness", "drf", "tetris", "carbyne", "carbyne P=1", "f=0.5", "P=0.5 cap=2"} {
+		if !has(ts, want) {
+			t.Errorf("frontier.svg lacks %q: %q", want, ts)
+		}
+	}
+	if _, err := WriteFrontier(dir, &sim.Frontier{}); err == nil {
+		t.Error("an empty frontier was plotted")
+	}
+	bad := &sim.Frontier{Points: []sim.FrontierPoint{{Policy: "drf", Jain: math.NaN(), AvgJCT: time.Second}}}
+	if _, err := WriteFrontier(t.TempDir(), bad); err == nil {
+		t.Error("a NaN Jain's index was plotted")
+	}
+}

@@ -286,7 +286,7 @@ func TestRunSweeps(t *testing.T) {
 	steps := 0
 	sweeps, err := RunSweeps(cfg, []string{"drf"}, twoJobs(), func(done, total int) {
 		steps++
-		if total != 28 || done != 2*steps {
+		if total != 30 || done != 2*steps {
 			t.Errorf("progress %d of %d at step %d", done, total, steps)
 		}
 	})
@@ -294,7 +294,7 @@ func TestRunSweeps(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]float64{
-		"load":        {1, 2, 4, 6},
+		"load":        {1, 1.5, 2, 4, 6},
 		"misestimate": {-50, -25, 0, 25, 50},
 		"p-altruism":  {0, 0.25, 0.5, 0.75, 1},
 	}
