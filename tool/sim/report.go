@@ -90,6 +90,12 @@ type Improvement struct {
 	Slowed float64
 	// Worst is the smallest per-job factor.
 	Worst float64
+	// MedianJob is the median per-job factor; Slower the fraction of
+	// jobs with a factor below 1 (the paper: 16%); Halved the fraction
+	// below 0.5 (they ran more than twice as long under Carbyne).
+	MedianJob float64
+	Slower    float64
+	Halved    float64
 }
 
 // Compare computes Carbyne's improvement over another run of the same
@@ -110,7 +116,8 @@ func Compare(carbyne, other *Result) Improvement {
 	for _, j := range other.Jobs {
 		theirs[j.Name] = j.JCT()
 	}
-	slowed, n := 0, 0
+	var factors []float64
+	slowed, slower, halved := 0, 0, 0
 	for _, j := range carbyne.Jobs {
 		t, ok := theirs[j.Name]
 		if !ok {
@@ -121,10 +128,19 @@ func Compare(carbyne, other *Result) Improvement {
 		if f < 0.8 {
 			slowed++
 		}
-		n++
+		if f < 1 {
+			slower++
+		}
+		if f < 0.5 {
+			halved++
+		}
+		factors = append(factors, f)
 	}
-	if n > 0 {
+	if n := len(factors); n > 0 {
 		imp.Slowed = float64(slowed) / float64(n)
+		imp.Slower = float64(slower) / float64(n)
+		imp.Halved = float64(halved) / float64(n)
+		imp.MedianJob = workload.Percentile(factors, 50)
 	}
 	return imp
 }
