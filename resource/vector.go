@@ -240,8 +240,17 @@ func (v Vector) DominantShare(capacity Vector) float64 {
 
 // Dominant returns the dominant share and the kind that attains it.
 func (v Vector) Dominant(capacity Vector) (float64, Kind) {
+	// Share's arithmetic, one kind at a time, without the vector: this
+	// runs for every app at every scheduling decision.
 	best, kind := 0.0, Kind(0)
-	for i, s := range v.Share(capacity) {
+	for i := range v {
+		var s float64
+		switch {
+		case capacity[i] > 0:
+			s = v[i] / capacity[i]
+		case v[i] > epsilon:
+			s = math.Inf(1)
+		}
 		if s > best {
 			best, kind = s, Kind(i)
 		}

@@ -581,6 +581,7 @@ func (c *Core) candidates() (*Candidates, []int) {
 	cands.Apps = slices.Grow(cands.Apps[:0], len(c.apps))[:len(c.apps)]
 	cands.Alt = slices.Grow(cands.Alt[:0], len(c.apps))[:len(c.apps)]
 	cands.Asks = cands.Asks[:0]
+	cands.fresh = false
 	c.owner = c.owner[:0]
 	for i, a := range c.apps {
 		cands.Apps[i] = AppView{Share: a.share, Usage: a.usage, RemainingWork: a.work,

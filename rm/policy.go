@@ -38,6 +38,11 @@ type Candidates struct {
 	// Alt mirrors Apps as altruism.FillNode takes them, so that Carbyne's
 	// pass does not convert every app at every node.
 	Alt []altruism.App
+	// index orders the round's asks for Carbyne's node passes; built by
+	// the first pass that needs it (fresh false), its memory kept from
+	// round to round.
+	index *altruism.AskIndex
+	fresh bool
 }
 
 // NodeState is one node as a policy sees it.
@@ -95,7 +100,14 @@ type carbyne struct {
 func (carbyne) Name() string { return "carbyne" }
 
 func (p carbyne) Fill(n NodeState, c *Candidates) []altruism.Assignment {
-	return altruism.FillNode(n.Free, n.Capacity, c.Alt, c.Asks, altruism.NodePolicy{Order: p.order, Cluster: n.Cluster, LeftoverCap: p.cap})
+	switch {
+	case c.index == nil:
+		c.index = altruism.NewAskIndex(c.Alt, c.Asks)
+	case !c.fresh:
+		c.index.Reset(c.Alt, c.Asks)
+	}
+	c.fresh = true
+	return altruism.FillNodeIndexed(n.Free, n.Capacity, c.Alt, c.Asks, altruism.NodePolicy{Order: p.order, Cluster: n.Cluster, LeftoverCap: p.cap}, c.index)
 }
 
 // DRF is YARN's dominant-resource-fair scheduling: each container goes to
@@ -110,22 +122,30 @@ func (drf) Name() string { return "drf" }
 
 func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	free, apps, asks := n.Free, c.Apps, c.Asks
+	// Each app's weighted dominant share, computed once and kept current
+	// as tasks are placed: the pick below runs once per task.
+	share := make([]float64, len(apps))
 	usage := make([]fairness.Vector, len(apps))
 	for i, a := range apps {
 		usage[i] = a.Usage
+		share[i] = a.Usage.DominantShare(n.Cluster) / a.Weight
 	}
 	left := counts(asks)
 	var out []altruism.Assignment
 	for {
 		best, bestShare := -1, math.Inf(1)
 		for i, k := range asks {
-			if left[i] == 0 || !k.Demand.FitsIn(free) {
+			if left[i] == 0 {
 				continue
 			}
-			s := usage[k.App].DominantShare(n.Cluster) / apps[k.App].Weight
-			if best < 0 || s < bestShare || (s == bestShare && rankBefore(k, asks[best])) {
-				best, bestShare = i, s
+			s := share[k.App]
+			if best >= 0 && (s > bestShare || (s == bestShare && !rankBefore(k, asks[best]))) {
+				continue
 			}
+			if !k.Demand.FitsIn(free) {
+				continue
+			}
+			best, bestShare = i, s
 		}
 		if best < 0 {
 			return out
@@ -134,6 +154,7 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 		left[best]--
 		free = free.Sub(k.Demand)
 		usage[k.App] = usage[k.App].Add(k.Demand)
+		share[k.App] = usage[k.App].DominantShare(n.Cluster) / apps[k.App].Weight
 		out = appendPlacement(out, best, altruism.FromLeftover)
 	}
 }

@@ -32,7 +32,7 @@ func scaleJobs(b *testing.B, n, m int) []*workload.Job {
 // BenchmarkScale runs TPC-DS with jobs and machines scaled together, to
 // show how the simulator's cost grows.
 func BenchmarkScale(b *testing.B) {
-	for _, size := range []struct{ jobs, machines int }{{250, 100}, {1000, 400}, {4000, 1600}} {
+	for _, size := range []struct{ jobs, machines int }{{250, 100}, {1000, 400}, {2000, 800}, {4000, 1600}} {
 		for _, p := range []string{"drf", "carbyne"} {
 			b.Run(fmt.Sprintf("%s/jobs=%d", p, size.jobs), func(b *testing.B) {
 				jobs := scaleJobs(b, size.jobs, size.machines)

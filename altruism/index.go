@@ -1,0 +1,317 @@
+package altruism
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/packing"
+)
+
+// AskIndex orders one scheduling round's asks for FillNodeIndexed, once
+// for all the nodes the round visits: by kind and demand shape, each list
+// in the two orders a step ranks by (priority then position; remaining
+// work, priority, position). Ranks within a shape are fixed for the
+// round, since apps' remaining work and asks' priorities do not change
+// while it runs; counts and usage are read live from the asks and apps,
+// which the caller updates between node passes.
+//
+// It makes a node pass cost about the tasks it places and the asks it
+// skips, instead of sorting every ask at every step of every node.
+type AskIndex struct {
+	// shapes[kind] lists the shapes asks of that kind have.
+	shapes [2][]shapeLists
+	// defaults are the DEFAULT asks, in position order, for the
+	// work-conserving step.
+	defaults []int
+
+	// Per-pass scratch, sized once and reset only where a pass wrote.
+	placed  []int // tasks placed this pass, per ask
+	usage   []fairness.Vector
+	touched []int // apps whose usage differs from apps[i].Usage
+	dirty   []bool
+}
+
+type shapeLists struct {
+	demand fairness.Vector
+	byPrio []int // by priority, then position
+	byWork []int // by the app's remaining work, then priority, position
+}
+
+// NewAskIndex indexes asks (of apps) for a round of node passes.
+func NewAskIndex(apps []App, asks []Ask) *AskIndex {
+	x := &AskIndex{}
+	x.Reset(apps, asks)
+	return x
+}
+
+// Reset re-indexes for a new round, reusing the index's memory.
+func (x *AskIndex) Reset(apps []App, asks []Ask) {
+	x.placed = resize(x.placed, len(asks))
+	x.usage = resizeVec(x.usage, len(apps))
+	x.dirty = resizeBool(x.dirty, len(apps))
+	x.touched = x.touched[:0]
+	x.defaults = x.defaults[:0]
+	for k := range x.shapes {
+		for s := range x.shapes[k] {
+			x.shapes[k][s].byPrio = x.shapes[k][s].byPrio[:0]
+		}
+	}
+	// Rounds have a handful of shapes: a linear search beats a map.
+	var used [2]int
+	for i, a := range asks {
+		if a.Kind == Default {
+			x.defaults = append(x.defaults, i)
+		}
+		k := int(a.Kind)
+		si := -1
+		for s := 0; s < used[k]; s++ {
+			if x.shapes[k][s].demand == a.Demand {
+				si = s
+				break
+			}
+		}
+		if si < 0 {
+			si = used[k]
+			used[k]++
+			if si == len(x.shapes[k]) {
+				x.shapes[k] = append(x.shapes[k], shapeLists{})
+			}
+			x.shapes[k][si].demand = a.Demand
+			x.shapes[k][si].byPrio = x.shapes[k][si].byPrio[:0]
+		}
+		x.shapes[k][si].byPrio = append(x.shapes[k][si].byPrio, i)
+	}
+	for k := range x.shapes {
+		x.shapes[k] = x.shapes[k][:used[k]]
+		for s := range x.shapes[k] {
+			sh := &x.shapes[k][s]
+			slices.SortFunc(sh.byPrio, func(i, j int) int {
+				if c := cmp.Compare(asks[i].Priority, asks[j].Priority); c != 0 {
+					return c
+				}
+				return cmp.Compare(i, j)
+			})
+			sh.byWork = append(sh.byWork[:0], sh.byPrio...)
+			slices.SortFunc(sh.byWork, func(i, j int) int {
+				if c := cmp.Compare(apps[asks[i].App].RemainingWork, apps[asks[j].App].RemainingWork); c != 0 {
+					return c
+				}
+				if c := cmp.Compare(asks[i].Priority, asks[j].Priority); c != 0 {
+					return c
+				}
+				return cmp.Compare(i, j)
+			})
+		}
+	}
+}
+
+func resize(s []int, n int) []int {
+	if cap(s) < n {
+		return make([]int, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+func resizeVec(s []fairness.Vector, n int) []fairness.Vector {
+	if cap(s) < n {
+		return make([]fairness.Vector, n)
+	}
+	return s[:n]
+}
+
+func resizeBool(s []bool, n int) []bool {
+	if cap(s) < n {
+		return make([]bool, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// FillNodeIndexed is FillNode for a policy with no Score (pure Tetris
+// alignment), using an index built by NewAskIndex over the same apps and
+// asks. It places exactly what FillNode places (TestFillNodeIndexedAgrees).
+func FillNodeIndexed(free, capacity fairness.Vector, apps []App, asks []Ask, pol NodePolicy, x *AskIndex) []Assignment {
+	p := &indexedPass{x: x, free: free, capacity: capacity, apps: apps, asks: asks, pol: pol, cluster: pol.Cluster}
+	if p.cluster.IsZero() {
+		p.cluster = capacity
+	}
+	inShare, leftover := pol.Order.orders()
+	// Fair share: DEFAULT asks within their apps' shares.
+	p.pack(Default, inShare, InShare, func(i int) bool {
+		a := &asks[i]
+		return a.Demand.FitsIn(apps[a.App].Share.Sub(p.usageOf(a.App)))
+	})
+	// Leftover within the cap.
+	if pol.LeftoverCap > 0 {
+		p.pack(Altruistic, leftover, FromLeftover, func(i int) bool {
+			a := &asks[i]
+			limit := pol.LeftoverCap * apps[a.App].Share.DominantShare(p.cluster)
+			return p.usageOf(a.App).Add(a.Demand).DominantShare(p.cluster) <= limit
+		})
+	}
+	// Leftover.
+	p.pack(Altruistic, leftover, FromLeftover, nil)
+	// Work conservation: DEFAULT asks beyond the shares, in DRF order.
+	p.overShare()
+	p.reset()
+	return p.out
+}
+
+type indexedPass struct {
+	x                       *AskIndex
+	free, capacity, cluster fairness.Vector
+	apps                    []App
+	asks                    []Ask
+	pol                     NodePolicy
+	out                     []Assignment
+}
+
+func (p *indexedPass) left(i int) int { return p.asks[i].Count - p.x.placed[i] }
+
+func (p *indexedPass) usageOf(app int) fairness.Vector {
+	if p.x.dirty[app] {
+		return p.x.usage[app]
+	}
+	return p.apps[app].Usage
+}
+
+func (p *indexedPass) place(i int, phase Phase) {
+	a := &p.asks[i]
+	x := p.x
+	if !x.dirty[a.App] {
+		x.dirty[a.App] = true
+		x.usage[a.App] = p.apps[a.App].Usage
+		x.touched = append(x.touched, a.App)
+	}
+	x.usage[a.App] = x.usage[a.App].Add(a.Demand)
+	x.placed[i]++
+	p.free = p.free.Sub(a.Demand)
+	if n := len(p.out); n > 0 && p.out[n-1].Ask == i && p.out[n-1].Phase == phase {
+		p.out[n-1].Count++
+		return
+	}
+	p.out = append(p.out, Assignment{Ask: i, Count: 1, Phase: phase})
+}
+
+// reset clears the pass's scratch for the next node.
+func (p *indexedPass) reset() {
+	for _, as := range p.out {
+		p.x.placed[as.Ask] = 0
+	}
+	for _, a := range p.x.touched {
+		p.x.dirty[a] = false
+	}
+	p.x.touched = p.x.touched[:0]
+}
+
+// pack places tasks of asks of one kind that pass ok (nil: all), best
+// first as packing.Picker ranks them under pure alignment, until none
+// fits. Within a step an ask that fails once fails for the rest of it:
+// free room and headroom only shrink, usage only grows, counts only fall.
+// So each shape keeps a cursor that only moves forward.
+func (p *indexedPass) pack(kind AskKind, order packing.Order, phase Phase, ok func(i int) bool) {
+	shapes := p.x.shapes[kind]
+	if len(shapes) == 0 {
+		return
+	}
+	cursors := make([][]int, len(shapes))
+	for s := range shapes {
+		if order == packing.ByRemainingWork {
+			cursors[s] = shapes[s].byWork
+		} else {
+			cursors[s] = shapes[s].byPrio
+		}
+	}
+	score := packing.Tetris(0)
+	for {
+		best, bestScore := -1, 0.0
+		for s := range shapes {
+			if !shapes[s].demand.FitsIn(p.free) {
+				continue
+			}
+			c := cursors[s]
+			for len(c) > 0 && (p.left(c[0]) <= 0 || (ok != nil && !ok(c[0]))) {
+				c = c[1:]
+			}
+			cursors[s] = c
+			if len(c) == 0 {
+				continue
+			}
+			i := c[0]
+			sc := score(packing.Input{Demand: shapes[s].demand, Free: p.free, Capacity: p.capacity})
+			if best < 0 || p.beats(order, i, sc, best, bestScore) {
+				best, bestScore = i, sc
+			}
+		}
+		if best < 0 {
+			return
+		}
+		p.place(best, phase)
+	}
+}
+
+// beats ranks two asks as packing.Picker ranks their groups, the lower
+// position winning a full tie.
+func (p *indexedPass) beats(order packing.Order, i int, si float64, j int, sj float64) bool {
+	if order == packing.ByRemainingWork {
+		ri, rj := p.apps[p.asks[i].App].RemainingWork, p.apps[p.asks[j].App].RemainingWork
+		if ri != rj {
+			return ri < rj
+		}
+	}
+	if si != sj {
+		return si > sj
+	}
+	if a, b := p.asks[i].Priority, p.asks[j].Priority; a != b {
+		return a < b
+	}
+	return i < j
+}
+
+// overShare serves DEFAULT asks beyond the shares in DRF order, one task
+// at a time: the least-served app (by weighted dominant share) with a
+// DEFAULT ask that fits, then its best such ask by alignment.
+func (p *indexedPass) overShare() {
+	score := packing.Tetris(0)
+	live := p.x.defaults
+	for {
+		best, bestShare := -1, 0.0
+		keep := live[:0:0]
+		for _, i := range live {
+			a := &p.asks[i]
+			if p.left(i) <= 0 || !a.Demand.FitsIn(p.free) {
+				continue // for the rest of the pass
+			}
+			keep = append(keep, i)
+			w := p.apps[a.App].Weight
+			if w <= 0 {
+				w = 1
+			}
+			s := p.usageOf(a.App).DominantShare(p.cluster) / w
+			if best < 0 || s < bestShare || (s == bestShare && a.App < p.asks[best].App) {
+				best, bestShare = i, s
+			}
+		}
+		live = keep
+		if best < 0 {
+			return
+		}
+		app := p.asks[best].App
+		pick, pickScore := -1, 0.0
+		for _, i := range live {
+			a := &p.asks[i]
+			if a.App != app || p.left(i) <= 0 || !a.Demand.FitsIn(p.free) {
+				continue
+			}
+			sc := score(packing.Input{Demand: a.Demand, Free: p.free, Capacity: p.capacity})
+			if pick < 0 || sc > pickScore || (sc == pickScore && a.Priority < p.asks[pick].Priority) {
+				pick, pickScore = i, sc
+			}
+		}
+		p.place(pick, OverShare)
+	}
+}
