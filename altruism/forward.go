@@ -96,6 +96,39 @@ func (h finishHeap) init() {
 // never finish; when nothing of it is running, its best task starts anyway.
 // T_k is then an estimate of running one task at a time.
 func forwardPack(j *Job, children [][]int, alloc fairness.Vector, now time.Duration) ([]Slot, time.Duration) {
+	return forwardPackOrdered(j, children, alloc, now, nil)
+}
+
+// BottomLevels is each stage's longest path to the end of the job: its
+// own task duration plus its children's longest. A stage with a higher
+// bottom level lies on a longer chain: delaying it delays the job more.
+func BottomLevels(j *Job, children [][]int) []time.Duration {
+	n := len(j.Stages)
+	bl := make([]time.Duration, n)
+	done := make([]bool, n)
+	var visit func(i int) time.Duration
+	visit = func(i int) time.Duration {
+		if done[i] {
+			return bl[i]
+		}
+		var m time.Duration
+		for _, c := range children[i] {
+			m = max(m, visit(c))
+		}
+		bl[i], done[i] = j.Stages[i].Duration+m, true
+		return bl[i]
+	}
+	for i := range j.Stages {
+		visit(i)
+	}
+	return bl
+}
+
+// forwardPackOrdered is forwardPack with a priority over stages: when
+// rank is set, the runnable stage with the highest rank that fits starts
+// first (alignment breaks ties), as many of its tasks as fit, as a
+// DAG-aware list scheduler (critical path first) does.
+func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now time.Duration, rank []time.Duration) ([]Slot, time.Duration) {
 	n := len(j.Stages)
 	pending := make([]int, n)
 	unfinished := make([]int, n)
@@ -171,7 +204,14 @@ func forwardPack(j *Job, children [][]int, alloc fairness.Vector, now time.Durat
 					sc += w[k] * free[k]
 				}
 				scores[i] = sc
-				if best < 0 || sc > scores[best] || (sc == scores[best] && i < best) {
+				switch {
+				case best < 0:
+					best = i
+				case rank != nil && rank[i] != rank[best]:
+					if rank[i] > rank[best] {
+						best = i
+					}
+				case sc > scores[best] || (sc == scores[best] && i < best):
 					best = i
 				}
 			}
@@ -181,6 +221,11 @@ func forwardPack(j *Job, children [][]int, alloc fairness.Vector, now time.Durat
 					continue
 				}
 				break
+			}
+			if rank != nil {
+				// Strict priority: the top stage takes all that fits.
+				start(best, max(1, min(pending[best], free.Count(j.Stages[best].Demand))), t)
+				continue
 			}
 			start(best, bulkCount(j, best, runnable, pending, weight, scores, fits, free, kinds), t)
 		}

@@ -270,3 +270,46 @@ func TestPlannerKeepsEarlierFinish(t *testing.T) {
 		t.Errorf("after a failure S1 must restart now: latest start %v, %v", s, ok)
 	}
 }
+
+func TestCriticalPathFirst(t *testing.T) {
+	// S0: 3 tasks × 1 s; S1: 1 task × 5 s; S2 (1 × 1 s) waits for both.
+	// Bottom levels: S0 1 + 1 = 2 s, S1 5 + 1 = 6 s, S2 1 s. On 3 cores:
+	//   alignment (ties to the lower stage): S0 ×3 at 0, S1 at 1 (ends
+	//   6), S2 at 6: finish 7 s.
+	//   critical path first: S1 at 0, S0 ×2 at 0, S0 at 1 (ends 2),
+	//   S1 ends 5, S2 at 5: finish 6 s.
+	job := &Job{Stages: []Stage{stage(3, sec), stage(1, 5*sec), stage(1, sec, 0, 1)}}
+	if diff := cmp.Diff([]time.Duration{2 * sec, 6 * sec, sec}, BottomLevels(job, job.children())); diff != "" {
+		t.Errorf("bottom levels (-want +got):\n%s", diff)
+	}
+	tests := []struct {
+		cpf    bool
+		finish time.Duration
+		slots  []Slot
+	}{
+		{false, 7 * sec, []Slot{{0, 0, 3}, {1, sec, 1}, {2, 6 * sec, 1}}},
+		{true, 6 * sec, []Slot{{1, 0, 1}, {0, 0, 2}, {0, sec, 1}, {2, 5 * sec, 1}}},
+	}
+	for _, tc := range tests {
+		var rank []time.Duration
+		if tc.cpf {
+			rank = BottomLevels(job, job.children())
+		}
+		slots, finish := forwardPackOrdered(job, job.children(), cores(3), 0, rank)
+		if finish != tc.finish {
+			t.Errorf("cpf=%v: finish %v, want %v", tc.cpf, finish, tc.finish)
+		}
+		if diff := cmp.Diff(tc.slots, slots); diff != "" {
+			t.Errorf("cpf=%v: slots (-want +got):\n%s", tc.cpf, diff)
+		}
+	}
+	// The planner's reverse pass and tightening recover the 6 s finish
+	// from the alignment schedule too; planning critical path first
+	// finds it directly.
+	for _, cpf := range []bool{false, true} {
+		pl := Planner{CriticalPathFirst: cpf}
+		if p := pl.Plan(job, cores(3), 0); p.Finish != 6*sec {
+			t.Errorf("cpf=%v: planner finish %v, want 6s", cpf, p.Finish)
+		}
+	}
+}

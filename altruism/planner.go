@@ -32,13 +32,23 @@ const CarryTolerance = 0.1
 // from now: it would wait for ever. A fresh plan is therefore shifted left
 // until something is due now; slack between stages stays altruistic.
 type Planner struct {
-	last *Plan
+	// CriticalPathFirst makes the forward pass a DAG-aware list
+	// scheduler: stages on the longest remaining chain start first
+	// (BottomLevels), alignment breaking ties, instead of pure Tetris
+	// alignment. The Carbyne paper (§5.5) reports further gains at the
+	// upper percentiles with such an intra-job scheduler (DAGPS).
+	CriticalPathFirst bool
+	last              *Plan
 }
 
 // Plan returns the job's plan at now within alloc.
 func (pl *Planner) Plan(j *Job, alloc fairness.Vector, now time.Duration) *Plan {
 	children := j.children()
-	slots, finish := forwardPack(j, children, alloc, now)
+	var rank []time.Duration
+	if pl.CriticalPathFirst {
+		rank = BottomLevels(j, children)
+	}
+	slots, finish := forwardPackOrdered(j, children, alloc, now, rank)
 	carried, cf, ok := pl.carry(j, alloc, now)
 	if ok && cf <= finish {
 		slots, finish = carried, cf

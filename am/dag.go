@@ -91,6 +91,8 @@ type Config struct {
 	// AMAttempt is the number of the AM attempt running the job, recorded
 	// on every task it starts (0 where there is none, as in the simulator).
 	AMAttempt int
+	// CriticalPathFirst plans critical-path first (altruism.Planner).
+	CriticalPathFirst bool
 }
 
 // DAG is the AM core of one job.
@@ -141,6 +143,7 @@ func NewDAG(job *workload.Job, cfg Config) (*DAG, error) {
 		fails:   map[taskKey]int{},
 		running: map[int64]*run{},
 	}
+	d.planner.CriticalPathFirst = cfg.CriticalPathFirst
 	d.bfRank = breadthFirst(state)
 	d.rank = slices.Clone(d.bfRank)
 	return d, nil

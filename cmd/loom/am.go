@@ -22,7 +22,7 @@ func amCommand() *cobra.Command {
 		jobFile, catalogue, name, taskKind, history string
 		timeScale                                   float64
 		tick                                        time.Duration
-		greedy                                      bool
+		greedy, criticalPathFirst                   bool
 		seed                                        uint64
 	)
 	cmd := &cobra.Command{
@@ -80,7 +80,8 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 			// Under the baseline policies the AM asks as the simulator's
 			// baseline AM does: every runnable task DEFAULT, breadth-first.
 			altruistic := !greedy && (first.Policy == "" || rm.Altruistic(first.Policy))
-			dag, err := am.NewDAG(job, am.Config{Altruistic: altruistic, Seed: seed, AMAttempt: driver.AttemptNumber(launch.Attempt)})
+			dag, err := am.NewDAG(job, am.Config{Altruistic: altruistic, Seed: seed, AMAttempt: driver.AttemptNumber(launch.Attempt),
+				CriticalPathFirst: criticalPathFirst})
 			if err != nil {
 				return err
 			}
@@ -99,6 +100,7 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 	f.DurationVar(&tick, "tick", 100*time.Millisecond, "the longest the AM waits between allocate calls when no task ends (YARN AMs: 1s)")
 	f.BoolVar(&greedy, "greedy", false, "ask for every runnable task as DEFAULT, breadth-first (the baselines' AM)")
 	f.Uint64Var(&seed, "seed", 1, "seed for the P(Altruism) draws")
+	f.BoolVar(&criticalPathFirst, "critical-path-first", false, "plan the job critical-path first (stages on the longest remaining chain start first) instead of by Tetris alignment; as loom sim --critical-path-first")
 	return cmd
 }
 

@@ -28,6 +28,7 @@ type simFlags struct {
 	plots       string
 	sweeps      bool
 	frontier    bool
+	cpf         bool
 	decisions   string
 	quiet       bool
 }
@@ -64,6 +65,7 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
 	fl.StringVar(&f.plots, "plots", "", "write SVG plots into this directory")
 	fl.BoolVar(&f.sweeps, "sweeps", false, "also sweep load, misestimation and P(Altruism) (slow; plotted with --plots)")
 	fl.BoolVar(&f.frontier, "frontier", false, "instead, sweep every policy's knobs (Tetris f, Carbyne P(Altruism) and leftover cap) and print average JCT against Jain's index (plotted with --plots)")
+	fl.BoolVar(&f.cpf, "critical-path-first", false, "Carbyne's AMs plan critical-path first (DAG-aware, as DAGPS) instead of by Tetris alignment (measured slower on TPC-DS: see docs/results)")
 	fl.StringVar(&f.decisions, "decisions", "", "write each policy's decision log into this directory")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	return cmd
@@ -79,6 +81,7 @@ func runSim(out io.Writer, f simFlags) error {
 	}
 	cfg.PolicyConfig = pc
 	cfg.Machines, cfg.Misestimate, cfg.Seed = f.machines, f.misestimate, f.wl.seed
+	cfg.CriticalPathFirst = f.cpf
 	cluster := cfg.Machine.Scale(float64(cfg.Machines))
 	jobs, desc, err := f.wl.build(cluster)
 	if err != nil {

@@ -53,6 +53,9 @@ type Config struct {
 	// at its arrival with no AM (the paper's model, and the default).
 	AM        fairness.Vector
 	AMStartup time.Duration
+	// CriticalPathFirst makes Carbyne's AMs plan critical-path first
+	// (am.Config.CriticalPathFirst).
+	CriticalPathFirst bool
 	// TaskOverhead holds each task's container this much longer than the
 	// task runs: what a live task costs beyond its duration (its
 	// allocation on a heartbeat, the AM's next call, the launch). Zero by
@@ -240,7 +243,7 @@ func (s *sim) admitAll(jobs []*workload.Job) error {
 		if err := est.CheckFits([]fairness.Vector{s.cfg.Machine}); err != nil {
 			return fmt.Errorf("with demands misestimated by %+g%%: %w", s.cfg.Misestimate, err)
 		}
-		dag, err := am.NewDAG(est, am.Config{Altruistic: s.cfg.Altruistic(),
+		dag, err := am.NewDAG(est, am.Config{Altruistic: s.cfg.Altruistic(), CriticalPathFirst: s.cfg.CriticalPathFirst,
 			Seed: s.cfg.Seed ^ uint64(n+1)*0x9e3779b97f4a7c15})
 		if err != nil {
 			return err
