@@ -29,7 +29,7 @@ type workloadFlags struct {
 func (w *workloadFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	w.flags = fl
-	fl.StringVar(&w.catalogue, "catalogue", "tpch:100g,250g", "catalogue mix: tpch[:scales], tpcds[:scales], joined by +")
+	fl.StringVar(&w.catalogue, "catalogue", "tpch:100g,250g", "catalogue mix: tpch[:scales], tpcds[:scales], joined by +; or heavytail (60% one-task, 30% one-stage jobs, 10% large queries)")
 	fl.StringVar(&w.file, "workload", "", "a workload file instead of a catalogue: Loom's JSON DAGs (see the README), or a YARN SLS or Rumen trace")
 	fl.IntVar(&w.jobs, "jobs", 250, "jobs to draw from the catalogue (or from the file, when given)")
 	fl.StringVar(&w.arrivals, "arrivals", "", "batch, or poisson:<mean> (default: Poisson at --load for catalogues, the file's own times for files)")
@@ -56,6 +56,12 @@ func (w *workloadFlags) build(cluster fairness.Vector) ([]*workload.Job, string,
 			}
 			desc = fmt.Sprintf("%d jobs drawn from %s", w.jobs, w.file)
 		}
+	} else if w.catalogue == "heavytail" {
+		var err error
+		if jobs, err = workload.HeavyTailed(w.jobs, rng); err != nil {
+			return nil, "", err
+		}
+		desc = fmt.Sprintf("%d jobs of a heavy-tailed mix (%d tasks)", w.jobs, tasksOf(jobs))
 	} else {
 		pool, err := workload.Catalogue(w.catalogue)
 		if err != nil {
@@ -145,4 +151,12 @@ func loadSpec(arg string) ([]*workload.Job, error) {
 		return workload.LoadJSON(arg)
 	}
 	return workload.Catalogue(arg)
+}
+
+func tasksOf(jobs []*workload.Job) int {
+	n := 0
+	for _, j := range jobs {
+		n += j.TotalTasks()
+	}
+	return n
 }
