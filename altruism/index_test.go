@@ -37,7 +37,7 @@ func TestFillNodeIndexedAgrees(t *testing.T) {
 					Demand: shapes[rng.IntN(len(shapes))], Count: rng.IntN(6)})
 			}
 		}
-		pol := NodePolicy{Order: LeftoverOrder(rng.IntN(2)), Cluster: cluster, LeftoverCap: float64(rng.IntN(3))}
+		pol := NodePolicy{Order: LeftoverOrder(rng.IntN(3)), Cluster: cluster, LeftoverCap: float64(rng.IntN(3))}
 		if x == nil {
 			x = NewAskIndex(apps, asks)
 		} else {

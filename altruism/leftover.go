@@ -23,6 +23,16 @@ const (
 	// JCTFirst is the reverse: DEFAULT asks go apps-by-SRTF within their
 	// shares, then the leftover is packed Tetris-style across all apps.
 	JCTFirst
+	// SRTFFirst orders both by remaining work: DEFAULT asks within the
+	// shares, apps in ascending remaining work, then the leftover the
+	// same way; alignment ranks each app's asks. Packing the in-share
+	// step by alignment alone lets a large job's well-aligned tasks take
+	// every freed slot ahead of a one-task job's due task, though both
+	// are within their shares; ranking by remaining work serves the
+	// short job first and costs the large one nothing it is owed. Loom's
+	// default: measured faster and fairer than EfficiencyFirst on every
+	// catalogue (docs/results).
+	SRTFFirst
 )
 
 func (o LeftoverOrder) String() string {
@@ -31,26 +41,33 @@ func (o LeftoverOrder) String() string {
 		return "efficiency-first"
 	case JCTFirst:
 		return "jct-first"
+	case SRTFFirst:
+		return "srtf"
 	}
 	return fmt.Sprintf("LeftoverOrder(%d)", int(o))
 }
 
-// ParseLeftoverOrder reads "efficiency-first" or "jct-first".
+// ParseLeftoverOrder reads "efficiency-first", "jct-first" or "srtf".
 func ParseLeftoverOrder(s string) (LeftoverOrder, error) {
 	switch s {
 	case "efficiency-first":
 		return EfficiencyFirst, nil
 	case "jct-first":
 		return JCTFirst, nil
+	case "srtf":
+		return SRTFFirst, nil
 	}
-	return 0, fmt.Errorf("unknown leftover order %q (want efficiency-first or jct-first)", s)
+	return 0, fmt.Errorf("unknown leftover order %q (want srtf, efficiency-first or jct-first)", s)
 }
 
 // orders returns the picker order for the in-share phase and for the
 // leftover phase.
 func (o LeftoverOrder) orders() (inShare, leftover packing.Order) {
-	if o == JCTFirst {
+	switch o {
+	case JCTFirst:
 		return packing.ByRemainingWork, packing.ByScore
+	case SRTFFirst:
+		return packing.ByRemainingWork, packing.ByRemainingWork
 	}
 	return packing.ByScore, packing.ByRemainingWork
 }

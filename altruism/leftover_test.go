@@ -23,6 +23,14 @@ func TestFillNode(t *testing.T) {
 		{App: 1, Kind: Default, Priority: 0, Demand: fairness.New(20, 1), Count: 1},
 		{App: 1, Kind: Altruistic, Priority: 1, Demand: fairness.New(5, 1), Count: 10},
 	}
+	shortFirst := []App{
+		{Share: fairness.New(50, 5), RemainingWork: 1},
+		{Share: fairness.New(50, 5), RemainingWork: 9},
+	}
+	shortAsks := []Ask{
+		{App: 0, Kind: Default, Demand: fairness.New(10, 1), Count: 3},
+		{App: 1, Kind: Default, Demand: fairness.New(20, 1), Count: 1},
+	}
 	tests := []struct {
 		name  string
 		free  fairness.Vector
@@ -116,6 +124,22 @@ func TestFillNode(t *testing.T) {
 			want: []Assignment{{Ask: 1, Count: 3, Phase: FromLeftover}},
 		},
 		{
+			// Within the shares, by alignment or by remaining work. A (work
+			// 1) asks 3 DEFAULT <10,1>, B (work 9) 1 DEFAULT <20,1>; both
+			// shares are <50,5>; free <30,3>. Alignment: B's 0.2·0.3 +
+			// 0.1·0.3 = 0.09 beats A's 0.06, so B takes 2 of the 3 free
+			// GB-units and A gets one task. SRTF: A (less work) first, its
+			// three tasks fill the node; B waits for the next.
+			name: "in share, efficiency first packs by alignment",
+			free: fairness.New(30, 3), apps: shortFirst, asks: shortAsks, order: EfficiencyFirst,
+			want: []Assignment{{Ask: 1, Count: 1, Phase: InShare}, {Ask: 0, Count: 1, Phase: InShare}},
+		},
+		{
+			name: "in share, srtf serves the job with the least work left first",
+			free: fairness.New(30, 3), apps: shortFirst, asks: shortAsks, order: SRTFFirst,
+			want: []Assignment{{Ask: 0, Count: 3, Phase: InShare}},
+		},
+		{
 			name: "a full node places nothing",
 			free: fairness.New(100, 0), apps: apps, asks: asks,
 			want: nil,
@@ -136,14 +160,14 @@ func TestFillNode(t *testing.T) {
 }
 
 func TestParseKnobs(t *testing.T) {
-	for _, o := range []LeftoverOrder{EfficiencyFirst, JCTFirst} {
+	for _, o := range []LeftoverOrder{EfficiencyFirst, JCTFirst, SRTFFirst} {
 		got, err := ParseLeftoverOrder(o.String())
 		if err != nil || got != o {
 			t.Errorf("ParseLeftoverOrder(%q) = %v, %v", o, got, err)
 		}
 	}
-	if _, err := ParseLeftoverOrder("srtf"); err == nil || err.Error() != `unknown leftover order "srtf" (want efficiency-first or jct-first)` {
-		t.Errorf("ParseLeftoverOrder(srtf) error = %v", err)
+	if _, err := ParseLeftoverOrder("sjf"); err == nil || err.Error() != `unknown leftover order "sjf" (want srtf, efficiency-first or jct-first)` {
+		t.Errorf("ParseLeftoverOrder(sjf) error = %v", err)
 	}
 	for _, k := range []AskKind{Default, Altruistic} {
 		got, err := ParseAskKind(k.String())

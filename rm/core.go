@@ -121,7 +121,7 @@ type app struct {
 // New returns an empty core.
 func New(cfg Config) *Core {
 	if cfg.Policy == nil {
-		cfg.Policy = Carbyne(altruism.EfficiencyFirst)
+		cfg.Policy = Carbyne(altruism.SRTFFirst)
 	}
 	if cfg.ShareInterval <= 0 {
 		cfg.ShareInterval = 500 * time.Millisecond

@@ -53,7 +53,7 @@ type PolicyConfig struct {
 // DefaultPolicyConfig is Carbyne with P(Altruism) 1, efficiency first,
 // the leftover capped at twice a job's share.
 func DefaultPolicyConfig() PolicyConfig {
-	return PolicyConfig{Policy: PolicyCarbyne, PAltruism: 1, LeftoverOrder: altruism.EfficiencyFirst, LeftoverCap: DefaultLeftoverCap}
+	return PolicyConfig{Policy: PolicyCarbyne, PAltruism: 1, LeftoverOrder: altruism.SRTFFirst, LeftoverCap: DefaultLeftoverCap}
 }
 
 // PolicyError is a knob with a value it cannot take; Knob is its name as
@@ -74,7 +74,7 @@ func (c PolicyConfig) Validate() error {
 	if err := CheckPAltruism(c.PAltruism); err != nil {
 		return err
 	}
-	if c.LeftoverOrder != altruism.EfficiencyFirst && c.LeftoverOrder != altruism.JCTFirst {
+	if c.LeftoverOrder != altruism.EfficiencyFirst && c.LeftoverOrder != altruism.JCTFirst && c.LeftoverOrder != altruism.SRTFFirst {
 		return &PolicyError{"leftover-order", fmt.Sprintf("unknown leftover order %d", c.LeftoverOrder)}
 	}
 	if math.IsNaN(c.LeftoverCap) || math.IsInf(c.LeftoverCap, 0) || c.LeftoverCap < 0 {

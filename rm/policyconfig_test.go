@@ -10,7 +10,7 @@ import (
 
 func TestPolicyConfig(t *testing.T) {
 	d := DefaultPolicyConfig()
-	if d != (PolicyConfig{Policy: PolicyCarbyne, PAltruism: 1, LeftoverOrder: altruism.EfficiencyFirst, LeftoverCap: 2}) {
+	if d != (PolicyConfig{Policy: PolicyCarbyne, PAltruism: 1, LeftoverOrder: altruism.SRTFFirst, LeftoverCap: 2}) {
 		t.Fatalf("defaults %+v", d)
 	}
 	tests := []struct {
@@ -24,6 +24,7 @@ func TestPolicyConfig(t *testing.T) {
 	}{
 		{"carbyne capped", "carbyne", "efficiency-first", 0.5, 2, "", "carbyne", true, 0.5},
 		{"carbyne uncapped", "carbyne", "jct-first", 1, 0, "", "carbyne", true, 1},
+		{"carbyne srtf", "carbyne", "srtf", 1, 2, "", "carbyne", true, 1},
 		{"drf never yields", "drf", "efficiency-first", 1, 2, "", "drf", false, 0},
 		{"tetris", "tetris", "efficiency-first", 0.3, 0, "", "tetris", false, 0},
 		{"sjf", "sjf", "efficiency-first", 1, 2, "", "sjf", false, 0},

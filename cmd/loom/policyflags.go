@@ -22,7 +22,7 @@ type policyFlags struct {
 func (p *policyFlags) register(fl *pflag.FlagSet) {
 	d := rm.DefaultPolicyConfig()
 	fl.Float64Var(&p.pAltruism, "p-altruism", d.PAltruism, "P(Altruism): the probability that a job yields at a decision")
-	fl.StringVar(&p.order, "leftover-order", d.LeftoverOrder.String(), "efficiency-first or jct-first")
+	fl.StringVar(&p.order, "leftover-order", d.LeftoverOrder.String(), "srtf (both steps by least remaining work), efficiency-first (in-share packed) or jct-first (leftover packed)")
 	fl.Float64Var(&p.leftoverCap, "leftover-cap", d.LeftoverCap,
 		"bound a job's holding, in multiples of its share, while it takes from the leftover (0: none, the paper's pure SRTF)")
 	fl.Float64Var(&p.tetrisFair, "tetris-fairness", d.TetrisFairness,

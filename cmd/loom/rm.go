@@ -71,7 +71,7 @@ max attempts, min/max allocation) and Loom's own loom.* keys:
 
   loom.scheduler.policy          carbyne (default), drf, tetris or sjf
   loom.scheduler.p-altruism      P(Altruism), 0 to 1 (1)
-  loom.scheduler.leftover-order  efficiency-first or jct-first
+  loom.scheduler.leftover-order  srtf, efficiency-first or jct-first
   loom.scheduler.leftover-cap    a job's holding from the leftover, in shares (2; 0 none)
   loom.heartbeat.interval-ms     the NodeManagers' heartbeat interval
   loom.queues                    queues, comma-separated (default)

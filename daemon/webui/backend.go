@@ -82,7 +82,7 @@ type ClusterInfo struct {
 type Scheduler struct {
 	Policy        string  // carbyne, drf, tetris or sjf
 	PAltruism     float64 // P(Altruism)
-	LeftoverOrder string  // efficiency-first or jct-first
+	LeftoverOrder string  // srtf, efficiency-first or jct-first
 	LeftoverCap   float64 // 0: none
 	Capacity      fairness.Vector
 	Used          fairness.Vector

@@ -10,6 +10,7 @@ import { poll } from '../live.js';
 const ORDERS = {
   'efficiency-first': 'DEFAULT asks packed within shares; the leftover to ALTRUISTIC asks, least remaining work first',
   'jct-first': 'DEFAULT asks by least remaining work within shares; the leftover packed across apps',
+  'srtf': 'DEFAULT asks within shares, then the leftover to ALTRUISTIC asks, both least remaining work first',
 };
 
 export function render(main) {
