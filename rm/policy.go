@@ -122,27 +122,30 @@ func (drf) Name() string { return "drf" }
 
 func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	free, apps, asks := n.Free, c.Apps, c.Asks
-	// Each app's weighted dominant share, computed once and kept current
-	// as tasks are placed: the pick below runs once per task.
+	// Each app's weighted dominant share, computed the first time one of
+	// its asks fits and kept current as tasks are placed: most apps have
+	// nothing that fits a node's few free resources, and the pick below
+	// runs once per task.
 	share := make([]float64, len(apps))
+	known := make([]bool, len(apps))
 	usage := make([]fairness.Vector, len(apps))
-	for i, a := range apps {
-		usage[i] = a.Usage
-		share[i] = a.Usage.DominantShare(n.Cluster) / a.Weight
+	shareOf := func(a int) float64 {
+		if !known[a] {
+			usage[a], known[a] = apps[a].Usage, true
+			share[a] = usage[a].DominantShare(n.Cluster) / apps[a].Weight
+		}
+		return share[a]
 	}
 	left := counts(asks)
 	var out []altruism.Assignment
 	for {
 		best, bestShare := -1, math.Inf(1)
 		for i, k := range asks {
-			if left[i] == 0 {
+			if left[i] == 0 || !k.Demand.FitsIn(free) {
 				continue
 			}
-			s := share[k.App]
+			s := shareOf(k.App)
 			if best >= 0 && (s > bestShare || (s == bestShare && !rankBefore(k, asks[best]))) {
-				continue
-			}
-			if !k.Demand.FitsIn(free) {
 				continue
 			}
 			best, bestShare = i, s

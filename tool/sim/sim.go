@@ -192,6 +192,10 @@ type job struct {
 	usageDS   float64 // ∫ dominant share of usage, this window
 	shareDS   float64 // ∫ dominant share of A_k, this window
 	alive     time.Duration
+	// The last usage and share seen, the capacity then, and their
+	// dominant shares.
+	dsUsage, dsShare, dsCap fairness.Vector
+	dsUsageVal, dsShareVal  float64
 }
 
 type task struct {
@@ -489,8 +493,17 @@ func (s *sim) advance(t time.Duration) {
 		span := end - s.lastT
 		s.core.EachApp(func(id rm.AppID, u, a fairness.Vector) {
 			j := s.jobs[id-1] // app ids are the jobs' arrival positions, from 1
-			j.usageDS += u.DominantShare(capacity) * dt
-			j.shareDS += a.DominantShare(capacity) * dt
+			// Usage and shares change at a few of the many instants:
+			// their dominant shares are kept until they do.
+			if u != j.dsUsage || capacity != j.dsCap {
+				j.dsUsage, j.dsUsageVal = u, u.DominantShare(capacity)
+			}
+			if a != j.dsShare || capacity != j.dsCap {
+				j.dsShare, j.dsShareVal = a, a.DominantShare(capacity)
+			}
+			j.dsCap = capacity
+			j.usageDS += j.dsUsageVal * dt
+			j.shareDS += j.dsShareVal * dt
 			j.alive += span
 		})
 		s.lastT = end
