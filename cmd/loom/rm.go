@@ -115,6 +115,7 @@ A broken or contradictory config is refused at start, naming the key.`,
 			if err != nil {
 				return err
 			}
+			cfg.WhatIf = rmWhatIf
 			log := daemonLogger()
 			raiseFileLimit(log)
 			r, err := server.New(cfg, log)

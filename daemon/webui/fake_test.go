@@ -624,7 +624,7 @@ func newTestHandler(f *fakeBackend, secret string, logs *syncBuffer) http.Handle
 	if logs != nil {
 		log = zerolog.New(logs)
 	}
-	return newServer(f, Config{AdminSecret: secret, Log: log,
+	return newServer(f, Config{AdminSecret: secret, Log: log, WhatIf: (&fakeWhatIf{}).run,
 		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 			_, _ = w.Write([]byte("loom_apps_running 1\n"))

@@ -51,6 +51,7 @@ var routes = []route{
 	{"getAppTasks", http.MethodGet, "/ws/v1/loom/apps/{appid}/tasks", getAppTasks},
 	{"getAppTimeline", http.MethodGet, "/ws/v1/loom/apps/{appid}/timeline", getAppTimeline},
 	{"getRecordedWorkload", http.MethodGet, "/ws/v1/loom/history/workload", getRecordedWorkload},
+	{"getWhatIf", http.MethodGet, "/ws/v1/loom/whatif", getWhatIf},
 
 	// Prometheus.
 	{"metrics", http.MethodGet, "/metrics", serveMetrics},

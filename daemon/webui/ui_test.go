@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/am"
+	"github.com/loomrm/loom/fairness"
 	chromium "github.com/loomrm/loom/internal/browser"
 	"github.com/loomrm/loom/workload"
 )
@@ -143,6 +144,8 @@ func change(sel, value string) chromedp.Action[chromedp.Void] {
 // testdata/ to be looked at.
 func TestUI(t *testing.T) {
 	f := newFakeBackend()
+	two := &workload.Job{Name: "j", Stages: []workload.Stage{{Name: "s", Tasks: 2, Demand: fairness.New(1024, 1), Duration: time.Second}}}
+	f.recorded = []*workload.Job{two, two}
 	srv := httptest.NewServer(newTestHandler(f, adminKey, nil))
 	defer srv.Close()
 	b := newBrowser(t)
@@ -217,6 +220,25 @@ func TestUI(t *testing.T) {
 	if msg := text(`#rest-writes`); !strings.Contains(msg, "off") || !strings.Contains(msg, "loom.webapp.rest-write.enabled=true") {
 		t.Errorf("the REST writes card: %q", msg)
 	}
+	// The what-if: the recorded jobs replayed at each P(Altruism) and the
+	// current 0.8 (fakeWhatIf's formulas), drawn against Jain's index and
+	// against the slowed jobs, the current setting ringed.
+	do("what-if", waitFor("the what-if table", `document.querySelectorAll('#whatif-table tbody tr').length === 6`),
+		chromedp.WaitVisible(chromedp.CSS(`#whatif-jain`)), chromedp.WaitVisible(chromedp.CSS(`#whatif-slowed`)))
+	if n := count(`#whatif-jain g.point`); n != 6 {
+		t.Errorf("%d points against Jain's index, want 6", n)
+	}
+	var ringed []string
+	b.eval("ringed points", `[...document.querySelectorAll('svg g.point.current text')].map(t => t.textContent)`, &ringed)
+	if !slices.Equal(ringed, []string{"P=0.8 (now)", "P=0.8 (now)"}) {
+		t.Errorf("the current setting, ringed in both charts: %q", ringed)
+	}
+	if got := text(`#whatif-table tr.current`); !strings.Contains(got, "0.8") || !strings.Contains(got, "44s") || !strings.Contains(got, "0.870") {
+		t.Errorf("the current row: %q", got)
+	}
+	if msg := text(`#whatif-state`); !strings.Contains(msg, "last 2 finished jobs") || !strings.Contains(msg, "2 nodes") {
+		t.Errorf("what-if caption: %q", msg)
+	}
 	do("wrong secret", chromedp.SetValue(chromedp.CSS(`#p`), "0.3"), chromedp.SetValue(chromedp.CSS(`#secret`), "guess"),
 		chromedp.Click(chromedp.CSS(`#review`)), chromedp.WaitVisible(chromedp.CSS(`#confirm-change`)),
 		chromedp.Click(chromedp.CSS(`#confirm-change`)),
@@ -231,6 +253,14 @@ func TestUI(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#review`)), chromedp.WaitVisible(chromedp.CSS(`#confirm-change`)))
 	if got := f.Scheduler().PAltruism; got != 0.8 {
 		t.Errorf("P(Altruism) changed before the confirmation: %v", got)
+	}
+	// 0.3 was not replayed: the nearest, 0.25, against the current 0.8:
+	// 55 s against 44 s, Jain 0.925 against 0.870, 1.0% slowed against
+	// 3.2%.
+	if msg := text(`#expected`); !strings.Contains(msg, "nearest setting replayed: 0.25") ||
+		!strings.Contains(msg, "average JCT 55s (now 44s)") || !strings.Contains(msg, "0.925 (now 0.870)") ||
+		!strings.Contains(msg, "1.0% of jobs slowed more than 20% against P(Altruism) 0 (now 3.2%)") {
+		t.Errorf("expected change: %q", msg)
 	}
 	shot("ui-ops-confirm.png")
 	do("confirm", chromedp.Click(chromedp.CSS(`#confirm-change`)),

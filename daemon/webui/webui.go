@@ -25,6 +25,10 @@ type Config struct {
 	// Metrics serves /metrics; nil answers 404 there.
 	Metrics http.Handler
 	Log     zerolog.Logger
+	// WhatIf replays the recorded jobs at each P(Altruism) for the
+	// operations page (GET /ws/v1/loom/whatif); nil answers
+	// "unavailable" there.
+	WhatIf WhatIfFunc
 }
 
 // defaultUser is Hadoop's static web user, the caller when a request
@@ -46,9 +50,10 @@ func New(b Backend, cfg Config) http.Handler {
 }
 
 type server struct {
-	b   Backend
-	cfg Config
-	now func() time.Time
+	b      Backend
+	cfg    Config
+	now    func() time.Time
+	whatIf whatIfState
 }
 
 func newServer(b Backend, cfg Config, now func() time.Time) *server {

@@ -7,6 +7,7 @@ package server
 
 import (
 	"errors"
+	"github.com/loomrm/loom/daemon/webui"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -65,6 +66,10 @@ var ConfFiles = []string{"core-site.xml", "yarn-site.xml", "hadoop-policy.xml", 
 // Config is the RM's configuration, checked.
 type Config struct {
 	ClientAddr, SchedulerAddr, TrackerAddr, WebAddr string
+
+	// WhatIf is the simulator's what-if for the operations page, which
+	// the command that starts the RM supplies; nil leaves it off.
+	WhatIf webui.WhatIfFunc
 
 	NMExpiry time.Duration
 	AMExpiry time.Duration

@@ -385,7 +385,7 @@ func (r *RM) Start() error {
 		return fmt.Errorf("web address %s (yarn.resourcemanager.webapp.address): %w", r.cfg.WebAddr, err)
 	}
 	r.addrs["web"] = ln.Addr().String()
-	web := webui.New(webBackend{clientService{r}}, webui.Config{AdminSecret: r.cfg.AdminSecret,
+	web := webui.New(webBackend{clientService{r}}, webui.Config{AdminSecret: r.cfg.AdminSecret, WhatIf: r.cfg.WhatIf,
 		Metrics: promhttp.HandlerFor(r.metrics.reg, promhttp.HandlerOpts{}), Log: r.log})
 	r.web = serveWeb(ln, r.cfg.WebAuth.wrap(web, r.log), r.cfg.Web, r.log)
 	if r.cfg.WebAuth.kerberos() {

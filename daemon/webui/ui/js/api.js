@@ -65,6 +65,7 @@ export const api = {
   tasks: (id) => get(`/ws/v1/loom/apps/${enc(id)}/tasks`),
   appTimeline: (id) => get(`/ws/v1/loom/apps/${enc(id)}/timeline`),
   altruism: () => get('/ws/v1/loom/scheduler/altruism'),
+  whatIf: () => get('/ws/v1/loom/whatif'),
   setAltruism: (p, secret, user) => put(`/ws/v1/loom/scheduler/altruism${user ? `?user.name=${enc(user)}` : ''}`,
     { p }, { Authorization: `Bearer ${secret}` }),
 };

@@ -162,3 +162,49 @@ export function utilisationChart(rows, { width = 900, xLabel = 'share of capacit
   svg.append(legend(items, m.l, height - 2, pw).g);
   return svg;
 }
+
+// tradeoffChart draws a what-if curve: one point per setting, joined in
+// order and labelled, the current setting ringed. points are
+// { x, y, label, current }.
+export function tradeoffChart(opts) {
+  const { width = 440, height = 260, points, xLabel, yLabel, id = null,
+    xFormat = (v) => String(v), yFormat = (v) => String(v) } = opts;
+  const m = { l: 58, r: 20, t: 14, b: 46 };
+  const svg = s('svg', { class: 'chart', viewBox: `0 0 ${width} ${height}`, role: 'img', 'aria-label': opts.title || yLabel, id });
+  const pw = width - m.l - m.r;
+  const ph = height - m.t - m.b;
+  let xmin = Math.min(...points.map((p) => p.x));
+  let xmax = Math.max(...points.map((p) => p.x));
+  if (!(xmax > xmin)) { xmin -= 0.01; xmax += 0.01; }
+  const pad = (xmax - xmin) * 0.08;
+  const xt = ticks(xmin - pad, xmax + pad, 4);
+  xmin = xt[0];
+  xmax = xt[xt.length - 1];
+  const yt = ticks(0, Math.max(...points.map((p) => p.y)) * 1.15, 4);
+  const ymax = yt[yt.length - 1];
+  const X = (v) => m.l + ((v - xmin) / (xmax - xmin)) * pw;
+  const Y = (v) => m.t + ph - (v / ymax) * ph;
+  const axis = s('g', { class: 'axis' });
+  for (const v of yt) {
+    axis.append(s('line', { x1: m.l, x2: m.l + pw, y1: Y(v), y2: Y(v), stroke: v === 0 ? '#5c6470' : '#e4e6e1' }));
+    axis.append(s('text', { x: m.l - 8, y: Y(v) + 4, 'text-anchor': 'end' }, yFormat(v)));
+  }
+  for (const v of xt) {
+    axis.append(s('line', { x1: X(v), x2: X(v), y1: m.t + ph, y2: m.t + ph + 5, stroke: '#5c6470' }));
+    axis.append(s('text', { x: X(v), y: m.t + ph + 18, 'text-anchor': 'middle' }, xFormat(v)));
+  }
+  svg.append(axis);
+  svg.append(s('text', { class: 'axis-title', x: m.l + pw / 2, y: m.t + ph + 38, 'text-anchor': 'middle' }, xLabel));
+  svg.append(s('text', { class: 'axis-title', x: 14, y: m.t + ph / 2, 'text-anchor': 'middle',
+    transform: `rotate(-90 14 ${m.t + ph / 2})` }, yLabel));
+  const d = points.map((p, i) => `${i ? 'L' : 'M'}${X(p.x).toFixed(1)},${Y(p.y).toFixed(1)}`).join('');
+  svg.append(s('path', { d, fill: 'none', stroke: '#2f6f9f', 'stroke-width': 1.5, 'stroke-dasharray': '4 3' }));
+  for (const p of points) {
+    const g = s('g', { class: p.current ? 'point current' : 'point' });
+    g.append(s('circle', { cx: X(p.x), cy: Y(p.y), r: 4, fill: '#2f6f9f' }));
+    if (p.current) g.append(s('circle', { cx: X(p.x), cy: Y(p.y), r: 9, fill: 'none', stroke: '#c0392b', 'stroke-width': 2 }));
+    g.append(s('text', { x: X(p.x) + 7, y: Y(p.y) - 7, 'font-size': 10 }, p.current ? `${p.label} (now)` : p.label));
+    svg.append(g);
+  }
+  return svg;
+}

@@ -2,9 +2,10 @@
 // P(Altruism) with the admin credential (after a confirmation), and every
 // change so far.
 
-import { h, num, time } from '../dom.js';
+import { h, num, time, duration, pct } from '../dom.js';
 import { api } from '../api.js';
 import { poll } from '../live.js';
+import { tradeoffChart } from '../charts.js';
 
 // What each leftover order does, in the words of altruism.LeftoverOrder.
 const ORDERS = {
@@ -25,6 +26,63 @@ export function render(main) {
   const who = h('input', { type: 'text', id: 'who', name: 'who', autocomplete: 'username', placeholder: 'for the change log' });
   const review = h('button', { class: 'btn', type: 'submit', id: 'review' }, 'Review change…');
   let sched = null;
+  let whatIf = null;
+  const whatIfBox = h('div', { id: 'whatif' }, h('p', { class: 'subtle' }, 'Loading…'));
+
+  // expected finds the what-if row for p, or the nearest, and says what
+  // the recorded jobs would see there against the current setting.
+  function expected(p) {
+    if (!whatIf || whatIf.state !== 'ready' || !whatIf.rows.length || !sched) return null;
+    const near = (q) => whatIf.rows.reduce((a, b) => (Math.abs(b.pAltruism - q) < Math.abs(a.pAltruism - q) ? b : a));
+    const to = near(p);
+    const from = near(sched.pAltruism);
+    const exact = to.pAltruism === p ? '' : ` (nearest setting replayed: ${num(to.pAltruism)})`;
+    return h('p', { id: 'expected' }, h('strong', {}, 'Expected'), exact, `, on the last ${whatIf.jobs} finished jobs: `,
+      `average JCT ${duration(to.avgJctMs)} (now ${duration(from.avgJctMs)}), `,
+      `Jain's index ${to.jain.toFixed(3)} (now ${from.jain.toFixed(3)}), `,
+      `${pct(to.slowed, 1)} of jobs slowed more than 20% against P(Altruism) 0 (now ${pct(from.slowed, 1)}).`);
+  }
+
+  // While the RM replays, ask again each second rather than at the
+  // page's slower poll.
+  let soon = null;
+  function drawWhatIf(w) {
+    whatIf = w;
+    if (w.state === 'computing' && !soon && main.isConnected !== false) {
+      soon = setTimeout(async () => {
+        soon = null;
+        if (!document.body.contains(whatIfBox)) return;
+        try { drawWhatIf(await api.whatIf()); } catch { /* the page's poll reports errors */ }
+      }, 1000);
+    }
+    const say = (t) => whatIfBox.replaceChildren(h('p', { class: 'subtle', id: 'whatif-state' }, t));
+    switch (w.state) {
+      case 'unavailable': return say('This ResourceManager was started without the simulator; run loom tune --rm-history instead.');
+      case 'no-history': return say('No DAG job has finished yet: the what-if replays the jobs this ResourceManager recorded.');
+      case 'failed': return say(`The what-if failed: ${w.error}`);
+      default:
+    }
+    if (!w.rows.length) return say('Replaying the recorded jobs at each P(Altruism)…');
+    const cur = (r) => Math.abs(r.pAltruism - w.currentPAltruism) < 1e-9;
+    const pts = (x) => w.rows.map((r) => ({ x: x(r), y: r.avgJctMs / 1000, label: `P=${num(r.pAltruism)}`, current: cur(r) }));
+    const rows = w.rows.map((r, i) => h('tr', { class: cur(r) ? 'current' : null },
+      h('td', { class: 'num' }, num(r.pAltruism)), h('td', { class: 'num' }, duration(r.avgJctMs)),
+      h('td', { class: 'num' }, duration(r.p95JctMs)), h('td', { class: 'num' }, r.jain.toFixed(3)),
+      h('td', { class: 'num' }, pct(r.slowed, 1)),
+      h('td', {}, i === w.recommended ? 'recommended' : r.meetsObjective ? 'meets' : 'misses')));
+    whatIfBox.replaceChildren(
+      h('p', { class: 'subtle', id: 'whatif-state' }, `The last ${w.jobs} finished jobs replayed on ${w.nodes} nodes like these, leftover cap `
+        + `${w.leftoverCap ? num(w.leftoverCap) : 'none'}, ${w.computedOnMs ? time(w.computedOnMs) : ''}`
+        + `${w.state === 'computing' ? ' (recomputing)' : ''}. Objective: ${w.objective}.`),
+      h('div', { class: 'grid2' },
+        tradeoffChart({ id: 'whatif-jain', points: pts((r) => r.jain), xLabel: "Jain's index (right is fairer)",
+          yLabel: 'average JCT (s)', title: 'average JCT against fairness', xFormat: (v) => v.toFixed(2) }),
+        tradeoffChart({ id: 'whatif-slowed', points: pts((r) => r.slowed * 100), xLabel: 'jobs slowed > 20% (%)',
+          yLabel: 'average JCT (s)', title: 'average JCT against slowed jobs' })),
+      h('table', { id: 'whatif-table' }, h('thead', {}, h('tr', {}, h('th', { class: 'num' }, 'P(Altruism)'),
+        h('th', { class: 'num' }, 'avg JCT'), h('th', { class: 'num' }, 'p95 JCT'), h('th', { class: 'num' }, 'Jain'),
+        h('th', { class: 'num' }, 'slowed'), h('th', {}, 'objective'))), h('tbody', {}, ...rows)));
+  }
 
   function show(kind, text) {
     result.className = `result ${kind}`;
@@ -64,6 +122,7 @@ export function render(main) {
       h('p', {}, h('strong', {}, `Set P(Altruism) from ${from} to ${num(p)}?`),
         ' Every job\'s next decisions use it at once. ',
         p === 0 ? 'At 0, no job yields: Loom schedules as DRF does.' : p === 1 ? 'At 1, every job yields whatever it can.' : ''),
+      expected(p) || h('p', { class: 'subtle', id: 'expected' }, 'No what-if yet to say what this would change.'),
       h('div', { class: 'actions' },
         h('button', { class: 'btn danger', type: 'button', id: 'confirm-change', onclick: () => apply(p) }, `Set P(Altruism) to ${num(p)}`),
         h('button', { class: 'btn secondary', type: 'button', id: 'cancel-change', onclick: () => { confirmBox.hidden = true; } }, 'Cancel')));
@@ -76,8 +135,9 @@ export function render(main) {
   }
 
   async function refresh() {
-    const [s, a] = await Promise.all([api.scheduler(), api.altruism()]);
+    const [s, a, w] = await Promise.all([api.scheduler(), api.altruism(), api.whatIf()]);
     sched = s;
+    drawWhatIf(w);
     current.replaceChildren(
       h('div', { class: 'card' }, h('div', { class: 'label' }, 'P(Altruism)'), h('div', { class: 'value big', id: 'p-now' }, num(a.p))),
       h('div', { class: 'card' }, h('div', { class: 'label' }, 'leftover order'), h('div', { class: 'value' }, s.leftoverOrder),
@@ -106,6 +166,9 @@ export function render(main) {
         confirmBox, result),
       h('section', { class: 'panel' }, h('h2', {}, 'Changes'),
         h('table', { id: 'altruism-history' }, h('thead', {}, h('tr', {}, h('th', {}, 'when'), h('th', { class: 'num' }, 'P(Altruism)'), h('th', {}, 'by'))),
-          history))));
+          history))),
+    h('section', { class: 'panel' }, h('h2', {}, 'What P(Altruism) would do'),
+      h('p', { class: 'subtle' }, 'The simulator replays this cluster\'s recently finished jobs at each P(Altruism): faster on average, '
+        + 'at what cost in fairness and in jobs slowed against DRF (P(Altruism) 0).'), whatIfBox));
   return poll(refresh, 10000);
 }

@@ -1,0 +1,215 @@
+package webui
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/loomrm/loom/fairness"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+	"github.com/loomrm/loom/workload"
+)
+
+// WhatIfFunc replays jobs on a cluster of nodes machines of node each, at
+// each P(Altruism) of ps with leftover cap leftoverCap, and judges each
+// against P(Altruism) 0, as `loom tune` does; its rows follow ps. The RM's
+// command supplies it (it is the simulator's, which the daemon does not
+// import); it returns when ctx ends.
+type WhatIfFunc func(ctx context.Context, jobs []*workload.Job, nodes int, node fairness.Vector, leftoverCap float64, ps []float64) (*WhatIf, error)
+
+// whatIfPs are the settings replayed: loom tune's, and the current one.
+var whatIfPs = []float64{0, 0.25, 0.5, 0.75, 1}
+
+func whatIfSettings(current float64) []float64 {
+	ps := slices.Clone(whatIfPs)
+	if !slices.Contains(ps, current) {
+		ps = append(ps, current)
+		slices.Sort(ps)
+	}
+	return ps
+}
+
+// WhatIf is the trade-off P(Altruism) offers on the recorded jobs.
+type WhatIf struct {
+	// Objective says what Meets means, e.g. "at most 5% of jobs slowed
+	// more than 20%".
+	Objective string
+	Rows      []WhatIfRow
+	// Recommended indexes Rows: the fastest setting meeting the
+	// objective; -1 when none does.
+	Recommended int
+}
+
+// WhatIfRow is one setting's replay.
+type WhatIfRow struct {
+	PAltruism, LeftoverCap float64
+	AvgJCT, P95JCT         time.Duration
+	Jain                   float64
+	// Speedup is P(Altruism) 0's average JCT over this one's; Slowed
+	// the share of jobs slowed beyond the objective's factor against
+	// P(Altruism) 0.
+	Speedup, Slowed float64
+	Meets           bool
+}
+
+// whatIfMaxJobs bounds the replay to the most recent finished jobs, so
+// that it takes seconds, not minutes, on the RM's machine.
+const whatIfMaxJobs = 500
+
+// whatIfState is the web server's last what-if and whether one runs.
+type whatIfState struct {
+	mu      sync.Mutex
+	running bool
+	last    *WhatIf
+	err     string
+	at      time.Time
+	jobs    int     // recorded jobs it replayed
+	cap     float64 // the leftover cap it ran with
+	ps      []float64
+	nodes   int
+	node    fairness.Vector
+}
+
+// whatIfAnswer is GET /ws/v1/loom/whatif.
+type whatIfAnswer struct {
+	// State is "ready", "computing", "no-history" (no finished DAG job
+	// recorded yet), "unavailable" (this RM was started without the
+	// simulator) or "failed".
+	State      string  `json:"state"`
+	Error      string  `json:"error,omitempty"`
+	ComputedMs int64   `json:"computedOnMs,omitempty"`
+	Jobs       int     `json:"jobs"`
+	Nodes      int     `json:"nodes,omitempty"`
+	Current    float64 `json:"currentPAltruism"`
+	Cap        float64 `json:"leftoverCap"`
+	Objective  string  `json:"objective,omitempty"`
+	// Recommended indexes Rows, -1 for none.
+	Recommended int             `json:"recommended"`
+	Rows        []whatIfRowJSON `json:"rows"`
+}
+
+type whatIfRowJSON struct {
+	PAltruism float64 `json:"pAltruism"`
+	AvgJCTMs  int64   `json:"avgJctMs"`
+	P95JCTMs  int64   `json:"p95JctMs"`
+	Jain      float64 `json:"jain"`
+	Speedup   float64 `json:"speedup"`
+	Slowed    float64 `json:"slowed"`
+	Meets     bool    `json:"meetsObjective"`
+}
+
+// getWhatIf answers the last what-if on the recorded jobs and starts a
+// new one in the background when the jobs, the cluster or the leftover
+// cap changed since: the operations page polls it while it computes.
+func getWhatIf(c *call) error {
+	s := c.s
+	sched := s.b.Scheduler()
+	ans := whatIfAnswer{Current: finite(sched.PAltruism), Cap: finite(sched.LeftoverCap), Recommended: -1, Rows: []whatIfRowJSON{}}
+	if s.cfg.WhatIf == nil {
+		ans.State = "unavailable"
+		return c.json(http.StatusOK, ans)
+	}
+	jobs := s.b.RecordedJobs()
+	if len(jobs) == 0 {
+		ans.State = "no-history"
+		return c.json(http.StatusOK, ans)
+	}
+	if len(jobs) > whatIfMaxJobs {
+		jobs = rebase(jobs[len(jobs)-whatIfMaxJobs:])
+	}
+	nodes, node, err := clusterShape(c)
+	if err != nil {
+		return err
+	}
+	w := &s.whatIf
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ps := whatIfSettings(sched.PAltruism)
+	stale := w.last == nil && w.err == "" || w.jobs != len(jobs) || w.cap != sched.LeftoverCap ||
+		w.nodes != nodes || w.node != node || !slices.Equal(w.ps, ps)
+	if stale && !w.running && nodes > 0 {
+		w.running = true
+		go s.runWhatIf(jobs, nodes, node, sched.LeftoverCap, ps)
+	}
+	switch {
+	case w.running:
+		ans.State = "computing"
+	case w.err != "":
+		ans.State, ans.Error = "failed", w.err
+	case w.last == nil:
+		ans.State = "computing"
+	default:
+		ans.State = "ready"
+	}
+	if nodes == 0 {
+		ans.State, ans.Error = "failed", "no RUNNING node to take the cluster's shape from"
+	}
+	if w.last != nil {
+		ans.ComputedMs, ans.Jobs, ans.Nodes = w.at.UnixMilli(), w.jobs, w.nodes
+		ans.Objective, ans.Recommended = w.last.Objective, w.last.Recommended
+		for _, r := range w.last.Rows {
+			ans.Rows = append(ans.Rows, whatIfRowJSON{PAltruism: finite(r.PAltruism), AvgJCTMs: r.AvgJCT.Milliseconds(),
+				P95JCTMs: r.P95JCT.Milliseconds(), Jain: finite(r.Jain), Speedup: finite(r.Speedup),
+				Slowed: finite(r.Slowed), Meets: r.Meets})
+		}
+	}
+	return c.json(http.StatusOK, ans)
+}
+
+func (s *server) runWhatIf(jobs []*workload.Job, nodes int, node fairness.Vector, leftoverCap float64, ps []float64) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	res, err := s.cfg.WhatIf(ctx, jobs, nodes, node, leftoverCap, ps)
+	w := &s.whatIf
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.running, w.at = false, s.now()
+	w.jobs, w.cap, w.nodes, w.node, w.ps = len(jobs), leftoverCap, nodes, node, ps
+	if err != nil {
+		w.err = err.Error()
+		s.cfg.Log.Warn().Err(err).Msg("what-if for P(Altruism) failed")
+		return
+	}
+	w.last, w.err = res, ""
+}
+
+// clusterShape is the RUNNING nodes: how many, and the largest's
+// capability, which the simulator gives every machine (as `loom tune
+// --rm-web` takes it).
+func clusterShape(c *call) (int, fairness.Vector, error) {
+	resp, err := c.s.b.GetClusterNodes(c.ctx(), &pb.GetClusterNodesRequestProto{NodeStates: []pb.NodeStateProto{pb.NodeStateProto_NS_RUNNING}})
+	if err != nil {
+		return 0, fairness.Vector{}, err
+	}
+	n := 0
+	var mem, vc float64
+	for _, nd := range resp.GetNodeReports() {
+		if nd.GetNodeState() != pb.NodeStateProto_NS_RUNNING {
+			continue
+		}
+		n++
+		mem = max(mem, float64(nd.GetCapability().GetMemory()))
+		vc = max(vc, float64(nd.GetCapability().GetVirtualCores()))
+	}
+	if mem <= 0 || vc <= 0 {
+		return 0, fairness.Vector{}, nil
+	}
+	return n, fairness.New(mem, vc), nil
+}
+
+// rebase shifts copies of jobs so the first arrives at 0.
+func rebase(jobs []*workload.Job) []*workload.Job {
+	out := make([]*workload.Job, len(jobs))
+	first := jobs[0].Arrival
+	for _, j := range jobs {
+		first = min(first, j.Arrival)
+	}
+	for i, j := range jobs {
+		c := j.Clone()
+		c.Arrival -= first
+		out[i] = c
+	}
+	return out
+}
