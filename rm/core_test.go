@@ -170,11 +170,12 @@ func TestNodeLostAndAppRemoved(t *testing.T) {
 	}
 }
 
-func TestScheduleCarbyneKinds(t *testing.T) {
-	// Carbyne on <100, 10>: app 1 (share 5 cores) asks 3 DEFAULT and 10
-	// ALTRUISTIC; app 2 asks 10 ALTRUISTIC and has less work left. The
-	// DEFAULT three go in share; the leftover seven go to app 2 first.
-	c := New(Config{Policy: Carbyne(altruism.EfficiencyFirst), PAltruism: 1})
+// twoKinds is the node and asks of TestScheduleCarbyneKinds: on <100, 10>,
+// app 1 (share 5 cores) asks 3 DEFAULT and 10 ALTRUISTIC; app 2 asks 10
+// ALTRUISTIC and has less work left. It returns the allocations of one
+// scheduling round, counted by kind, phase and app.
+func twoKinds(t *testing.T, c *Core, before ...Event) map[string]int {
+	t.Helper()
 	d := fairness.New(10, 1)
 	step(t, c,
 		NodeUp{Node: 0, Capacity: fairness.New(100, 10)},
@@ -187,13 +188,19 @@ func TestScheduleCarbyneKinds(t *testing.T) {
 			{Priority: 0, Demand: d, Kind: altruism.Altruistic, Count: 10},
 		}},
 	)
-	got := allocated(step(t, c, Schedule{}))
+	step(t, c, before...)
 	count := map[string]int{}
-	for _, k := range got {
+	for _, k := range allocated(step(t, c, Schedule{})) {
 		count[k.Kind.String()+"/"+k.Phase.String()+"/"+string(rune('0'+k.App))]++
 	}
+	return count
+}
+
+func TestScheduleCarbyneKinds(t *testing.T) {
+	// The DEFAULT three go in share; the leftover seven go to app 2 first.
+	c := New(Config{Policy: Carbyne(altruism.EfficiencyFirst), PAltruism: 1})
 	want := map[string]int{"DEFAULT/in-share/1": 3, "ALTRUISTIC/leftover/2": 7}
-	if diff := cmp.Diff(want, count); diff != "" {
+	if diff := cmp.Diff(want, twoKinds(t, c)); diff != "" {
 		t.Errorf("allocations (-want +got):\n%s", diff)
 	}
 }
@@ -333,44 +340,21 @@ func TestContainerRecovered(t *testing.T) {
 }
 
 // TestCarbyneAtZeroIsDRF: at P(Altruism) 0 the core runs DRF's node pass,
-// and turning the knob up live brings Carbyne's back. The asks of
-// TestScheduleCarbyneKinds, on the same node: DRF gives each container to
-// the app holding least, whatever the ask's kind, alternating from app 1
-// (tie to the lower priority value, then the lower app): 5 + 5 cores,
-// app 1's DEFAULT three first; all placed as DRF places (phase
-// "leftover", the baselines' phase). Carbyne, with P = 1, gives the
-// in-share / leftover split of that test.
+// and turning the knob up live brings Carbyne's back. On twoKinds's asks
+// DRF gives each container to the app holding least, whatever the ask's
+// kind, alternating from app 1 (tie to the lower priority value, then the
+// lower app): 5 + 5 cores, app 1's DEFAULT three first; all placed as DRF
+// places (phase "leftover", the baselines' phase). Carbyne, with P = 1,
+// gives the in-share / leftover split of TestScheduleCarbyneKinds.
 func TestCarbyneAtZeroIsDRF(t *testing.T) {
-	setup := func(p float64) *Core {
-		c := New(Config{Policy: Carbyne(altruism.EfficiencyFirst), PAltruism: p})
-		d := fairness.New(10, 1)
-		step(t, c,
-			NodeUp{Node: 0, Capacity: fairness.New(100, 10)},
-			AppAdded{App: 1}, AppAdded{App: 2},
-			AppRequest{App: 1, Demand: fairness.New(130, 13), RemainingWork: 9, Asks: []Ask{
-				{Priority: 0, Demand: d, Kind: altruism.Default, Count: 3},
-				{Priority: 1, Demand: d, Kind: altruism.Altruistic, Count: 10},
-			}},
-			AppRequest{App: 2, Demand: fairness.New(100, 10), RemainingWork: 1, Asks: []Ask{
-				{Priority: 0, Demand: d, Kind: altruism.Altruistic, Count: 10},
-			}},
-		)
-		return c
-	}
-	tally := func(c *Core) map[string]int {
-		count := map[string]int{}
-		for _, k := range allocated(step(t, c, Schedule{})) {
-			count[k.Kind.String()+"/"+k.Phase.String()+"/"+string(rune('0'+k.App))]++
-		}
-		return count
-	}
 	zero := map[string]int{"DEFAULT/leftover/1": 3, "ALTRUISTIC/leftover/1": 2, "ALTRUISTIC/leftover/2": 5}
-	if diff := cmp.Diff(zero, tally(setup(0))); diff != "" {
+	c := New(Config{Policy: Carbyne(altruism.EfficiencyFirst), PAltruism: 0})
+	if diff := cmp.Diff(zero, twoKinds(t, c)); diff != "" {
 		t.Errorf("P=0 allocations (-want +got):\n%s", diff)
 	}
-	c := setup(0)
-	step(t, c, SetAltruism{P: 1})
-	if diff := cmp.Diff(map[string]int{"DEFAULT/in-share/1": 3, "ALTRUISTIC/leftover/2": 7}, tally(c)); diff != "" {
+	c = New(Config{Policy: Carbyne(altruism.EfficiencyFirst), PAltruism: 0})
+	raised := twoKinds(t, c, SetAltruism{P: 1})
+	if diff := cmp.Diff(map[string]int{"DEFAULT/in-share/1": 3, "ALTRUISTIC/leftover/2": 7}, raised); diff != "" {
 		t.Errorf("P raised to 1 live (-want +got):\n%s", diff)
 	}
 }
