@@ -271,6 +271,13 @@ func TestUI(t *testing.T) {
 	if n := count(`#altruism-history tbody tr`); n != 2 {
 		t.Errorf("%d changes listed, want 2", n)
 	}
+	// After the change, what the apps measured: the fake's one succeeded
+	// app (30 s) finished before it, none since.
+	do("measured", chromedp.WaitVisible(chromedp.CSS(`#measured`)))
+	if msg := text(`#measured`); !strings.Contains(msg, "from 0.8 to 0.3") || !strings.Contains(msg, "no app yet finished") ||
+		!strings.Contains(msg, "before it, 1 app, average 30s") {
+		t.Errorf("measured: %q", msg)
+	}
 	if ch := f.AltruismChanges(); ch[len(ch)-1].Who != "ops-oncall from 127.0.0.1" {
 		t.Errorf("change by %q", ch[len(ch)-1].Who)
 	}

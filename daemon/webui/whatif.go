@@ -88,6 +88,23 @@ type whatIfAnswer struct {
 	// Recommended indexes Rows, -1 for none.
 	Recommended int             `json:"recommended"`
 	Rows        []whatIfRowJSON `json:"rows"`
+	// Measured is what the apps that finished since the latest change of
+	// P(Altruism) took, beside those that finished before it (since the
+	// change before); absent until P(Altruism) has been changed.
+	Measured *measuredJSON `json:"measured,omitempty"`
+}
+
+type measuredJSON struct {
+	SinceMs int64   `json:"sinceMs"`
+	P       float64 `json:"pAltruism"`
+	FromP   float64 `json:"fromPAltruism"`
+	After   jctStat `json:"after"`
+	Before  jctStat `json:"before"`
+}
+
+type jctStat struct {
+	Apps     int   `json:"apps"`
+	AvgJCTMs int64 `json:"avgJctMs"`
 }
 
 type whatIfRowJSON struct {
@@ -107,6 +124,10 @@ func getWhatIf(c *call) error {
 	s := c.s
 	sched := s.b.Scheduler()
 	ans := whatIfAnswer{Current: finite(sched.PAltruism), Cap: finite(sched.LeftoverCap), Recommended: -1, Rows: []whatIfRowJSON{}}
+	var err error
+	if ans.Measured, err = measured(c); err != nil {
+		return err
+	}
 	if s.cfg.WhatIf == nil {
 		ans.State = "unavailable"
 		return c.json(http.StatusOK, ans)
@@ -156,6 +177,45 @@ func getWhatIf(c *call) error {
 		}
 	}
 	return c.json(http.StatusOK, ans)
+}
+
+// measured compares the apps that succeeded since the latest change of
+// P(Altruism) with those that succeeded between the change before it and
+// that one, by their average time from submission to finish. Different
+// apps ran in the two periods: the comparison is a guide, not a proof.
+func measured(c *call) (*measuredJSON, error) {
+	changes := c.s.b.AltruismChanges()
+	if len(changes) < 2 {
+		return nil, nil
+	}
+	last, prev := changes[len(changes)-1], changes[len(changes)-2]
+	apps, err := c.s.b.GetApplications(c.ctx(), &pb.GetApplicationsRequestProto{})
+	if err != nil {
+		return nil, err
+	}
+	m := &measuredJSON{SinceMs: last.UnixMs, P: finite(last.P), FromP: finite(prev.P)}
+	var after, before int64
+	for _, a := range apps.GetApplications() {
+		start, end := a.GetStartTime(), a.GetFinishTime()
+		if a.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED || end <= 0 || end < start {
+			continue
+		}
+		switch {
+		case end >= last.UnixMs:
+			m.After.Apps++
+			after += end - start
+		case end >= prev.UnixMs:
+			m.Before.Apps++
+			before += end - start
+		}
+	}
+	if m.After.Apps > 0 {
+		m.After.AvgJCTMs = after / int64(m.After.Apps)
+	}
+	if m.Before.Apps > 0 {
+		m.Before.AvgJCTMs = before / int64(m.Before.Apps)
+	}
+	return m, nil
 }
 
 func (s *server) runWhatIf(jobs []*workload.Job, nodes int, node fairness.Vector, leftoverCap float64, ps []float64) {

@@ -133,6 +133,9 @@ func TestWhatIf(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d replays with nothing changed, want 1", n)
 	}
+	if ans.Measured != nil {
+		t.Errorf("measured %+v before any change of P(Altruism)", ans.Measured)
+	}
 	// A new P(Altruism) is replayed too; the old answer stands meanwhile.
 	if err := f.SetAltruism(context.Background(), 0.3, "test"); err != nil {
 		t.Fatal(err)
@@ -144,6 +147,14 @@ func TestWhatIf(t *testing.T) {
 	waitWhatIf(t, h, "ready")
 	if want := []float64{0, 0.25, 0.3, 0.5, 0.75, 1}; !slices.Equal(fw.last().ps, want) {
 		t.Errorf("settings after the change %v, want %v", fw.last().ps, want)
+	}
+	// Measured: the fake's one succeeded app (submitted at 20 s, finished
+	// at 50 s) ended between the configured 0.8 (at 0 s) and the change
+	// to 0.3 (at 100 s); none has finished since.
+	ans = waitWhatIf(t, h, "ready")
+	want := &measuredJSON{SinceMs: nowMs, P: 0.3, FromP: 0.8, Before: jctStat{Apps: 1, AvgJCTMs: 30_000}}
+	if ans.Measured == nil || *ans.Measured != *want {
+		t.Errorf("measured %+v, want %+v", ans.Measured, want)
 	}
 
 	// A failed replay says why.

@@ -46,6 +46,16 @@ export function render(main) {
   // While the RM replays, ask again each second rather than at the
   // page's slower poll.
   let soon = null;
+  // measuredLine says what the apps that finished since the last change
+  // took, beside those before it.
+  function measuredLine(m) {
+    if (!m) return null;
+    const stat = (x) => (x.apps ? `${x.apps} app${x.apps === 1 ? '' : 's'}, average ${duration(x.avgJctMs)}` : 'no app yet');
+    return h('p', { id: 'measured' }, h('strong', {}, 'Measured'),
+      `: since P(Altruism) went from ${num(m.fromPAltruism)} to ${num(m.pAltruism)} at ${time(m.sinceMs)}, ${stat(m.after)} finished; `,
+      `before it, ${stat(m.before)}. Different apps ran in each period: a guide, not a proof.`);
+  }
+
   function drawWhatIf(w) {
     whatIf = w;
     if (w.state === 'computing' && !soon && main.isConnected !== false) {
@@ -55,7 +65,8 @@ export function render(main) {
         try { drawWhatIf(await api.whatIf()); } catch { /* the page's poll reports errors */ }
       }, 1000);
     }
-    const say = (t) => whatIfBox.replaceChildren(h('p', { class: 'subtle', id: 'whatif-state' }, t));
+    const say = (t) => whatIfBox.replaceChildren(...[measuredLine(w.measured)].filter(Boolean),
+      h('p', { class: 'subtle', id: 'whatif-state' }, t));
     switch (w.state) {
       case 'unavailable': return say('This ResourceManager was started without the simulator; run loom tune --rm-history instead.');
       case 'no-history': return say('No DAG job has finished yet: the what-if replays the jobs this ResourceManager recorded.');
@@ -71,6 +82,7 @@ export function render(main) {
       h('td', { class: 'num' }, pct(r.slowed, 1)),
       h('td', {}, i === w.recommended ? 'recommended' : r.meetsObjective ? 'meets' : 'misses')));
     whatIfBox.replaceChildren(
+      ...[measuredLine(w.measured)].filter(Boolean),
       h('p', { class: 'subtle', id: 'whatif-state' }, `The last ${w.jobs} finished jobs replayed on ${w.nodes} nodes like these, leftover cap `
         + `${w.leftoverCap ? num(w.leftoverCap) : 'none'}, ${w.computedOnMs ? time(w.computedOnMs) : ''}`
         + `${w.state === 'computing' ? ' (recomputing)' : ''}. Objective: ${w.objective}.`),
