@@ -141,6 +141,17 @@ type Sample struct {
 	RunningApps       int
 	PendingDefault    int
 	PendingAltruistic int
+	// What altruism does now: Yielded is what the running apps leave of
+	// their fair shares, neither holding it nor asking for it as
+	// DEFAULT, and HeldOverShare what they hold beyond their shares (the
+	// leftover handed out), each as a dominant share of the cluster;
+	// AltruisticPerSec is containers granted for ALTRUISTIC asks per
+	// second since the last sample; BehindShare counts the apps holding
+	// less than their share while DEFAULT asks of theirs wait.
+	Yielded          float64
+	HeldOverShare    float64
+	AltruisticPerSec float64
+	BehindShare      int
 }
 
 // AppSample is one app at one instant: dominant share and usage.

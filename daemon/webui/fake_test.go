@@ -584,7 +584,8 @@ func (f *fakeBackend) Timeline() []Sample {
 		x := float64(i) / 29
 		out = append(out, Sample{UnixMs: nowMs - int64(30-i)*1000,
 			Utilisation: fairness.New(0.2+0.5*x, 0.1+0.4*x).With(fairness.Disk, 0.6+0.3*x*x),
-			Jain:        1 - 0.3*x*(1-x), RunningApps: 1 + i%3, PendingDefault: i % 4, PendingAltruistic: i % 5})
+			Jain:        1 - 0.3*x*(1-x), RunningApps: 1 + i%3, PendingDefault: i % 4, PendingAltruistic: i % 5,
+			Yielded: 0.3 * x, HeldOverShare: 0.2 * x, AltruisticPerSec: float64(i % 7), BehindShare: i % 3})
 	}
 	return out
 }

@@ -106,7 +106,8 @@ func getTimeline(c *call) error {
 	for _, s := range samples {
 		out.Samples = append(out.Samples, dao.Sample{UnixMs: s.UnixMs, Utilisation: vec(s.Utilisation),
 			Jain: finite(s.Jain), RunningApps: s.RunningApps, PendingDefault: s.PendingDefault,
-			PendingAltruistic: s.PendingAltruistic})
+			PendingAltruistic: s.PendingAltruistic, Yielded: finite(s.Yielded), HeldOverShare: finite(s.HeldOverShare),
+			AltruisticPerSec: finite(s.AltruisticPerSec), BehindShare: s.BehindShare})
 	}
 	return c.json(http.StatusOK, out)
 }

@@ -211,6 +211,17 @@ func TestUI(t *testing.T) {
 	if n := count(`#nodes tbody tr`); n != 3 {
 		t.Errorf("%d nodes, want 3", n)
 	}
+	// What altruism does: the fake's last sample (i = 29) yields 30% and
+	// holds 20% from the leftover, 29 % 7 = 1 ALTRUISTIC container a
+	// second, 29 % 3 = 2 apps behind their share; two lines over time.
+	do("altruism panel", chromedp.WaitVisible(chromedp.CSS(`#altruism-live`)))
+	if msg := text(`#altruism-now`); !strings.Contains(msg, "30.0%") || !strings.Contains(msg, "20.0%") ||
+		!strings.Contains(msg, "1/s") || !strings.Contains(msg, "apps behind their share\n2") {
+		t.Errorf("altruism now: %q", msg)
+	}
+	if n := count(`#altruism-live path`); n != 2 {
+		t.Errorf("%d lines in the altruism chart, want 2", n)
+	}
 	shot("ui-cluster.png")
 
 	// Operations: a wrong credential is refused, the right one applies

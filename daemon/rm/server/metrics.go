@@ -19,8 +19,9 @@ type metrics struct {
 	allocations *prometheus.CounterVec // by kind
 	asks        *prometheus.CounterVec // by kind: asks received
 	decision    prometheus.Histogram
-	// allocCount is the sum of allocations, for the per-second rate.
-	allocCount float64
+	// allocCount is the sum of allocations, for the per-second rate;
+	// altruisticCount those for ALTRUISTIC asks.
+	allocCount, altruisticCount float64
 
 	appsDesc, pendingDesc, leftoverDesc, pDesc, rateDesc, nodesDesc *prometheus.Desc
 	yieldedDesc, overShareDesc, belowShareDesc                      *prometheus.Desc
@@ -59,6 +60,40 @@ func newMetrics(r *RM) *metrics {
 func (m *metrics) allocated(k altruism.AskKind) {
 	m.allocations.WithLabelValues(k.String()).Inc()
 	m.allocCount++
+	if k == altruism.Altruistic {
+		m.altruisticCount++
+	}
+}
+
+// altruismNow is what altruism does now, over the running apps: what they
+// yield (within their shares, neither held nor asked for as DEFAULT), what
+// they hold beyond their shares, and how many hold less than their share
+// of their dominant resource while DEFAULT asks of theirs wait. Callers
+// hold the RM's mu.
+func (r *RM) altruismNow() (yielded, over fairness.Vector, below int) {
+	capacity := r.core.Capacity()
+	for _, a := range r.appOrder {
+		if a.done() {
+			continue
+		}
+		var asked fairness.Vector
+		for k, n := range a.asks {
+			if k.kind == altruism.Default {
+				asked = asked.Add(k.demand.Scale(float64(n)))
+			}
+		}
+		share, err1 := r.core.Share(a.id)
+		usage, err2 := r.core.Usage(a.id)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		yielded = yielded.Add(share.Sub(usage).Sub(asked).ClampZero())
+		over = over.Add(usage.Sub(share).ClampZero())
+		if d := dominant(share, capacity); asked != (fairness.Vector{}) && share[d] > 0 && usage[d] < 0.99*share[d] {
+			below++
+		}
+	}
+	return yielded, over, below
 }
 
 func (m *metrics) observeDecision(d time.Duration) { m.decision.Observe(d.Seconds()) }
@@ -79,32 +114,16 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		apps[s] = 0
 	}
 	var pending [2]int
-	var yielded, over fairness.Vector
-	below := 0
-	capacity := r.core.Capacity()
 	for _, a := range r.appOrder {
 		apps[a.state().String()]++
 		if a.done() {
 			continue
 		}
-		var asked fairness.Vector
 		for k, n := range a.asks {
 			pending[k.kind] += n
-			if k.kind == altruism.Default {
-				asked = asked.Add(k.demand.Scale(float64(n)))
-			}
-		}
-		share, err1 := r.core.Share(a.id)
-		usage, err2 := r.core.Usage(a.id)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		yielded = yielded.Add(share.Sub(usage).Sub(asked).ClampZero())
-		over = over.Add(usage.Sub(share).ClampZero())
-		if d := dominant(share, capacity); asked != (fairness.Vector{}) && share[d] > 0 && usage[d] < 0.99*share[d] {
-			below++
 		}
 	}
+	yielded, over, below := r.altruismNow()
 	nodes := map[string]int{}
 	for _, n := range r.nodes {
 		nodes[n.state.String()]++

@@ -84,4 +84,14 @@ func TestAltruismMetrics(t *testing.T) {
 			t.Errorf("%s %v = %g, want %g", c.name, c.labels, got, c.want)
 		}
 	}
+	// The cluster page's timeline says the same as dominant shares of the
+	// node: 3072 of 4096 MB yielded (0.75, above 0.333 of 32 vcores),
+	// nothing held over, nobody behind.
+	rm.mu.Lock()
+	rm.sample(time.Now())
+	last := rm.timeline.samples[len(rm.timeline.samples)-1]
+	rm.mu.Unlock()
+	if math.Abs(last.Yielded-0.75) > 1e-9 || last.HeldOverShare != 0 || last.BehindShare != 0 {
+		t.Errorf("timeline sample: yielded %g, held over %g, behind %d; want 0.75, 0, 0", last.Yielded, last.HeldOverShare, last.BehindShare)
+	}
 }

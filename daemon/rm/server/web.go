@@ -31,9 +31,9 @@ type timeline struct {
 	samples []webui.Sample
 	apps    map[rm.AppID][]webui.AppSample
 	// rate is allocations per second over the last sample.
-	rate      float64
-	lastAlloc float64
-	lastAt    time.Time
+	rate                      float64
+	lastAlloc, lastAltruistic float64
+	lastAt                    time.Time
 }
 
 func appendBounded[T any](s []T, v T) []T {
@@ -78,14 +78,17 @@ func (r *RM) sample(now time.Time) {
 	if len(ratios) <= 1 {
 		s.Jain = 1
 	}
-	r.timeline.samples = appendBounded(r.timeline.samples, s)
-	allocs := r.metrics.allocCount
+	yielded, over, below := r.altruismNow()
+	s.Yielded, s.HeldOverShare, s.BehindShare = yielded.DominantShare(capacity), over.DominantShare(capacity), below
+	allocs, alt := r.metrics.allocCount, r.metrics.altruisticCount
 	if !r.timeline.lastAt.IsZero() {
 		if dt := now.Sub(r.timeline.lastAt).Seconds(); dt > 0 {
 			r.timeline.rate = (allocs - r.timeline.lastAlloc) / dt
+			s.AltruisticPerSec = (alt - r.timeline.lastAltruistic) / dt
 		}
 	}
-	r.timeline.lastAlloc, r.timeline.lastAt = allocs, now
+	r.timeline.lastAlloc, r.timeline.lastAltruistic, r.timeline.lastAt = allocs, alt, now
+	r.timeline.samples = appendBounded(r.timeline.samples, s)
 }
 
 // sampler samples the timeline once a second until the RM stops.

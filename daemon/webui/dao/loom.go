@@ -111,6 +111,10 @@ type Sample struct {
 	RunningApps       int             `json:"runningApps"`
 	PendingDefault    int             `json:"pendingDefault"`
 	PendingAltruistic int             `json:"pendingAltruistic"`
+	Yielded           float64         `json:"yielded"`       // dominant share of the cluster
+	HeldOverShare     float64         `json:"heldOverShare"` // dominant share of the cluster
+	AltruisticPerSec  float64         `json:"altruisticPerSec"`
+	BehindShare       int             `json:"behindShare"`
 }
 
 // AppTimeline is /ws/v1/loom/apps/{appid}/timeline.

@@ -53,6 +53,31 @@ function fairness(tl, width) {
     empty: 'No samples yet: the ResourceManager samples the cluster about once a second.' });
 }
 
+// altruismLive is what altruism does, over the same window: what the
+// running apps yield of their fair shares and what they hold beyond them
+// (the leftover handed out), with the latest rate of containers granted
+// for ALTRUISTIC asks and the apps behind their fair-share pace.
+function altruismLive(tl, width) {
+  const samples = tl.samples || [];
+  if (!samples.length) return h('p', { class: 'subtle' }, 'No samples yet.');
+  const last = samples[samples.length - 1];
+  const top = Math.max(0.05, ...samples.map((x) => Math.max(x.yielded, x.heldOverShare)));
+  return h('div', {},
+    h('div', { class: 'cards', id: 'altruism-now' },
+      card('yielded now', pct(last.yielded, 1), 'of the cluster (dominant share): within running apps\' shares, neither held nor asked for as DEFAULT'),
+      card('held from the leftover', pct(last.heldOverShare, 1), 'of the cluster: what apps hold beyond their shares'),
+      card('ALTRUISTIC containers', `${num(+last.altruisticPerSec.toFixed(1))}/s`, 'granted for ALTRUISTIC asks, over the last second'),
+      card('apps behind their share', num(last.behindShare), 'holding less than their share while DEFAULT asks of theirs wait')),
+    lineChart({
+      series: [
+        { name: 'yielded', color: '#2b7a3b', width: 2.5, points: samples.map((x) => [x.unixMs, x.yielded]) },
+        { name: 'held from the leftover', color: '#c0392b', width: 2.5, dash: '7 4', points: samples.map((x) => [x.unixMs, x.heldOverShare]) },
+      ],
+      width, height: 240, xLabel: 'time', yLabel: 'share of the cluster', yMin: 0, yMax: top,
+      yFormat: (v) => `${Math.round(v * 100)}%`, title: 'what altruism yields and hands out over time', id: 'altruism-live',
+    }));
+}
+
 function nodesTable(nodes) {
   const list = (nodes.nodes && nodes.nodes.node) || [];
   if (!list.length) return h('p', { class: 'notice' }, 'No NodeManager has registered.');
@@ -105,15 +130,17 @@ export function render(main) {
   const util = panel('Utilisation now');
   const queues = panel('Queues');
   const fair = panel("Fairness and utilisation over time");
+  const alt = panel('What altruism does');
   const nodes = panel('Nodes');
   const shares = panel('Running apps: share against use');
-  main.append(h('h1', {}, 'Cluster'), cardRow, h('div', { class: 'grid2' }, util.el, queues.el), fair.el, nodes.el, shares.el);
+  main.append(h('h1', {}, 'Cluster'), cardRow, h('div', { class: 'grid2' }, util.el, queues.el), fair.el, alt.el, nodes.el, shares.el);
   return poll(async () => {
     const [m, sched, tl, ns] = await Promise.all([api.metrics(), api.scheduler(), api.timeline(), api.nodes()]);
     cardRow.replaceChildren(...cards(m.clusterMetrics, sched));
     util.body.replaceChildren(utilisation(sched, inner(util.el)));
     queues.body.replaceChildren(queuesTable(sched));
     fair.body.replaceChildren(fairness(tl, inner(fair.el)));
+    alt.body.replaceChildren(altruismLive(tl, inner(alt.el)));
     nodes.body.replaceChildren(nodesTable(ns));
     shares.body.replaceChildren(sharesTable(sched));
   }, 5000);
