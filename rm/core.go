@@ -10,6 +10,7 @@ package rm
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math/bits"
 	"slices"
 	"time"
@@ -53,8 +54,10 @@ type Config struct {
 	Policy Policy
 	// PAltruism is the probability that an AM yields at a decision. The
 	// core only keeps it, so that operators can change it live; AMs read
-	// it from every allocate response.
-	PAltruism float64
+	// it from every allocate response. QueuePAltruism overrides it for
+	// the apps of a queue.
+	PAltruism      float64
+	QueuePAltruism map[string]float64
 	// FirstContainer numbers containers: the first grant gets the id
 	// after it. An RM that restarted starts past its epoch (epoch << 40,
 	// as YARN does), so no id repeats one a node still runs.
@@ -126,6 +129,7 @@ func New(cfg Config) *Core {
 	if cfg.ShareInterval <= 0 {
 		cfg.ShareInterval = 500 * time.Millisecond
 	}
+	cfg.QueuePAltruism = maps.Clone(cfg.QueuePAltruism)
 	return &Core{cfg: cfg, byID: map[AppID]*app{}, conts: map[ContainerID]*Container{},
 		shapeRefs: map[fairness.Vector]int{}, next: cfg.FirstContainer}
 }
@@ -174,8 +178,14 @@ type (
 	// Schedule fills nodes: the given ones, or every live node when
 	// Nodes is empty (the simulator's scheduling event).
 	Schedule struct{ Nodes []NodeID }
-	// SetAltruism changes P(Altruism) from the next decision on.
-	SetAltruism struct{ P float64 }
+	// SetAltruism changes P(Altruism) from the next decision on: the
+	// cluster's (Queue empty), or one queue's override of it; Clear
+	// removes a queue's override, so that its apps follow the cluster's.
+	SetAltruism struct {
+		P     float64
+		Queue string
+		Clear bool
+	}
 	// SetPolicy swaps the node pass, e.g. to change the leftover order
 	// while the RM runs, from the next decision on.
 	SetPolicy struct{ Policy Policy }
@@ -236,11 +246,7 @@ func (c *Core) Step(now time.Duration, ev Event) ([]Action, error) {
 	case Schedule:
 		return c.schedule(e.Nodes)
 	case SetAltruism:
-		if !(e.P >= 0 && e.P <= 1) {
-			return nil, fmt.Errorf("P(Altruism) %v must be between 0 and 1", e.P)
-		}
-		c.cfg.PAltruism = e.P
-		return nil, nil
+		return nil, c.setAltruism(e)
 	case ContainerRecovered:
 		return nil, c.containerRecovered(e.Container)
 	case SetPolicy:
@@ -543,13 +549,55 @@ func (c *Core) schedule(ids []NodeID) ([]Action, error) {
 // nodePolicy is the node pass to run now. Carbyne at P(Altruism) 0 is
 // DRF: no job yields, so there is no leftover to hand out, and Carbyne
 // then schedules exactly as DRF does, so that turning the knob to 0 live
-// gives the fairness baseline itself.
+// gives the fairness baseline itself. A queue whose override is above 0
+// keeps Carbyne's pass.
 func (c *Core) nodePolicy() Policy {
 	if _, ok := c.cfg.Policy.(carbyne); ok && c.cfg.PAltruism == 0 {
+		for _, p := range c.cfg.QueuePAltruism {
+			if p > 0 {
+				return c.cfg.Policy
+			}
+		}
 		return drf{}
 	}
 	return c.cfg.Policy
 }
+
+func (c *Core) setAltruism(e SetAltruism) error {
+	if !e.Clear && !(e.P >= 0 && e.P <= 1) {
+		return fmt.Errorf("P(Altruism) %v must be between 0 and 1", e.P)
+	}
+	switch {
+	case e.Queue == "" && e.Clear:
+		return fmt.Errorf("only a queue's override of P(Altruism) can be cleared")
+	case e.Queue == "":
+		c.cfg.PAltruism = e.P
+	case e.Clear:
+		delete(c.cfg.QueuePAltruism, e.Queue)
+	default:
+		if c.cfg.QueuePAltruism == nil {
+			c.cfg.QueuePAltruism = map[string]float64{}
+		}
+		c.cfg.QueuePAltruism[e.Queue] = e.P
+	}
+	return nil
+}
+
+// PAltruismOf is the P(Altruism) an app's AM is told: its queue's
+// override, or the cluster's.
+func (c *Core) PAltruismOf(id AppID) (float64, error) {
+	a, err := c.app(id)
+	if err != nil {
+		return 0, err
+	}
+	if p, ok := c.cfg.QueuePAltruism[a.queue]; ok {
+		return p, nil
+	}
+	return c.cfg.PAltruism, nil
+}
+
+// QueuePAltruism is a copy of the queues' overrides of P(Altruism).
+func (c *Core) QueuePAltruism() map[string]float64 { return maps.Clone(c.cfg.QueuePAltruism) }
 
 // grant creates the containers of one placement.
 func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assignment) []Action {

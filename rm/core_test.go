@@ -358,3 +358,46 @@ func TestCarbyneAtZeroIsDRF(t *testing.T) {
 		t.Errorf("P raised to 1 live (-want +got):\n%s", diff)
 	}
 }
+
+// TestQueueAltruism: a queue's override of P(Altruism) is what its apps'
+// AMs are told, the cluster's value for every other queue; clearing it
+// brings the cluster's back. With the cluster at 0 and an override above
+// 0, the core keeps Carbyne's node pass (twoKinds's asks, all in queue
+// "etl": the in-share / leftover split, not DRF's).
+func TestQueueAltruism(t *testing.T) {
+	c := New(Config{Policy: Carbyne(altruism.EfficiencyFirst), PAltruism: 0, QueuePAltruism: map[string]float64{"etl": 0.5}})
+	step(t, c, AppAdded{App: 7, Queue: "etl"}, AppAdded{App: 8, Queue: "adhoc"})
+	for _, tc := range []struct {
+		ev   []Event
+		want [2]float64 // apps 7 and 8
+	}{
+		{nil, [2]float64{0.5, 0}},
+		{[]Event{SetAltruism{P: 0.25}}, [2]float64{0.5, 0.25}},
+		{[]Event{SetAltruism{Queue: "adhoc", P: 1}}, [2]float64{0.5, 1}},
+		{[]Event{SetAltruism{Queue: "etl", Clear: true}}, [2]float64{0.25, 1}},
+	} {
+		step(t, c, tc.ev...)
+		for i, id := range []AppID{7, 8} {
+			if p, err := c.PAltruismOf(id); err != nil || p != tc.want[i] {
+				t.Errorf("after %v: app %d P = %v, %v; want %v", tc.ev, id, p, err, tc.want[i])
+			}
+		}
+	}
+	if _, err := c.PAltruismOf(99); err == nil {
+		t.Error("P(Altruism) of an unknown app")
+	}
+	if _, err := c.Step(0, SetAltruism{Clear: true}); err == nil {
+		t.Error("cleared the cluster's P(Altruism)")
+	}
+	if _, err := c.Step(0, SetAltruism{Queue: "etl", P: 2}); err == nil {
+		t.Error("a queue's P(Altruism) of 2 was taken")
+	}
+	if got := c.QueuePAltruism(); len(got) != 1 || got["adhoc"] != 1 {
+		t.Errorf("overrides %v, want adhoc: 1", got)
+	}
+
+	d := New(Config{Policy: Carbyne(altruism.EfficiencyFirst), PAltruism: 0, QueuePAltruism: map[string]float64{"": 1}})
+	if diff := cmp.Diff(map[string]int{"DEFAULT/in-share/1": 3, "ALTRUISTIC/leftover/2": 7}, twoKinds(t, d)); diff != "" {
+		t.Errorf("cluster at 0, queue at 1: allocations (-want +got):\n%s", diff)
+	}
+}

@@ -35,7 +35,7 @@ type Backend interface {
 	// and kept in AltruismChanges. The context carries the caller, as for
 	// the client protocol: the backend refuses one who is not an admin
 	// with an rpc.ClassAccessControl error.
-	SetAltruism(ctx context.Context, p float64, who string) error
+	SetAltruism(ctx context.Context, set AltruismSet, who string) error
 	// AltruismChanges lists every change of P(Altruism), oldest first,
 	// starting with the configured value.
 	AltruismChanges() []AltruismChange
@@ -119,15 +119,30 @@ type AppShare struct {
 type QueueShare struct {
 	Name   string
 	Weight float64
-	Usage  fairness.Vector
-	Apps   int
+	// PAltruism is what the queue's apps are told: its override
+	// (Override) or the cluster's.
+	PAltruism float64
+	Override  bool
+	Usage     fairness.Vector
+	Apps      int
 }
 
-// AltruismChange is one setting of P(Altruism).
+// AltruismChange is one setting of P(Altruism): the cluster's, or a
+// queue's override (Queue set; Cleared when the override was removed).
 type AltruismChange struct {
-	UnixMs int64
-	P      float64
-	Who    string // "config" for the configured value
+	UnixMs  int64
+	P       float64
+	Who     string // "config" for the configured value
+	Queue   string
+	Cleared bool
+}
+
+// AltruismSet is a change of P(Altruism): the cluster's (Queue empty), a
+// queue's override of it, or the removal of that override (Clear).
+type AltruismSet struct {
+	P     float64
+	Queue string
+	Clear bool
 }
 
 // Sample is the cluster at one instant.

@@ -67,7 +67,8 @@ var wantLoomScheduler = dao.Scheduler{Policy: "carbyne", PAltruism: 0.8, Leftove
 	Apps: []dao.AppShare{{ID: "application_1700000000000_0001", Name: "tpch-q5", Queue: "default", User: "alice",
 		Share: fairness.New(16384, 8), DominantShare: 0.5, Usage: fairness.New(6144, 3), DominantUsage: 0.1875,
 		Demand: fairness.New(20480, 6), RemainingWork: 120.5, PendingDefault: 2, PendingAltruistic: 3, Running: 3}},
-	Queues: []dao.QueueShare{{Name: "default", Weight: 1, Usage: fairness.New(6144, 3), Apps: 1}, {Name: "etl", Weight: 3}}}
+	Queues: []dao.QueueShare{{Name: "default", Weight: 1, PAltruism: 0.8, Usage: fairness.New(6144, 3), Apps: 1},
+		{Name: "etl", Weight: 3, PAltruism: 0.8}}}
 
 // TestShapes reads every GET resource and compares the whole document
 // with the one written out above.
@@ -96,7 +97,7 @@ func TestShapes(t *testing.T) {
 		{"/ws/v1/cluster/apps/application_1700000000000_0001/state", &dao.AppState{}, &dao.AppState{State: "RUNNING"}},
 		{"/ws/v1/cluster/apps/application_1700000000000_0005/state", &dao.AppState{}, &dao.AppState{State: "FAILED"}},
 		{"/ws/v1/loom/scheduler", &dao.Scheduler{}, &wantLoomScheduler},
-		{"/ws/v1/loom/scheduler/altruism", &dao.Altruism{}, &dao.Altruism{P: 0.8,
+		{"/ws/v1/loom/scheduler/altruism", &dao.Altruism{}, &dao.Altruism{P: 0.8, Queues: map[string]float64{},
 			Changes: []dao.AltruismChange{{UnixMs: 1700000000000, P: 0.8, Who: "config"}}}},
 		{"/ws/v1/loom/apps/application_1700000000000_0001/dag", &dao.DAG{}, &wantDAG},
 		{"/ws/v1/loom/apps/application_1700000000000_0001/tasks", &dao.Tasks{}, &wantTasks},

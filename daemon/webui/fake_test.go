@@ -186,8 +186,8 @@ func newFakeBackend() *fakeBackend {
 		Apps: []AppShare{{ID: "application_1700000000000_0001", Name: "tpch-q5", Queue: "default", User: "alice",
 			Share: fairness.New(16384, 8), DominantShare: 0.5, Usage: fairness.New(6144, 3), DominantUsage: 0.1875,
 			Demand: fairness.New(20480, 6), RemainingWork: 120.5, PendingDefault: 2, PendingAltruistic: 3, Running: 3}},
-		Queues: []QueueShare{{Name: "default", Weight: 1, Usage: fairness.New(6144, 3), Apps: 1},
-			{Name: "etl", Weight: 3, Apps: 0}}}
+		Queues: []QueueShare{{Name: "default", Weight: 1, PAltruism: 0.8, Usage: fairness.New(6144, 3), Apps: 1},
+			{Name: "etl", Weight: 3, PAltruism: 0.8, Apps: 0}}}
 	f.changes = []AltruismChange{{UnixMs: clusterTS, P: 0.8, Who: "config"}}
 	return f
 }
@@ -561,14 +561,31 @@ func (f *fakeBackend) Scheduler() Scheduler {
 	return f.sched
 }
 
-func (f *fakeBackend) SetAltruism(_ context.Context, p float64, who string) error {
+func (f *fakeBackend) SetAltruism(_ context.Context, set AltruismSet, who string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if p < 0 || p > 1 {
-		return fmt.Errorf("P(Altruism) %v is outside [0, 1]", p)
+	if !set.Clear && (set.P < 0 || set.P > 1) {
+		return fmt.Errorf("P(Altruism) %v is outside [0, 1]", set.P)
 	}
-	f.sched.PAltruism = p
-	f.changes = append(f.changes, AltruismChange{UnixMs: nowMs, P: p, Who: who})
+	if set.Queue == "" {
+		f.sched.PAltruism = set.P
+		for i := range f.sched.Queues {
+			if !f.sched.Queues[i].Override {
+				f.sched.Queues[i].PAltruism = set.P
+			}
+		}
+	} else {
+		i := slices.IndexFunc(f.sched.Queues, func(q QueueShare) bool { return q.Name == set.Queue })
+		if i < 0 {
+			return fmt.Errorf("queue %q is not in loom.queues", set.Queue)
+		}
+		q := &f.sched.Queues[i]
+		q.Override, q.PAltruism = !set.Clear, set.P
+		if set.Clear {
+			q.PAltruism = f.sched.PAltruism
+		}
+	}
+	f.changes = append(f.changes, AltruismChange{UnixMs: nowMs, P: set.P, Who: who, Queue: set.Queue, Cleared: set.Clear})
 	return nil
 }
 

@@ -95,7 +95,8 @@ func getLoomScheduler(c *call) error {
 			PendingDefault: a.PendingDefault, PendingAltruistic: a.PendingAltruistic, Running: a.Running})
 	}
 	for _, q := range s.Queues {
-		out.Queues = append(out.Queues, dao.QueueShare{Name: q.Name, Weight: finite(q.Weight), Usage: vec(q.Usage), Apps: q.Apps})
+		out.Queues = append(out.Queues, dao.QueueShare{Name: q.Name, Weight: finite(q.Weight), PAltruism: finite(q.PAltruism),
+			Override: q.Override, Usage: vec(q.Usage), Apps: q.Apps})
 	}
 	return c.json(http.StatusOK, out)
 }
@@ -134,9 +135,15 @@ func getAppTimeline(c *call) error {
 
 func (s *server) altruism() dao.Altruism {
 	changes := s.b.AltruismChanges()
-	out := dao.Altruism{P: finite(s.b.Scheduler().PAltruism), Changes: make([]dao.AltruismChange, 0, len(changes))}
+	sched := s.b.Scheduler()
+	out := dao.Altruism{P: finite(sched.PAltruism), Queues: map[string]float64{}, Changes: make([]dao.AltruismChange, 0, len(changes))}
+	for _, q := range sched.Queues {
+		if q.Override {
+			out.Queues[q.Name] = finite(q.PAltruism)
+		}
+	}
 	for _, ch := range changes {
-		out.Changes = append(out.Changes, dao.AltruismChange{UnixMs: ch.UnixMs, P: finite(ch.P), Who: ch.Who})
+		out.Changes = append(out.Changes, dao.AltruismChange{UnixMs: ch.UnixMs, P: finite(ch.P), Who: ch.Who, Queue: ch.Queue, Cleared: ch.Cleared})
 	}
 	return out
 }
@@ -165,19 +172,27 @@ func (c *call) checkAdmin() error {
 }
 
 // parseAltruismBody reads {"p": x}, x in [0, 1].
-func parseAltruismBody(c *call) (float64, error) {
+func parseAltruismBody(c *call) (AltruismSet, error) {
 	var body dao.AltruismUpdate
 	if err := readBody(c, &body); err != nil {
-		return 0, err
+		return AltruismSet{}, err
 	}
-	if body.P == nil {
-		return 0, badRequest("p is missing: send {\"p\": <P(Altruism) between 0 and 1>}")
+	set := AltruismSet{Queue: body.Queue, Clear: body.Clear}
+	switch {
+	case body.Clear && body.Queue == "":
+		return set, badRequest("clear removes a queue's override: name the queue, {\"queue\": <name>, \"clear\": true}")
+	case body.Clear && body.P != nil:
+		return set, badRequest("send p or clear, not both")
+	case body.Clear:
+		return set, nil
+	case body.P == nil:
+		return set, badRequest("p is missing: send {\"p\": <P(Altruism) between 0 and 1>}, with \"queue\" for one queue's override")
 	}
-	p := *body.P
-	if err := rm.CheckPAltruism(p); err != nil {
-		return 0, badRequest("p must be between 0 and 1, got %v", p)
+	set.P = *body.P
+	if err := rm.CheckPAltruism(set.P); err != nil {
+		return set, badRequest("p must be between 0 and 1, got %v", set.P)
 	}
-	return p, nil
+	return set, nil
 }
 
 func setAltruism(c *call) error {
@@ -186,16 +201,17 @@ func setAltruism(c *call) error {
 			Msg("P(Altruism) change refused")
 		return err
 	}
-	p, err := parseAltruismBody(c)
+	set, err := parseAltruismBody(c)
 	if err != nil {
 		return err
 	}
 	who := fmt.Sprintf("%s from %s", c.user(), remoteIP(c.r))
 	before := c.s.b.Scheduler().PAltruism
-	if err := c.s.b.SetAltruism(c.ctx(), p, who); err != nil {
+	if err := c.s.b.SetAltruism(c.ctx(), set, who); err != nil {
 		return fromBackend(err)
 	}
-	c.s.cfg.Log.Info().Float64("from", before).Float64("p", p).Str("who", who).Msg("P(Altruism) changed")
+	c.s.cfg.Log.Info().Float64("from", before).Float64("p", set.P).Str("queue", set.Queue).Bool("clear", set.Clear).
+		Str("who", who).Msg("P(Altruism) changed")
 	return c.json(http.StatusOK, c.s.altruism())
 }
 

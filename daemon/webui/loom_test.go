@@ -76,7 +76,7 @@ func TestAltruismChange(t *testing.T) {
 	if a.code != http.StatusOK || a.contentType() != "application/json" {
 		t.Fatalf("%d %q %s", a.code, a.contentType(), a.body)
 	}
-	want := dao.Altruism{P: 0.5, Changes: []dao.AltruismChange{
+	want := dao.Altruism{P: 0.5, Queues: map[string]float64{}, Changes: []dao.AltruismChange{
 		{UnixMs: 1700000000000, P: 0.8, Who: "config"},
 		{UnixMs: 1700000100000, P: 0.5, Who: "carol from 192.0.2.7"}}}
 	var got dao.Altruism
@@ -96,6 +96,48 @@ func TestAltruismChange(t *testing.T) {
 	if l := logs.String(); !strings.Contains(l, `"message":"P(Altruism) changed"`) || !strings.Contains(l, `"who":"carol from 192.0.2.7"`) ||
 		!strings.Contains(l, `"from":0.8`) {
 		t.Errorf("log %s", l)
+	}
+
+	// A queue's override: set, listed, then cleared; the scheduler view
+	// says what each queue's apps are told.
+	serve(h, http.MethodPut, altruismPath, `{"p":0.9,"queue":"etl"}`, "Authorization", "Bearer "+adminKey)
+	decode(t, serve(h, http.MethodGet, altruismPath, ""), &got)
+	if got.P != 0 || !cmp.Equal(got.Queues, map[string]float64{"etl": 0.9}) {
+		t.Errorf("after etl's override: p %v, queues %v", got.P, got.Queues)
+	}
+	var sched dao.Scheduler
+	decode(t, serve(h, http.MethodGet, "/ws/v1/loom/scheduler", ""), &sched)
+	for _, q := range sched.Queues {
+		if want := (q.Name == "etl"); q.Override != want || (want && q.PAltruism != 0.9) || (!want && q.PAltruism != 0) {
+			t.Errorf("queue %s: P %v, override %v", q.Name, q.PAltruism, q.Override)
+		}
+	}
+	if a := serve(h, http.MethodPut, altruismPath, `{"queue":"etl","clear":true}`, "Authorization", "Bearer "+adminKey); a.code != http.StatusOK {
+		t.Errorf("clear: %d %s", a.code, a.body)
+	}
+	got = dao.Altruism{} // decoding into a map merges
+	decode(t, serve(h, http.MethodGet, altruismPath, ""), &got)
+	if len(got.Queues) != 0 {
+		t.Errorf("after clearing: queues %v", got.Queues)
+	}
+	last := got.Changes[len(got.Changes)-1]
+	if last.Queue != "etl" || !last.Cleared {
+		t.Errorf("last change %+v, want etl cleared", last)
+	}
+	for _, tc := range []struct{ body, message string }{
+		{`{"clear":true}`, "name the queue"},
+		{`{"queue":"etl","clear":true,"p":0.5}`, "send p or clear, not both"},
+		{`{"queue":"etl"}`, "p is missing"},
+		{`{"queue":"etl","p":7}`, "between 0 and 1"},
+	} {
+		a := serve(h, http.MethodPut, altruismPath, tc.body, "Authorization", "Bearer "+adminKey)
+		if re := remoteException(t, a, http.StatusBadRequest, "BadRequestException"); !strings.Contains(re.Message, tc.message) {
+			t.Errorf("%s: %q", tc.body, re.Message)
+		}
+	}
+	a = serve(h, http.MethodPut, altruismPath, `{"queue":"nope","p":0.5}`, "Authorization", "Bearer "+adminKey)
+	if a.code == http.StatusOK || !strings.Contains(string(a.body), `queue \"nope\" is not in loom.queues`) {
+		t.Errorf("unknown queue: %d %s", a.code, a.body)
 	}
 }
 

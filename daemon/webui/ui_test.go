@@ -292,6 +292,24 @@ func TestUI(t *testing.T) {
 	if ch := f.AltruismChanges(); ch[len(ch)-1].Who != "ops-oncall from 127.0.0.1" {
 		t.Errorf("change by %q", ch[len(ch)-1].Who)
 	}
+	// A queue's override: chosen in the form, confirmed, listed.
+	do("etl override", change("#queue", "etl"), chromedp.SetValue(chromedp.CSS(`#p`), "0.6"),
+		chromedp.Click(chromedp.CSS(`#review`)), chromedp.WaitVisible(chromedp.CSS(`#confirm-change`)))
+	if msg := text(`#confirm`); !strings.Contains(msg, "Set queue etl's P(Altruism) from 0.3 to 0.6?") {
+		t.Errorf("confirmation for etl: %q", msg)
+	}
+	do("confirm etl", chromedp.Click(chromedp.CSS(`#confirm-change`)),
+		waitFor("the result", `document.querySelector('#result').textContent.includes("etl")`),
+		waitFor("the override listed", `document.querySelector('#queue-overrides').textContent.includes("etl: 0.6")`))
+	if msg := text(`#result`); !strings.Contains(msg, "Queue etl's P(Altruism) is now 0.6") {
+		t.Errorf("after etl's change: %q", msg)
+	}
+	if got := f.Scheduler().PAltruism; got != 0.3 {
+		t.Errorf("the cluster's P(Altruism) moved to %v with a queue's override", got)
+	}
+	if first := text(`#altruism-history tbody tr`); !strings.Contains(first, "etl") || !strings.Contains(first, "0.6") {
+		t.Errorf("newest change listed: %q", first)
+	}
 	shot("ui-ops.png")
 }
 

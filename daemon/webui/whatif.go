@@ -184,7 +184,12 @@ func getWhatIf(c *call) error {
 // that one, by their average time from submission to finish. Different
 // apps ran in the two periods: the comparison is a guide, not a proof.
 func measured(c *call) (*measuredJSON, error) {
-	changes := c.s.b.AltruismChanges()
+	var changes []AltruismChange
+	for _, ch := range c.s.b.AltruismChanges() {
+		if ch.Queue == "" {
+			changes = append(changes, ch)
+		}
+	}
 	if len(changes) < 2 {
 		return nil, nil
 	}

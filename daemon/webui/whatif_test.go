@@ -137,7 +137,7 @@ func TestWhatIf(t *testing.T) {
 		t.Errorf("measured %+v before any change of P(Altruism)", ans.Measured)
 	}
 	// A new P(Altruism) is replayed too; the old answer stands meanwhile.
-	if err := f.SetAltruism(context.Background(), 0.3, "test"); err != nil {
+	if err := f.SetAltruism(context.Background(), AltruismSet{P: 0.3}, "test"); err != nil {
 		t.Fatal(err)
 	}
 	if ans := waitWhatIf(t, h, "computing"); len(ans.Rows) != 6 {

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,5 +97,39 @@ func TestPAltruismZeroIsDRF(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestQueueAltruism: a queue's override of P(Altruism) reaches its jobs'
+// AMs. With the cluster at 1 and queue "etl" at 0, etl's jobs run no task
+// on an ALTRUISTIC container (their AMs never yield); the others do.
+func TestQueueAltruism(t *testing.T) {
+	cfg, jobs := mix(t, 7)
+	etl := map[string]bool{}
+	for i, j := range jobs {
+		if i%2 == 0 {
+			j.Queue, etl[j.Name] = "etl", true
+		}
+	}
+	cfg.Policy, cfg.PAltruism, cfg.QueuePAltruism = "carbyne", 1, map[string]float64{"etl": 0}
+	r, err := Run(cfg, jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	others := 0
+	for _, j := range r.Jobs {
+		if etl[j.Name] && j.Altruistic != 0 {
+			t.Errorf("%s (etl, P 0) ran %d tasks on ALTRUISTIC containers", j.Name, j.Altruistic)
+		}
+		if !etl[j.Name] {
+			others += j.Altruistic
+		}
+	}
+	if others == 0 {
+		t.Error("no job outside etl ran a task on an ALTRUISTIC container")
+	}
+	cfg.QueuePAltruism = map[string]float64{"etl": 1.5}
+	if _, err := Run(cfg, jobs); err == nil || !strings.Contains(err.Error(), `queue "etl"`) {
+		t.Errorf("a queue's P(Altruism) of 1.5: %v", err)
 	}
 }

@@ -53,6 +53,10 @@ type Config struct {
 	// at its arrival with no AM (the paper's model, and the default).
 	AM        fairness.Vector
 	AMStartup time.Duration
+	// QueuePAltruism overrides P(Altruism) for the jobs of a queue (a
+	// job's Queue, "default" when it names none), as the RM's
+	// loom.queue.<name>.p-altruism does.
+	QueuePAltruism map[string]float64
 	// CriticalPathFirst makes Carbyne's AMs plan critical-path first
 	// (am.Config.CriticalPathFirst).
 	CriticalPathFirst bool
@@ -115,7 +119,7 @@ func Run(cfg Config, jobs []*workload.Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sim{cfg: cfg, core: rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism})}
+	s := &sim{cfg: cfg, core: rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: cfg.QueuePAltruism})}
 	for i := 0; i < cfg.Machines; i++ {
 		if _, err := s.core.Step(0, rm.NodeUp{Node: rm.NodeID(i), Capacity: cfg.Machine}); err != nil {
 			return nil, err
@@ -146,6 +150,11 @@ func (cfg *Config) check(jobs []*workload.Job) error {
 		return fmt.Errorf("the AM container %v does not fit a machine of %v", cfg.AM, cfg.Machine)
 	case cfg.AMStartup < 0 || cfg.TaskOverhead < 0:
 		return fmt.Errorf("AM startup %v or task overhead %v is negative", cfg.AMStartup, cfg.TaskOverhead)
+	}
+	for q, p := range cfg.QueuePAltruism {
+		if err := rm.CheckPAltruism(p); err != nil {
+			return fmt.Errorf("queue %q: %w", q, err)
+		}
 	}
 	if cfg.Window <= 0 {
 		cfg.Window = time.Minute
@@ -321,7 +330,11 @@ func (s *sim) instant() error {
 	for s.arrived < len(s.jobs) && s.jobs[s.arrived].res.Arrival == s.now {
 		j := s.jobs[s.arrived]
 		s.arrived++
-		if _, err := s.core.Step(s.now, rm.AppAdded{App: j.app, Queue: "default", Weight: j.dag.Job().EffectiveWeight()}); err != nil {
+		queue := j.dag.Job().Queue
+		if queue == "" {
+			queue = "default"
+		}
+		if _, err := s.core.Step(s.now, rm.AppAdded{App: j.app, Queue: queue, Weight: j.dag.Job().EffectiveWeight()}); err != nil {
 			return err
 		}
 		if s.cfg.AM.IsZero() {
@@ -411,7 +424,11 @@ func (s *sim) decide(j *job, capacity fairness.Vector) error {
 	if err != nil {
 		return err
 	}
-	req := j.dag.Decide(s.now, share, capacity, s.core.PAltruism())
+	p, err := s.core.PAltruismOf(j.app)
+	if err != nil {
+		return err
+	}
+	req := j.dag.Decide(s.now, share, capacity, p)
 	j.share, j.dirty = share, false
 	j.greedy = s.cfg.Altruistic() && !req.Yielding
 	asks := make([]rm.Ask, len(req.Asks))

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/daemon/webui"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
@@ -53,7 +54,7 @@ func TestACLs(t *testing.T) {
 			if err != nil && !rpc.IsClass(err, rpc.ClassAccessControl) {
 				t.Errorf("kill refused with %v, want AccessControlException", err)
 			}
-			err = webBackend{clientService{r}}.SetAltruism(ctxAs(tc.tuner), 0.5, tc.tuner)
+			err = webBackend{clientService{r}}.SetAltruism(ctxAs(tc.tuner), webui.AltruismSet{P: 0.5}, tc.tuner)
 			if allowed := err == nil; allowed != tc.tuneAllow {
 				t.Errorf("P(Altruism) by %s: %v, want allowed %v", tc.tuner, err, tc.tuneAllow)
 			}

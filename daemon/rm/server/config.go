@@ -90,8 +90,10 @@ type Config struct {
 
 	// PolicyConfig is the policy and its knobs (loom.scheduler.*).
 	rm.PolicyConfig
-	// Queues maps each queue to its weight.
-	Queues map[string]float64
+	// Queues maps each queue to its weight; QueuePAltruism the queues
+	// that override P(Altruism) to their value.
+	Queues         map[string]float64
+	QueuePAltruism map[string]float64
 	// HistoryDir is where DAG AMs write their job histories, one file per
 	// app (a directory every node sees, as MapReduce's staging dir).
 	HistoryDir string
@@ -285,16 +287,18 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 			return cfg, err
 		}
 	}
-	cfg.Queues, err = queues(c)
+	cfg.Queues, cfg.QueuePAltruism, err = queues(c)
 	return cfg, err
 }
 
-// queues reads loom.queues and each loom.queue.<name>.weight (1 by
-// default). A weight for a queue not listed is a mistake worth refusing.
-func queues(c *hadoopconf.Conf) (map[string]float64, error) {
+// queues reads loom.queues, each loom.queue.<name>.weight (1 by default)
+// and each loom.queue.<name>.p-altruism (the queue's override of
+// P(Altruism); none by default). A key for a queue not listed is a
+// mistake worth refusing.
+func queues(c *hadoopconf.Conf) (map[string]float64, map[string]float64, error) {
 	list, err := c.String("loom.queues")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	qs := map[string]float64{}
 	for _, q := range strings.Split(list, ",") {
@@ -303,33 +307,52 @@ func queues(c *hadoopconf.Conf) (map[string]float64, error) {
 			continue
 		}
 		if _, dup := qs[q]; dup {
-			return nil, c.Errorf("loom.queues", "queue %q is listed twice", q)
+			return nil, nil, c.Errorf("loom.queues", "queue %q is listed twice", q)
 		}
 		qs[q] = 1
 	}
 	if len(qs) == 0 {
-		return nil, c.Errorf("loom.queues", "no queues")
+		return nil, nil, c.Errorf("loom.queues", "no queues")
 	}
+	ps := map[string]float64{}
 	keys := c.Keys("loom.queue.")
 	slices.Sort(keys)
 	for _, k := range keys {
-		name, ok := strings.CutSuffix(strings.TrimPrefix(k, "loom.queue."), ".weight")
-		if !ok {
-			return nil, c.Errorf(k, "unknown key (queues take only loom.queue.<name>.weight)")
+		rest := strings.TrimPrefix(k, "loom.queue.")
+		name, knob := rest, ""
+		for _, suffix := range []string{".weight", ".p-altruism"} {
+			if n, ok := strings.CutSuffix(rest, suffix); ok {
+				name, knob = n, suffix
+			}
+		}
+		if knob == "" {
+			return nil, nil, c.Errorf(k, "unknown key (queues take only loom.queue.<name>.weight and loom.queue.<name>.p-altruism)")
 		}
 		if _, listed := qs[name]; !listed {
-			return nil, c.Errorf(k, "queue %q is not in loom.queues", name)
+			return nil, nil, c.Errorf(k, "queue %q is not in loom.queues", name)
 		}
-		w, err := c.Float(k)
+		v, err := c.Float(k)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if !(w > 0) {
-			return nil, c.Errorf(k, "weight %v must be positive", w)
+		switch knob {
+		case ".weight":
+			if !(v > 0) {
+				return nil, nil, c.Errorf(k, "weight %v must be positive", v)
+			}
+			qs[name] = v
+		default:
+			if err := rm.CheckPAltruism(v); err != nil {
+				var pe *rm.PolicyError
+				if errors.As(err, &pe) {
+					return nil, nil, c.Errorf(k, "%s", pe.Err)
+				}
+				return nil, nil, c.Errorf(k, "%v", err)
+			}
+			ps[name] = v
 		}
-		qs[name] = w
 	}
-	return qs, nil
+	return qs, ps, nil
 }
 
 func firstError(errs []error) error {

@@ -264,7 +264,8 @@ func (r *RM) allocateResponse(ctx context.Context, a *appRec, at *attemptRec, re
 	// Altruism is Carbyne's: under the baseline policies AMs are told
 	// never to yield, so they ask for everything DEFAULT, as the
 	// simulator's baselines do.
-	pAltruism := r.cfg.EffectivePAltruism(r.core.PAltruism())
+	p, _ := r.core.PAltruismOf(a.id)
+	pAltruism := r.cfg.EffectivePAltruism(p)
 	granted := make([]*pb.ContainerProto, len(a.newConts))
 	for i, cr := range a.newConts {
 		granted[i] = r.containerProto(cr)

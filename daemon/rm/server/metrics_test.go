@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/daemon/webui"
+	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -93,5 +95,56 @@ func TestAltruismMetrics(t *testing.T) {
 	rm.mu.Unlock()
 	if math.Abs(last.Yielded-0.75) > 1e-9 || last.HeldOverShare != 0 || last.BehindShare != 0 {
 		t.Errorf("timeline sample: yielded %g, held over %g, behind %d; want 0.75, 0, 0", last.Yielded, last.HeldOverShare, last.BehindShare)
+	}
+}
+
+// TestQueuePAltruism: loom.queue.<name>.p-altruism is what the AMs of that
+// queue are told in every allocate reply; the other queues' AMs get the
+// cluster's P(Altruism). A live change of the override reaches the next
+// reply; clearing it brings the cluster's back.
+func TestQueuePAltruism(t *testing.T) {
+	r := startRM(t, "loom.queue.etl.p-altruism=0.25")
+	nm := startNM(t, r.Addr("tracker"), 16384, 16)
+	ac := clientOf(t, r, "bob")
+	submit(t, ac, "etl", 1024)
+	nm.beat()
+	etl := amClient(t, r, nm.waitStarts(1)[0])
+	submit(t, ac, "default", 1024)
+	nm.beat()
+	def := amClient(t, r, nm.waitStarts(2)[1])
+	ctx := context.Background()
+	ids := map[rpc.ApplicationMasterClient]int32{}
+	p := func(am rpc.ApplicationMasterClient) float64 {
+		t.Helper()
+		resp, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(ids[am])})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[am] = resp.GetResponseId()
+		return resp.GetLoomPAltruism()
+	}
+	for _, am := range []rpc.ApplicationMasterClient{etl, def} {
+		if _, err := am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{Host: proto.String("h"), RpcPort: proto.Int32(0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if e, d := p(etl), p(def); e != 0.25 || d != 1 {
+		t.Errorf("P told: etl %v, default %v; want 0.25 and 1", e, d)
+	}
+	web := webBackend{clientService{r}}
+	if err := web.SetAltruism(asUser("yarn"), webui.AltruismSet{Queue: "etl", P: 0.75}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if e := p(etl); e != 0.75 {
+		t.Errorf("after the change, etl told %v, want 0.75", e)
+	}
+	if err := web.SetAltruism(asUser("yarn"), webui.AltruismSet{Queue: "etl", Clear: true}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if e := p(etl); e != 1 {
+		t.Errorf("after clearing, etl told %v, want the cluster's 1", e)
+	}
+	if err := web.SetAltruism(asUser("yarn"), webui.AltruismSet{Queue: "ghost", P: 0.5}, "test"); err == nil {
+		t.Error("an override for a queue not in loom.queues was taken")
 	}
 }

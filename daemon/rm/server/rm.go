@@ -238,7 +238,8 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 		}
 		return nil, err
 	}
-	r.core = rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism, FirstContainer: rm.ContainerID(r.epoch << 40)})
+	r.core = rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: cfg.QueuePAltruism,
+		FirstContainer: rm.ContainerID(r.epoch << 40)})
 	r.life = lifecycle.New()
 	if state != nil {
 		if err := r.recover(state); err != nil {

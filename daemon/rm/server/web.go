@@ -127,8 +127,13 @@ func (b webBackend) Scheduler() webui.Scheduler {
 	s := webui.Scheduler{Policy: r.cfg.Policy, PAltruism: r.core.PAltruism(), LeftoverOrder: r.cfg.LeftoverOrder.String(),
 		LeftoverCap: r.cfg.LeftoverCap, Capacity: capacity, Used: used, Leftover: capacity.Sub(used).ClampZero()}
 	queues := map[string]*webui.QueueShare{}
+	overrides := r.core.QueuePAltruism()
 	for name, w := range r.cfg.Queues {
-		queues[name] = &webui.QueueShare{Name: name, Weight: w}
+		p, override := overrides[name]
+		if !override {
+			p = r.core.PAltruism()
+		}
+		queues[name] = &webui.QueueShare{Name: name, Weight: w, PAltruism: p, Override: override}
 	}
 	for _, a := range r.appOrder {
 		if a.done() {
@@ -163,18 +168,22 @@ func (b webBackend) Scheduler() webui.Scheduler {
 	return s
 }
 
-func (b webBackend) SetAltruism(ctx context.Context, p float64, who string) error {
+func (b webBackend) SetAltruism(ctx context.Context, set webui.AltruismSet, who string) error {
 	r := b.r
 	if user := caller(ctx); !r.isAdmin(user) {
 		return rpc.Errorf(rpc.ClassAccessControl, "User %s is not an admin (yarn.admin.acl): only an admin may change P(Altruism)", user)
 	}
+	if _, ok := r.cfg.Queues[set.Queue]; set.Queue != "" && !ok {
+		return rpc.Errorf(rpc.ClassYarnException, "queue %q is not in loom.queues", set.Queue)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.step(rm.SetAltruism{P: p}); err != nil {
+	if err := r.step(rm.SetAltruism{P: set.P, Queue: set.Queue, Clear: set.Clear}); err != nil {
 		return err
 	}
-	r.altChanges = append(r.altChanges, webui.AltruismChange{UnixMs: time.Now().UnixMilli(), P: p, Who: who})
-	r.log.Info().Float64("p_altruism", p).Str("who", who).Msg("P(Altruism) changed")
+	r.altChanges = append(r.altChanges, webui.AltruismChange{UnixMs: time.Now().UnixMilli(), P: set.P, Who: who,
+		Queue: set.Queue, Cleared: set.Clear})
+	r.log.Info().Float64("p_altruism", set.P).Str("queue", set.Queue).Bool("clear", set.Clear).Str("who", who).Msg("P(Altruism) changed")
 	return nil
 }
 

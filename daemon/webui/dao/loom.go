@@ -91,10 +91,12 @@ type AppShare struct {
 
 // QueueShare is one queue's weight and usage.
 type QueueShare struct {
-	Name   string          `json:"name"`
-	Weight float64         `json:"weight"`
-	Usage  fairness.Vector `json:"usage"`
-	Apps   int             `json:"apps"`
+	Name      string          `json:"name"`
+	Weight    float64         `json:"weight"`
+	PAltruism float64         `json:"pAltruism"`
+	Override  bool            `json:"pAltruismOverride"`
+	Usage     fairness.Vector `json:"usage"`
+	Apps      int             `json:"apps"`
 }
 
 // Timeline is /ws/v1/loom/timeline: the cluster about once a second,
@@ -133,18 +135,27 @@ type AppSample struct {
 // Altruism is /ws/v1/loom/scheduler/altruism: P(Altruism) now and every
 // change of it, oldest first.
 type Altruism struct {
-	P       float64          `json:"p"`
-	Changes []AltruismChange `json:"changes"`
+	P float64 `json:"p"`
+	// Queues are the queues' overrides of P.
+	Queues  map[string]float64 `json:"queues"`
+	Changes []AltruismChange   `json:"changes"`
 }
 
-// AltruismChange is one setting of P(Altruism).
+// AltruismChange is one setting of P(Altruism), the cluster's or a
+// queue's (queue set; cleared when its override was removed).
 type AltruismChange struct {
-	UnixMs int64   `json:"unixMs"`
-	P      float64 `json:"p"`
-	Who    string  `json:"who"`
+	UnixMs  int64   `json:"unixMs"`
+	P       float64 `json:"p"`
+	Who     string  `json:"who"`
+	Queue   string  `json:"queue,omitempty"`
+	Cleared bool    `json:"cleared,omitempty"`
 }
 
-// AltruismUpdate is the body of PUT /ws/v1/loom/scheduler/altruism.
+// AltruismUpdate is the body of PUT /ws/v1/loom/scheduler/altruism:
+// {"p": 0.5} for the cluster, {"p": 0.5, "queue": "etl"} for a queue's
+// override, {"queue": "etl", "clear": true} to remove it.
 type AltruismUpdate struct {
-	P *float64 `json:"p"`
+	P     *float64 `json:"p"`
+	Queue string   `json:"queue"`
+	Clear bool     `json:"clear"`
 }

@@ -66,6 +66,8 @@ export const api = {
   appTimeline: (id) => get(`/ws/v1/loom/apps/${enc(id)}/timeline`),
   altruism: () => get('/ws/v1/loom/scheduler/altruism'),
   whatIf: () => get('/ws/v1/loom/whatif'),
-  setAltruism: (p, secret, user) => put(`/ws/v1/loom/scheduler/altruism${user ? `?user.name=${enc(user)}` : ''}`,
-    { p }, { Authorization: `Bearer ${secret}` }),
+  // queue: '' for the cluster's P(Altruism), else that queue's override;
+  // clear removes the override.
+  setAltruism: (p, secret, user, queue = '', clear = false) => put(`/ws/v1/loom/scheduler/altruism${user ? `?user.name=${enc(user)}` : ''}`,
+    clear ? { queue, clear: true } : (queue ? { p, queue } : { p }), { Authorization: `Bearer ${secret}` }),
 };

@@ -25,6 +25,8 @@ export function render(main) {
     placeholder: 'loom.admin.secret' });
   const who = h('input', { type: 'text', id: 'who', name: 'who', autocomplete: 'username', placeholder: 'for the change log' });
   const review = h('button', { class: 'btn', type: 'submit', id: 'review' }, 'Review change…');
+  // Which P(Altruism): the cluster's, or one queue's override of it.
+  const queueSel = h('select', { id: 'queue', name: 'queue' }, h('option', { value: '' }, 'the cluster (every queue without an override)'));
   let sched = null;
   let whatIf = null;
   const whatIfBox = h('div', { id: 'whatif' }, h('p', { class: 'subtle' }, 'Loading…'));
@@ -101,12 +103,13 @@ export function render(main) {
     result.textContent = text;
   }
 
-  async function apply(p) {
+  async function apply(p, queue, clear) {
     confirmBox.hidden = true;
     review.disabled = true;
     try {
-      const r = await api.setAltruism(p, secret.value, who.value.trim());
-      show('ok', `P(Altruism) is now ${num(r.p)}.`);
+      const r = await api.setAltruism(p, secret.value, who.value.trim(), queue, clear);
+      show('ok', clear ? `Queue ${queue} now follows the cluster's P(Altruism), ${num(r.p)}.`
+        : queue ? `Queue ${queue}'s P(Altruism) is now ${num(r.queues[queue])}.` : `P(Altruism) is now ${num(r.p)}.`);
       drawHistory(r);
       await refresh();
     } catch (e) {
@@ -120,8 +123,10 @@ export function render(main) {
     e.preventDefault();
     result.className = '';
     result.textContent = '';
+    const queue = queueSel.value;
+    const clear = queue !== '' && pInput.value.trim() === '';
     const p = Number(pInput.value);
-    if (pInput.value.trim() === '' || !Number.isFinite(p) || p < 0 || p > 1) {
+    if (!clear && (pInput.value.trim() === '' || !Number.isFinite(p) || p < 0 || p > 1)) {
       show('error', 'P(Altruism) must be a number between 0 and 1.');
       return;
     }
@@ -129,21 +134,34 @@ export function render(main) {
       show('error', 'Enter the admin credential (loom.admin.secret).');
       return;
     }
-    const from = sched ? num(sched.pAltruism) : '?';
+    const q = sched && queue ? sched.queues.find((x) => x.name === queue) : null;
+    const from = q ? num(q.pAltruism) : sched ? num(sched.pAltruism) : '?';
+    const what = queue ? `queue ${queue}'s P(Altruism)` : 'P(Altruism)';
+    if (clear) {
+      confirmBox.replaceChildren(
+        h('p', {}, h('strong', {}, `Remove queue ${queue}'s override (${from})?`), ` Its apps then follow the cluster's P(Altruism), ${sched ? num(sched.pAltruism) : '?'}.`),
+        h('div', { class: 'actions' },
+          h('button', { class: 'btn danger', type: 'button', id: 'confirm-change', onclick: () => apply(0, queue, true) }, 'Remove the override'),
+          h('button', { class: 'btn secondary', type: 'button', id: 'cancel-change', onclick: () => { confirmBox.hidden = true; } }, 'Cancel')));
+      confirmBox.hidden = false;
+      return;
+    }
     confirmBox.replaceChildren(
-      h('p', {}, h('strong', {}, `Set P(Altruism) from ${from} to ${num(p)}?`),
+      h('p', {}, h('strong', {}, `Set ${what} from ${from} to ${num(p)}?`),
         ' Every job\'s next decisions use it at once. ',
         p === 0 ? 'At 0, no job yields: Loom schedules as DRF does.' : p === 1 ? 'At 1, every job yields whatever it can.' : ''),
-      expected(p) || h('p', { class: 'subtle', id: 'expected' }, 'No what-if yet to say what this would change.'),
+      queue ? h('p', { class: 'subtle', id: 'expected' }, 'The what-if replays the whole cluster at one P(Altruism); it says nothing of one queue.')
+        : expected(p) || h('p', { class: 'subtle', id: 'expected' }, 'No what-if yet to say what this would change.'),
       h('div', { class: 'actions' },
-        h('button', { class: 'btn danger', type: 'button', id: 'confirm-change', onclick: () => apply(p) }, `Set P(Altruism) to ${num(p)}`),
+        h('button', { class: 'btn danger', type: 'button', id: 'confirm-change', onclick: () => apply(p, queue, false) }, `Set ${what} to ${num(p)}`),
         h('button', { class: 'btn secondary', type: 'button', id: 'cancel-change', onclick: () => { confirmBox.hidden = true; } }, 'Cancel')));
     confirmBox.hidden = false;
   }
 
   function drawHistory(a) {
     history.replaceChildren(...[...a.changes].reverse().map((c) => h('tr', {},
-      h('td', {}, time(c.unixMs)), h('td', { class: 'num' }, num(c.p)), h('td', {}, c.who))));
+      h('td', {}, time(c.unixMs)), h('td', {}, c.queue || 'cluster'),
+      h('td', { class: 'num' }, c.cleared ? 'override removed' : num(c.p)), h('td', {}, c.who))));
   }
 
   async function refresh() {
@@ -151,7 +169,9 @@ export function render(main) {
     sched = s;
     drawWhatIf(w);
     current.replaceChildren(
-      h('div', { class: 'card' }, h('div', { class: 'label' }, 'P(Altruism)'), h('div', { class: 'value big', id: 'p-now' }, num(a.p))),
+      h('div', { class: 'card' }, h('div', { class: 'label' }, 'P(Altruism)'), h('div', { class: 'value big', id: 'p-now' }, num(a.p)),
+        h('div', { class: 'detail', id: 'queue-overrides' }, Object.keys(a.queues || {}).length
+          ? `overridden for ${Object.entries(a.queues).map(([q, v]) => `${q}: ${num(v)}`).join(', ')}` : 'no queue overrides it')),
       h('div', { class: 'card' }, h('div', { class: 'label' }, 'leftover order'), h('div', { class: 'value' }, s.leftoverOrder),
         h('div', { class: 'detail' }, ORDERS[s.leftoverOrder] || '')),
       h('div', { class: 'card' }, h('div', { class: 'label' }, 'leftover cap'), h('div', { class: 'value' }, s.leftoverCap ? num(s.leftoverCap) : 'none')),
@@ -162,22 +182,27 @@ export function render(main) {
           ? 'submit, kill and the app PUTs are served over REST'
           : 'submit, kill and the app PUTs answer 403: with SIMPLE auth anyone reaching this port could run commands. '
             + 'Set loom.webapp.rest-write.enabled=true only where every client is trusted, or turn on Kerberos (SPNEGO).')));
-    if (pInput.value === '' && document.activeElement !== pInput) pInput.value = a.p;
+    if (pInput.value === '' && document.activeElement !== pInput && queueSel.value === '') pInput.value = a.p;
+    if (queueSel.options.length !== s.queues.length + 1) {
+      queueSel.replaceChildren(queueSel.options[0], ...s.queues.map((q) => h('option', { value: q.name }, `queue ${q.name}`)));
+    }
     drawHistory(a);
   }
 
   main.append(h('h1', {}, 'Operations'), current,
     h('div', { class: 'grid2' },
       h('section', { class: 'panel' }, h('h2', {}, 'Change P(Altruism)'),
-        h('p', { class: 'subtle' }, 'How often a job yields what it does not need now: 0 schedules as DRF, 1 yields at every decision.'),
+        h('p', { class: 'subtle' }, 'How often a job yields what it does not need now: 0 schedules as DRF, 1 yields at every decision. '
+          + 'A queue can override it for its apps; to remove an override, choose the queue and leave the value empty.'),
         h('form', { class: 'stack', id: 'altruism-form', onsubmit: ask },
+          h('label', { for: 'queue' }, 'for'), queueSel,
           h('label', { for: 'p' }, 'new P(Altruism)'), pInput,
           h('label', { for: 'secret' }, 'admin credential'), secret,
           h('label', { for: 'who' }, 'your name'), who,
           h('div', { class: 'actions' }, review)),
         confirmBox, result),
       h('section', { class: 'panel' }, h('h2', {}, 'Changes'),
-        h('table', { id: 'altruism-history' }, h('thead', {}, h('tr', {}, h('th', {}, 'when'), h('th', { class: 'num' }, 'P(Altruism)'), h('th', {}, 'by'))),
+        h('table', { id: 'altruism-history' }, h('thead', {}, h('tr', {}, h('th', {}, 'when'), h('th', {}, 'for'), h('th', { class: 'num' }, 'P(Altruism)'), h('th', {}, 'by'))),
           history))),
     h('section', { class: 'panel' }, h('h2', {}, 'What P(Altruism) would do'),
       h('p', { class: 'subtle' }, 'The simulator replays this cluster\'s recently finished jobs at each P(Altruism): faster on average, '
