@@ -4,31 +4,31 @@ import (
 	"context"
 
 	"github.com/loomrm/loom/daemon/webui"
-	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/tool/sim"
 	"github.com/loomrm/loom/tool/tune"
-	"github.com/loomrm/loom/workload"
 )
 
 // rmWhatIf is the RM web port's what-if (the operations page's curve): the
-// recorded jobs replayed by loom tune on the live cluster's shape, at the
-// P(Altruism) values the page asks for and the RM's leftover cap, one
+// recorded jobs replayed by loom tune on the live cluster's shape, with the
+// RM's leftover cap, P(Altruism) and queue overrides, at each P(Altruism)
+// the page asks for (the cluster's, or one queue's override), one
 // simulation at a time so that the RM keeps a core. The objective is loom
 // tune's default: at most 5% of jobs slowed more than 20%. When ctx ends
 // first it returns at once; the simulation in flight runs to its end.
-func rmWhatIf(ctx context.Context, jobs []*workload.Job, nodes int, node fairness.Vector, leftoverCap float64, ps []float64) (*webui.WhatIf, error) {
+func rmWhatIf(ctx context.Context, req webui.WhatIfRequest) (*webui.WhatIf, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	cfg := sim.DefaultConfig()
-	cfg.Machines, cfg.Machine = nodes, node
+	cfg.Machines, cfg.Machine = req.Nodes, req.Node
+	cfg.PAltruism, cfg.QueuePAltruism = req.PAltruism, req.Overrides
 	obj := tune.Objective{MaxSlowed: 0.05, SlowdownOver: 0.2}
 	done := make(chan struct{})
 	var res *tune.Result
 	var err error
 	go func() {
 		defer close(done)
-		res, err = tune.Run(cfg, jobs, tune.Grid(ps, []float64{leftoverCap}), obj, tune.Options{Workers: 1})
+		res, err = tune.Run(cfg, req.Jobs, tune.Grid(req.Ps, []float64{req.LeftoverCap}), obj, tune.Options{Workers: 1, Queue: req.Queue})
 	}()
 	select {
 	case <-ctx.Done():

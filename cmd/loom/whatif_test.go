@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loomrm/loom/daemon/webui"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/workload"
 )
@@ -21,7 +22,7 @@ func TestRMWhatIf(t *testing.T) {
 		j.Arrival = time.Duration(i) * 5 * time.Second
 	}
 	ps := []float64{0, 0.5, 0.8, 1}
-	w, err := rmWhatIf(context.Background(), jobs, 4, workload.PaperMachine(), 2, ps)
+	w, err := rmWhatIf(context.Background(), webui.WhatIfRequest{Jobs: jobs, Nodes: 4, Node: workload.PaperMachine(), LeftoverCap: 2, PAltruism: 1, Ps: ps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,18 @@ func TestRMWhatIf(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := rmWhatIf(ctx, jobs, 4, fairness.New(131072, 20), 2, ps); err == nil {
+	if _, err := rmWhatIf(ctx, webui.WhatIfRequest{Jobs: jobs, Nodes: 4, Node: fairness.New(131072, 20), LeftoverCap: 2, Ps: ps}); err == nil {
 		t.Error("a cancelled what-if returned no error")
+	}
+	// One queue's view: its override varies, its jobs alone are judged.
+	for i, j := range jobs {
+		if i%2 == 0 {
+			j.Queue = "etl"
+		}
+	}
+	q, err := rmWhatIf(context.Background(), webui.WhatIfRequest{Jobs: jobs, Nodes: 4, Node: workload.PaperMachine(), LeftoverCap: 2,
+		PAltruism: 1, Overrides: map[string]float64{"etl": 0.5}, Queue: "etl", Ps: ps})
+	if err != nil || len(q.Rows) != len(ps) || q.Rows[0].Speedup != 1 {
+		t.Errorf("etl's what-if: %+v, %v", q, err)
 	}
 }

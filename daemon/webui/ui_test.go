@@ -145,7 +145,9 @@ func change(sel, value string) chromedp.Action[chromedp.Void] {
 func TestUI(t *testing.T) {
 	f := newFakeBackend()
 	two := &workload.Job{Name: "j", Stages: []workload.Stage{{Name: "s", Tasks: 2, Demand: fairness.New(1024, 1), Duration: time.Second}}}
-	f.recorded = []*workload.Job{two, two}
+	etlJob := two.Clone()
+	etlJob.Name, etlJob.Queue = "k", "etl"
+	f.recorded = []*workload.Job{two, etlJob}
 	srv := httptest.NewServer(newTestHandler(f, adminKey, nil))
 	defer srv.Close()
 	b := newBrowser(t)
@@ -250,6 +252,12 @@ func TestUI(t *testing.T) {
 	if msg := text(`#whatif-state`); !strings.Contains(msg, "last 2 finished jobs") || !strings.Contains(msg, "2 nodes") {
 		t.Errorf("what-if caption: %q", msg)
 	}
+	// The same view for one queue's override, its jobs alone judged.
+	do("etl's what-if", change("#whatif-queue", "etl"),
+		waitFor("etl's view", `(document.querySelector('#whatif-state') || {textContent: ''}).textContent.includes("Queue etl's override")`),
+		waitFor("etl's rows", `document.querySelectorAll('#whatif-table tbody tr').length === 6`))
+	do("back to the cluster", change("#whatif-queue", ""),
+		waitFor("the cluster's view", `(document.querySelector('#whatif-state') || {textContent: ''}).textContent.startsWith("The last")`))
 	do("wrong secret", chromedp.SetValue(chromedp.CSS(`#p`), "0.3"), chromedp.SetValue(chromedp.CSS(`#secret`), "guess"),
 		chromedp.Click(chromedp.CSS(`#review`)), chromedp.WaitVisible(chromedp.CSS(`#confirm-change`)),
 		chromedp.Click(chromedp.CSS(`#confirm-change`)),
@@ -295,7 +303,8 @@ func TestUI(t *testing.T) {
 	// A queue's override: chosen in the form, confirmed, listed.
 	do("etl override", change("#queue", "etl"), chromedp.SetValue(chromedp.CSS(`#p`), "0.6"),
 		chromedp.Click(chromedp.CSS(`#review`)), chromedp.WaitVisible(chromedp.CSS(`#confirm-change`)))
-	if msg := text(`#confirm`); !strings.Contains(msg, "Set queue etl's P(Altruism) from 0.3 to 0.6?") {
+	if msg := text(`#confirm`); !strings.Contains(msg, "Set queue etl's P(Altruism) from 0.3 to 0.6?") ||
+		!strings.Contains(msg, "Choose queue etl's override") {
 		t.Errorf("confirmation for etl: %q", msg)
 	}
 	do("confirm etl", chromedp.Click(chromedp.CSS(`#confirm-change`)),

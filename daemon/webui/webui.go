@@ -53,7 +53,7 @@ type server struct {
 	b      Backend
 	cfg    Config
 	now    func() time.Time
-	whatIf whatIfState
+	whatIf whatIfs
 }
 
 func newServer(b Backend, cfg Config, now func() time.Time) *server {

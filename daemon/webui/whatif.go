@@ -2,6 +2,8 @@ package webui
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -12,12 +14,27 @@ import (
 	"github.com/loomrm/loom/workload"
 )
 
-// WhatIfFunc replays jobs on a cluster of nodes machines of node each, at
-// each P(Altruism) of ps with leftover cap leftoverCap, and judges each
-// against P(Altruism) 0, as `loom tune` does; its rows follow ps. The RM's
-// command supplies it (it is the simulator's, which the daemon does not
-// import); it returns when ctx ends.
-type WhatIfFunc func(ctx context.Context, jobs []*workload.Job, nodes int, node fairness.Vector, leftoverCap float64, ps []float64) (*WhatIf, error)
+// WhatIfFunc replays the request's jobs on its cluster at each of its
+// P(Altruism) values, and judges each against P(Altruism) 0, as `loom
+// tune` does; its rows follow Ps. The RM's command supplies it (it is the
+// simulator's, which the daemon does not import); it returns when ctx
+// ends.
+type WhatIfFunc func(ctx context.Context, req WhatIfRequest) (*WhatIf, error)
+
+// WhatIfRequest is one what-if: Jobs on Nodes machines of Node each, with
+// LeftoverCap, the cluster's P(Altruism) and the queues' Overrides as they
+// are now. Each of Ps is the cluster's P(Altruism), or with Queue set,
+// that queue's override, its jobs alone judged.
+type WhatIfRequest struct {
+	Jobs        []*workload.Job
+	Nodes       int
+	Node        fairness.Vector
+	LeftoverCap float64
+	PAltruism   float64
+	Overrides   map[string]float64
+	Queue       string
+	Ps          []float64
+}
 
 // whatIfPs are the settings replayed: loom tune's, and the current one.
 var whatIfPs = []float64{0, 0.25, 0.5, 0.75, 1}
@@ -58,18 +75,22 @@ type WhatIfRow struct {
 // that it takes seconds, not minutes, on the RM's machine.
 const whatIfMaxJobs = 500
 
-// whatIfState is the web server's last what-if and whether one runs.
+// whatIfs are the web server's what-ifs, one per view: the cluster ("")
+// and each queue asked for.
+type whatIfs struct {
+	mu    sync.Mutex
+	views map[string]*whatIfState
+}
+
+// whatIfState is one view's last what-if and whether one runs.
 type whatIfState struct {
-	mu      sync.Mutex
 	running bool
 	last    *WhatIf
 	err     string
 	at      time.Time
-	jobs    int     // recorded jobs it replayed
-	cap     float64 // the leftover cap it ran with
-	ps      []float64
+	jobs    int    // recorded jobs it replayed
+	key     string // what it replayed: jobs, cluster, settings
 	nodes   int
-	node    fairness.Vector
 }
 
 // whatIfAnswer is GET /ws/v1/loom/whatif.
@@ -77,8 +98,11 @@ type whatIfAnswer struct {
 	// State is "ready", "computing", "no-history" (no finished DAG job
 	// recorded yet), "unavailable" (this RM was started without the
 	// simulator) or "failed".
-	State      string  `json:"state"`
-	Error      string  `json:"error,omitempty"`
+	State string `json:"state"`
+	Error string `json:"error,omitempty"`
+	// Queue is the queue whose override the rows vary ("" for the
+	// cluster's P(Altruism)).
+	Queue      string  `json:"queue,omitempty"`
 	ComputedMs int64   `json:"computedOnMs,omitempty"`
 	Jobs       int     `json:"jobs"`
 	Nodes      int     `json:"nodes,omitempty"`
@@ -117,13 +141,29 @@ type whatIfRowJSON struct {
 	Meets     bool    `json:"meetsObjective"`
 }
 
-// getWhatIf answers the last what-if on the recorded jobs and starts a
-// new one in the background when the jobs, the cluster or the leftover
-// cap changed since: the operations page polls it while it computes.
+// getWhatIf answers the last what-if on the recorded jobs (?queue=Q: for
+// queue Q's override) and starts a new one in the background when the
+// jobs, the cluster or the settings changed since: the operations page
+// polls it while it computes.
 func getWhatIf(c *call) error {
 	s := c.s
 	sched := s.b.Scheduler()
-	ans := whatIfAnswer{Current: finite(sched.PAltruism), Cap: finite(sched.LeftoverCap), Recommended: -1, Rows: []whatIfRowJSON{}}
+	queue := c.r.URL.Query().Get("queue")
+	current := sched.PAltruism
+	overrides := map[string]float64{}
+	known := queue == ""
+	for _, q := range sched.Queues {
+		if q.Override {
+			overrides[q.Name] = q.PAltruism
+		}
+		if q.Name == queue {
+			known, current = true, q.PAltruism
+		}
+	}
+	if !known {
+		return badRequest("queue %q is not in loom.queues", queue)
+	}
+	ans := whatIfAnswer{Queue: queue, Current: finite(current), Cap: finite(sched.LeftoverCap), Recommended: -1, Rows: []whatIfRowJSON{}}
 	var err error
 	if ans.Measured, err = measured(c); err != nil {
 		return err
@@ -133,26 +173,41 @@ func getWhatIf(c *call) error {
 		return c.json(http.StatusOK, ans)
 	}
 	jobs := s.b.RecordedJobs()
+	if len(jobs) > whatIfMaxJobs {
+		jobs = rebase(jobs[len(jobs)-whatIfMaxJobs:])
+	}
+	if queue != "" && !slices.ContainsFunc(jobs, func(j *workload.Job) bool { return j.Queue == queue }) {
+		jobs = nil
+	}
 	if len(jobs) == 0 {
 		ans.State = "no-history"
 		return c.json(http.StatusOK, ans)
-	}
-	if len(jobs) > whatIfMaxJobs {
-		jobs = rebase(jobs[len(jobs)-whatIfMaxJobs:])
 	}
 	nodes, node, err := clusterShape(c)
 	if err != nil {
 		return err
 	}
-	w := &s.whatIf
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	ps := whatIfSettings(sched.PAltruism)
-	stale := w.last == nil && w.err == "" || w.jobs != len(jobs) || w.cap != sched.LeftoverCap ||
-		w.nodes != nodes || w.node != node || !slices.Equal(w.ps, ps)
-	if stale && !w.running && nodes > 0 {
+	req := WhatIfRequest{Jobs: jobs, Nodes: nodes, Node: node, LeftoverCap: sched.LeftoverCap, PAltruism: sched.PAltruism,
+		Overrides: overrides, Queue: queue, Ps: whatIfSettings(current)}
+	// What the replay depends on; the overrides in sorted order.
+	key := fmt.Sprint(len(jobs), nodes, node, req.LeftoverCap, req.Ps, slices.Sorted(maps.Keys(overrides)), overrides)
+	if queue != "" {
+		key += fmt.Sprint(" cluster ", req.PAltruism)
+	}
+	all := &s.whatIf
+	all.mu.Lock()
+	defer all.mu.Unlock()
+	if all.views == nil {
+		all.views = map[string]*whatIfState{}
+	}
+	w := all.views[queue]
+	if w == nil {
+		w = &whatIfState{}
+		all.views[queue] = w
+	}
+	if w.key != key && !w.running && nodes > 0 {
 		w.running = true
-		go s.runWhatIf(jobs, nodes, node, sched.LeftoverCap, ps)
+		go s.runWhatIf(w, req, key)
 	}
 	switch {
 	case w.running:
@@ -223,18 +278,18 @@ func measured(c *call) (*measuredJSON, error) {
 	return m, nil
 }
 
-func (s *server) runWhatIf(jobs []*workload.Job, nodes int, node fairness.Vector, leftoverCap float64, ps []float64) {
+func (s *server) runWhatIf(w *whatIfState, req WhatIfRequest, key string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	res, err := s.cfg.WhatIf(ctx, jobs, nodes, node, leftoverCap, ps)
-	w := &s.whatIf
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.running, w.at = false, s.now()
-	w.jobs, w.cap, w.nodes, w.node, w.ps = len(jobs), leftoverCap, nodes, node, ps
+	res, err := s.cfg.WhatIf(ctx, req)
+	all := &s.whatIf
+	all.mu.Lock()
+	defer all.mu.Unlock()
+	w.running, w.at, w.key = false, s.now(), key
+	w.jobs, w.nodes = len(req.Jobs), req.Nodes
 	if err != nil {
 		w.err = err.Error()
-		s.cfg.Log.Warn().Err(err).Msg("what-if for P(Altruism) failed")
+		s.cfg.Log.Warn().Err(err).Str("queue", req.Queue).Msg("what-if for P(Altruism) failed")
 		return
 	}
 	w.last, w.err = res, ""

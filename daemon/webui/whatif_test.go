@@ -31,15 +31,20 @@ type whatIfCall struct {
 	node        fairness.Vector
 	cap         float64
 	ps          []float64
+	queue       string
+	p           float64
+	overrides   map[string]float64
 }
 
-func (f *fakeWhatIf) run(ctx context.Context, jobs []*workload.Job, nodes int, node fairness.Vector, leftoverCap float64, ps []float64) (*WhatIf, error) {
+func (f *fakeWhatIf) run(ctx context.Context, req WhatIfRequest) (*WhatIf, error) {
 	if f.gate != nil {
 		<-f.gate
 	}
 	f.mu.Lock()
-	f.calls = append(f.calls, whatIfCall{len(jobs), nodes, node, leftoverCap, slices.Clone(ps)})
+	f.calls = append(f.calls, whatIfCall{len(req.Jobs), req.Nodes, req.Node, req.LeftoverCap, slices.Clone(req.Ps), req.Queue,
+		req.PAltruism, req.Overrides})
 	f.mu.Unlock()
+	ps, leftoverCap := req.Ps, req.LeftoverCap
 	if f.fail != nil {
 		return nil, f.fail
 	}
@@ -156,6 +161,42 @@ func TestWhatIf(t *testing.T) {
 	if ans.Measured == nil || *ans.Measured != *want {
 		t.Errorf("measured %+v, want %+v", ans.Measured, want)
 	}
+
+	// One queue's view: its override varies, its jobs alone (none yet:
+	// no history), the cluster's P and the overrides as they are.
+	waitQ := func(q, want string) whatIfAnswer {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			var ans whatIfAnswer
+			decode(t, serve(h, http.MethodGet, "/ws/v1/loom/whatif?queue="+q, ""), &ans)
+			if ans.State == want {
+				return ans
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("queue %s: state %q, want %q", q, ans.State, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitQ("etl", "no-history")
+	etlJob := job.Clone()
+	etlJob.Queue = "etl"
+	f.recorded = append(f.recorded, etlJob)
+	waitQ("etl", "computing")
+	fw.gate <- struct{}{}
+	if ans := waitQ("etl", "ready"); ans.Queue != "etl" || ans.Current != 0.3 || len(ans.Rows) != 6 {
+		t.Errorf("etl's view: %+v", ans)
+	}
+	if c := fw.last(); c.queue != "etl" || c.p != 0.3 || c.jobs != 4 || len(c.overrides) != 0 {
+		t.Errorf("etl's replay asked %+v, want queue etl at the cluster's 0.3 over all 4 jobs", c)
+	}
+	if a := serve(h, http.MethodGet, "/ws/v1/loom/whatif?queue=ghost", ""); a.code != http.StatusBadRequest {
+		t.Errorf("an unknown queue: %d %s", a.code, a.body)
+	}
+	// The cluster's view is kept apart (it recomputes: a job was added).
+	fw.gate <- struct{}{}
+	waitWhatIf(t, h, "ready")
 
 	// A failed replay says why.
 	f2 := newFakeBackend()

@@ -11,6 +11,7 @@ package tune
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -101,6 +102,10 @@ type Options struct {
 	Workers int
 	// Progress, when set, is called as settings finish.
 	Progress func(done, total int)
+	// Queue, when set, makes each setting that queue's override of
+	// P(Altruism) (cfg's P and other overrides stay as they are), and
+	// judges the queue's jobs alone: the what-if for one queue.
+	Queue string
 }
 
 // Run replays jobs on cfg's cluster (its policy is Carbyne; its P and
@@ -135,14 +140,41 @@ func Run(cfg sim.Config, jobs []*workload.Job, settings []Setting, obj Objective
 			runs = append(runs, r)
 		}
 	}
+	// set applies a setting: the cluster's P, or the queue's override.
+	set := func(c *sim.Config, s Setting) {
+		c.LeftoverCap = s.LeftoverCap
+		if o.Queue == "" {
+			c.PAltruism = s.PAltruism
+			return
+		}
+		c.QueuePAltruism = maps.Clone(cfg.QueuePAltruism)
+		if c.QueuePAltruism == nil {
+			c.QueuePAltruism = map[string]float64{}
+		}
+		c.QueuePAltruism[o.Queue] = s.PAltruism
+	}
 	for _, s := range settings {
 		c := cfg
-		c.PAltruism, c.LeftoverCap = s.PAltruism, s.LeftoverCap
+		set(&c, s)
 		if err := c.PolicyConfig.Validate(); err != nil {
+			return nil, fmt.Errorf("%v: %w", s, err)
+		}
+		if err := rm.CheckPAltruism(s.PAltruism); err != nil {
 			return nil, fmt.Errorf("%v: %w", s, err)
 		}
 		add(Setting{0, s.LeftoverCap})
 		add(s)
+	}
+	inQueue := map[string]bool{}
+	if o.Queue != "" {
+		for _, j := range jobs {
+			if j.Queue == o.Queue {
+				inQueue[j.Name] = true
+			}
+		}
+		if len(inQueue) == 0 {
+			return nil, fmt.Errorf("no job of queue %q to replay", o.Queue)
+		}
 	}
 	workers := max(1, o.Workers)
 	next := make(chan *run)
@@ -155,8 +187,11 @@ func Run(cfg sim.Config, jobs []*workload.Job, settings []Setting, obj Objective
 			defer wg.Done()
 			for r := range next {
 				c := cfg
-				c.PAltruism, c.LeftoverCap = r.s.PAltruism, r.s.LeftoverCap
+				set(&c, r.s)
 				r.res, r.err = sim.Run(c, jobs)
+				if r.err == nil && o.Queue != "" {
+					r.res.Jobs = slices.DeleteFunc(r.res.Jobs, func(j sim.JobResult) bool { return !inQueue[j.Name] })
+				}
 				mu.Lock()
 				done++
 				if o.Progress != nil {

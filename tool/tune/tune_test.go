@@ -192,3 +192,37 @@ func TestLoadHistory(t *testing.T) {
 		t.Errorf("an empty dir: %v", err)
 	}
 }
+
+// TestRunQueue: the what-if for one queue varies that queue's override
+// alone and judges its jobs alone. With queue etl's override as the
+// setting and the cluster at P(Altruism) 1, the rows hold etl's jobs;
+// the P = 0 row judges against itself; a queue with no job is refused.
+func TestRunQueue(t *testing.T) {
+	jobs, cfg := smallWorkload(t)
+	etl := 0
+	for i, j := range jobs {
+		if i%2 == 0 {
+			j.Queue = "etl"
+			etl++
+		}
+	}
+	cfg.PAltruism = 1
+	res, err := Run(cfg, jobs, Grid([]float64{0, 1}, []float64{2}), Objective{MaxSlowed: 1, SlowdownOver: 0.2}, Options{Queue: "etl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows[0].Speedup != 1 || res.Rows[0].Slowed != 0 {
+		t.Errorf("P = 0 against itself: %+v", res.Rows[0])
+	}
+	whole, err := Run(cfg, jobs, Grid([]float64{0, 1}, []float64{2}), Objective{MaxSlowed: 1, SlowdownOver: 0.2}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows[1].AvgJCT == whole.Rows[1].AvgJCT {
+		t.Errorf("the queue's rows average %v, the same as the whole cluster's: not its %d jobs alone", res.Rows[1].AvgJCT, etl)
+	}
+	if _, err := Run(cfg, jobs, Grid([]float64{0, 1}, []float64{2}), Objective{MaxSlowed: 1}, Options{Queue: "ghost"}); err == nil ||
+		!strings.Contains(err.Error(), `no job of queue "ghost"`) {
+		t.Errorf("a queue with no job: %v", err)
+	}
+}

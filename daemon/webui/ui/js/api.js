@@ -65,7 +65,7 @@ export const api = {
   tasks: (id) => get(`/ws/v1/loom/apps/${enc(id)}/tasks`),
   appTimeline: (id) => get(`/ws/v1/loom/apps/${enc(id)}/timeline`),
   altruism: () => get('/ws/v1/loom/scheduler/altruism'),
-  whatIf: () => get('/ws/v1/loom/whatif'),
+  whatIf: (queue = '') => get(`/ws/v1/loom/whatif${queue ? `?queue=${enc(queue)}` : ''}`),
   // queue: '' for the cluster's P(Altruism), else that queue's override;
   // clear removes the override.
   setAltruism: (p, secret, user, queue = '', clear = false) => put(`/ws/v1/loom/scheduler/altruism${user ? `?user.name=${enc(user)}` : ''}`,

@@ -30,14 +30,20 @@ export function render(main) {
   let sched = null;
   let whatIf = null;
   const whatIfBox = h('div', { id: 'whatif' }, h('p', { class: 'subtle' }, 'Loading…'));
+  // Which view of the what-if: the cluster's P(Altruism), or one queue's
+  // override of it (its jobs alone judged).
+  const whatIfQueue = h('select', { id: 'whatif-queue', onchange: async () => {
+    whatIfBox.replaceChildren(h('p', { class: 'subtle' }, 'Loading…'));
+    try { drawWhatIf(await api.whatIf(whatIfQueue.value)); } catch (e) { whatIfBox.replaceChildren(h('p', { class: 'notice' }, e.message)); }
+  } }, h('option', { value: '' }, 'the cluster'));
 
   // expected finds the what-if row for p, or the nearest, and says what
   // the recorded jobs would see there against the current setting.
-  function expected(p) {
-    if (!whatIf || whatIf.state !== 'ready' || !whatIf.rows.length || !sched) return null;
+  function expected(p, queue = '') {
+    if (!whatIf || whatIf.state !== 'ready' || !whatIf.rows.length || (whatIf.queue || '') !== queue) return null;
     const near = (q) => whatIf.rows.reduce((a, b) => (Math.abs(b.pAltruism - q) < Math.abs(a.pAltruism - q) ? b : a));
     const to = near(p);
-    const from = near(sched.pAltruism);
+    const from = near(whatIf.currentPAltruism);
     const exact = to.pAltruism === p ? '' : ` (nearest setting replayed: ${num(to.pAltruism)})`;
     return h('p', { id: 'expected' }, h('strong', {}, 'Expected'), exact, `, on the last ${whatIf.jobs} finished jobs: `,
       `average JCT ${duration(to.avgJctMs)} (now ${duration(from.avgJctMs)}), `,
@@ -64,14 +70,15 @@ export function render(main) {
       soon = setTimeout(async () => {
         soon = null;
         if (!document.body.contains(whatIfBox)) return;
-        try { drawWhatIf(await api.whatIf()); } catch { /* the page's poll reports errors */ }
+        try { drawWhatIf(await api.whatIf(whatIfQueue.value)); } catch { /* the page's poll reports errors */ }
       }, 1000);
     }
     const say = (t) => whatIfBox.replaceChildren(...[measuredLine(w.measured)].filter(Boolean),
       h('p', { class: 'subtle', id: 'whatif-state' }, t));
     switch (w.state) {
       case 'unavailable': return say('This ResourceManager was started without the simulator; run loom tune --rm-history instead.');
-      case 'no-history': return say('No DAG job has finished yet: the what-if replays the jobs this ResourceManager recorded.');
+      case 'no-history': return say(w.queue ? `No DAG job of queue ${w.queue} has finished yet.`
+        : 'No DAG job has finished yet: the what-if replays the jobs this ResourceManager recorded.');
       case 'failed': return say(`The what-if failed: ${w.error}`);
       default:
     }
@@ -85,7 +92,7 @@ export function render(main) {
       h('td', {}, i === w.recommended ? 'recommended' : r.meetsObjective ? 'meets' : 'misses')));
     whatIfBox.replaceChildren(
       ...[measuredLine(w.measured)].filter(Boolean),
-      h('p', { class: 'subtle', id: 'whatif-state' }, `The last ${w.jobs} finished jobs replayed on ${w.nodes} nodes like these, leftover cap `
+      h('p', { class: 'subtle', id: 'whatif-state' }, `${w.queue ? `Queue ${w.queue}'s override of P(Altruism), judged on its jobs: the` : 'The'} last ${w.jobs} finished jobs replayed on ${w.nodes} nodes like these, leftover cap `
         + `${w.leftoverCap ? num(w.leftoverCap) : 'none'}, ${w.computedOnMs ? time(w.computedOnMs) : ''}`
         + `${w.state === 'computing' ? ' (recomputing)' : ''}. Objective: ${w.objective}.`),
       h('div', { class: 'grid2' },
@@ -150,8 +157,9 @@ export function render(main) {
       h('p', {}, h('strong', {}, `Set ${what} from ${from} to ${num(p)}?`),
         ' Every job\'s next decisions use it at once. ',
         p === 0 ? 'At 0, no job yields: Loom schedules as DRF does.' : p === 1 ? 'At 1, every job yields whatever it can.' : ''),
-      queue ? h('p', { class: 'subtle', id: 'expected' }, 'The what-if replays the whole cluster at one P(Altruism); it says nothing of one queue.')
-        : expected(p) || h('p', { class: 'subtle', id: 'expected' }, 'No what-if yet to say what this would change.'),
+      expected(p, queue) || h('p', { class: 'subtle', id: 'expected' }, queue
+        ? `Choose queue ${queue}'s override under "What P(Altruism) would do" to see what this would change.`
+        : 'No what-if yet to say what this would change.'),
       h('div', { class: 'actions' },
         h('button', { class: 'btn danger', type: 'button', id: 'confirm-change', onclick: () => apply(p, queue, false) }, `Set ${what} to ${num(p)}`),
         h('button', { class: 'btn secondary', type: 'button', id: 'cancel-change', onclick: () => { confirmBox.hidden = true; } }, 'Cancel')));
@@ -165,7 +173,7 @@ export function render(main) {
   }
 
   async function refresh() {
-    const [s, a, w] = await Promise.all([api.scheduler(), api.altruism(), api.whatIf()]);
+    const [s, a, w] = await Promise.all([api.scheduler(), api.altruism(), api.whatIf(whatIfQueue.value)]);
     sched = s;
     drawWhatIf(w);
     current.replaceChildren(
@@ -185,6 +193,7 @@ export function render(main) {
     if (pInput.value === '' && document.activeElement !== pInput && queueSel.value === '') pInput.value = a.p;
     if (queueSel.options.length !== s.queues.length + 1) {
       queueSel.replaceChildren(queueSel.options[0], ...s.queues.map((q) => h('option', { value: q.name }, `queue ${q.name}`)));
+      whatIfQueue.replaceChildren(whatIfQueue.options[0], ...s.queues.map((q) => h('option', { value: q.name }, `queue ${q.name}'s override`)));
     }
     drawHistory(a);
   }
@@ -206,6 +215,7 @@ export function render(main) {
           history))),
     h('section', { class: 'panel' }, h('h2', {}, 'What P(Altruism) would do'),
       h('p', { class: 'subtle' }, 'The simulator replays this cluster\'s recently finished jobs at each P(Altruism): faster on average, '
-        + 'at what cost in fairness and in jobs slowed against DRF (P(Altruism) 0).'), whatIfBox));
+        + 'at what cost in fairness and in jobs slowed against DRF (P(Altruism) 0).'),
+      h('div', { class: 'stack' }, h('label', { for: 'whatif-queue' }, 'vary'), whatIfQueue), whatIfBox));
   return poll(refresh, 10000);
 }
