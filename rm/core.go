@@ -153,6 +153,14 @@ type (
 		Queue  string
 		Weight float64
 	}
+	// AppMoved moves a running app to another queue with that queue's
+	// weight (YARN's moveApplicationAcrossQueues): its share follows at
+	// once, and its AM is told the new queue's P(Altruism).
+	AppMoved struct {
+		App    AppID
+		Queue  string
+		Weight float64
+	}
 	// AppRequest is an AM's allocate call: its outstanding asks (they
 	// replace the previous ones), its demand for DRF (running plus
 	// pending), its remaining work for SRTF and its remaining critical
@@ -204,6 +212,7 @@ func (ContainerDone) event()      {}
 func (AppRemoved) event()         {}
 func (Schedule) event()           {}
 func (SetAltruism) event()        {}
+func (AppMoved) event()           {}
 func (SetPolicy) event()          {}
 func (ContainerRecovered) event() {}
 
@@ -235,6 +244,8 @@ func (c *Core) Step(now time.Duration, ev Event) ([]Action, error) {
 		return c.nodeLost(e.Node)
 	case AppAdded:
 		return nil, c.appAdded(e)
+	case AppMoved:
+		return nil, c.appMoved(e)
 	case AppRequest:
 		return nil, c.appRequest(e)
 	case AppDemand:
@@ -343,6 +354,23 @@ func (c *Core) appAdded(e AppAdded) error {
 	c.byID[e.App] = a
 	i, _ := slices.BinarySearchFunc(c.apps, e.App, func(x *app, id AppID) int { return cmp.Compare(x.id, id) })
 	c.apps = slices.Insert(c.apps, i, a)
+	c.sharesStale = true
+	return nil
+}
+
+func (c *Core) appMoved(e AppMoved) error {
+	a, err := c.app(e.App)
+	if err != nil {
+		return err
+	}
+	w := e.Weight
+	if w == 0 {
+		w = 1
+	}
+	if !(w > 0) {
+		return fmt.Errorf("app %d: weight %v must be positive", e.App, e.Weight)
+	}
+	a.queue, a.weight = e.Queue, w
 	c.sharesStale = true
 	return nil
 }

@@ -401,3 +401,30 @@ func TestQueueAltruism(t *testing.T) {
 		t.Errorf("cluster at 0, queue at 1: allocations (-want +got):\n%s", diff)
 	}
 }
+
+// TestAppMoved: a moved app takes its new queue's weight in DRF at once
+// and its P(Altruism) override. Two apps on <100, 10>, each demanding the
+// whole node: equal weights share 5 cores each; app 2 moved to a queue of
+// weight 3 gets 3/4 of the node, 7.5 cores, and the queue's P.
+func TestAppMoved(t *testing.T) {
+	c := New(Config{Policy: DRF(), PAltruism: 1, QueuePAltruism: map[string]float64{"gold": 0.5}})
+	step(t, c, NodeUp{Node: 0, Capacity: fairness.New(100, 10)},
+		AppAdded{App: 1, Queue: "default"}, AppAdded{App: 2, Queue: "default"},
+		AppDemand{App: 1, Demand: fairness.New(100, 10)}, AppDemand{App: 2, Demand: fairness.New(100, 10)}, Schedule{})
+	if s, _ := c.Share(2); s != fairness.New(50, 5) {
+		t.Errorf("share before the move %v, want <50, 5>", s)
+	}
+	step(t, c, AppMoved{App: 2, Queue: "gold", Weight: 3}, Schedule{})
+	if s, _ := c.Share(2); s != fairness.New(75, 7.5) {
+		t.Errorf("share after the move %v, want <75, 7.5>", s)
+	}
+	if p, _ := c.PAltruismOf(2); p != 0.5 {
+		t.Errorf("P after the move %v, want gold's 0.5", p)
+	}
+	if _, err := c.Step(0, AppMoved{App: 9, Queue: "gold"}); err == nil {
+		t.Error("moved an unknown app")
+	}
+	if _, err := c.Step(0, AppMoved{App: 2, Queue: "gold", Weight: -1}); err == nil {
+		t.Error("moved an app to a negative weight")
+	}
+}

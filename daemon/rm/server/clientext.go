@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/lifecycle"
+	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
@@ -214,8 +215,17 @@ func (s clientService) MoveApplicationAcrossQueues(ctx context.Context, req *pb.
 	if target == a.queue {
 		return &pb.MoveApplicationAcrossQueuesResponseProto{}, nil
 	}
-	return nil, rpc.Errorf(rpc.ClassYarnException, "Loom does not move applications between queues yet: %s stays in queue %s (its queue and weight are fixed when it is admitted)",
-		rpc.AppIDString(a.yid), a.queue)
+	// The scheduler moves it first: its share follows its new queue's
+	// weight at once, and its AM is told that queue's P(Altruism).
+	if err := r.step(rm.AppMoved{App: a.id, Queue: target, Weight: r.cfg.Queues[target]}); err != nil {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "moving %s: %v", rpc.AppIDString(a.yid), err)
+	}
+	from := a.queue
+	a.queue = target
+	a.ctx.Queue = proto.String(target)
+	r.persistApp(a)
+	r.log.Info().Str("app", rpc.AppIDString(a.yid)).Str("from", from).Str("to", target).Str("user", caller(ctx)).Msg("application moved")
+	return &pb.MoveApplicationAcrossQueuesResponseProto{}, nil
 }
 
 // UpdateApplicationPriority records an app's priority, capped at the

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/daemon/webui"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
@@ -306,13 +307,28 @@ func TestMoveApplicationAcrossQueues(t *testing.T) {
 		{"same queue", "ann", "root.default", ""},
 		{"no such queue", "ann", "gold", rpc.ClassAccessControl + ": User ann cannot submit applications to target queue or the target queue doesn't exist: gold while moving " + rpc.AppIDString(id)},
 		{"stranger", "mallory", "etl", rpc.ClassAccessControl + ": User mallory cannot perform operation MODIFY_APP"},
-		{"another queue", "ann", "etl", rpc.ClassYarnException + ": Loom does not move applications between queues yet: " + rpc.AppIDString(id) + " stays in queue default"},
+		{"another queue", "ann", "root.etl", ""},
 	} {
 		_, err := clientService{r}.MoveApplicationAcrossQueues(asUser(tc.user), &pb.MoveApplicationAcrossQueuesRequestProto{ApplicationId: id, TargetQueue: proto.String(tc.queue)})
 		wantErr(t, tc.name, err, tc.want)
 	}
+	// Moved: the report names etl, the scheduler schedules it there (the
+	// core's view of its queue: etl's override of P(Altruism) reaches it).
+	rep, err := clientService{r}.GetApplicationReport(asUser("ann"), &pb.GetApplicationReportRequestProto{ApplicationId: id})
+	if err != nil || rep.GetApplicationReport().GetQueue() != "etl" {
+		t.Errorf("after the move: queue %q, %v", rep.GetApplicationReport().GetQueue(), err)
+	}
+	if err := (webBackend{clientService{r}}).SetAltruism(asUser("root"), webui.AltruismSet{Queue: "etl", P: 0.25}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.Lock()
+	p, err := r.core.PAltruismOf(r.apps[1].id)
+	r.mu.Unlock()
+	if err != nil || p != 0.25 {
+		t.Errorf("P(Altruism) of the moved app %v, %v; want etl's 0.25", p, err)
+	}
 	clientService{r}.ForceKillApplication(asUser("ann"), &pb.KillApplicationRequestProto{ApplicationId: id})
-	_, err := clientService{r}.MoveApplicationAcrossQueues(asUser("ann"), &pb.MoveApplicationAcrossQueuesRequestProto{ApplicationId: id, TargetQueue: proto.String("etl")})
+	_, err = clientService{r}.MoveApplicationAcrossQueues(asUser("ann"), &pb.MoveApplicationAcrossQueuesRequestProto{ApplicationId: id, TargetQueue: proto.String("default")})
 	wantErr(t, "killed app", err, rpc.ClassYarnException+": App in KILLED state cannot be moved.")
 }
 
