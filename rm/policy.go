@@ -249,12 +249,13 @@ type fairWindow struct {
 	masked  []packing.Group
 	deficit []float64
 	order   []int
+	in      []bool // per app: inside the window at this pick
 }
 
 func newFairWindow(f float64, cluster fairness.Vector, apps []AppView, asks []altruism.Ask) *fairWindow {
 	w := &fairWindow{f: f, cluster: cluster, apps: apps, asks: asks,
 		usage: make([]fairness.Vector, len(apps)), masked: make([]packing.Group, len(asks)),
-		deficit: make([]float64, len(apps))}
+		deficit: make([]float64, len(apps)), in: make([]bool, len(apps))}
 	for i, a := range apps {
 		w.usage[i] = a.Usage
 	}
@@ -287,14 +288,16 @@ func (w *fairWindow) restrict(free fairness.Vector, groups []packing.Group) []pa
 	keep = max(keep, 1)
 	copy(w.masked, groups)
 	if keep < len(w.order) {
-		in := make(map[int]bool, keep)
 		for _, a := range w.order[:keep] {
-			in[a] = true
+			w.in[a] = true
 		}
 		for i := range w.masked {
-			if !in[w.asks[i].App] {
+			if !w.in[w.asks[i].App] {
 				w.masked[i].Count = 0
 			}
+		}
+		for _, a := range w.order[:keep] {
+			w.in[a] = false
 		}
 	}
 	return w.masked

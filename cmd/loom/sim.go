@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -134,9 +133,7 @@ func runSim(out io.Writer, f simFlags) error {
 	}
 
 	if f.jsonOut {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sim.NewReport(desc, cfg, outcome, sweeps)); err != nil {
+		if err := printJSON(out, sim.NewReport(desc, cfg, outcome, sweeps)); err != nil {
 			return err
 		}
 	} else {
@@ -217,9 +214,7 @@ func runFrontier(out io.Writer, f simFlags, cfg sim.Config, jobs []*workload.Job
 		return err
 	}
 	if f.jsonOut {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := printJSON(out, struct {
 			Workload string `json:"workload"`
 			Machines int    `json:"machines"`
 			Seed     uint64 `json:"seed"`
