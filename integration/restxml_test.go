@@ -107,9 +107,11 @@ func TestRESTInXML(t *testing.T) {
 	if len(attempts.AppAttempt) == 0 || !strings.HasPrefix(attempts.AppAttempt[0].AppAttemptID, "appattempt_") {
 		t.Errorf("attempts in XML %+v", attempts)
 	}
-	var sched dao.SchedulerWrapper
+	var sched struct {
+		SchedulerInfo dao.CapacitySchedulerInfo `xml:"schedulerInfo"`
+	}
 	w.xmlDoc("GET", "/ws/v1/cluster/scheduler", "", 200, "scheduler", &sched)
-	if sched.SchedulerInfo.Type != "fairScheduler" || sched.SchedulerInfo.RootQueue.QueueName != "root" {
+	if sched.SchedulerInfo.Type != "capacityScheduler" || sched.SchedulerInfo.QueueName != "root" {
 		t.Errorf("scheduler in XML %+v", sched.SchedulerInfo)
 	}
 

@@ -277,7 +277,9 @@ func TestRESTAgainstARunningRM(t *testing.T) {
 		}
 	}
 	w.json("GET", "/ws/v1/cluster/scheduler", "", 200, &sched)
-	if sched.Scheduler.SchedulerInfo.Type != "fairScheduler" {
+	// No yarn.resourcemanager.scheduler.class: YARN's default, the
+	// CapacityScheduler's layout.
+	if sched.Scheduler.SchedulerInfo.Type != "capacityScheduler" {
 		t.Errorf("scheduler %+v", sched)
 	}
 

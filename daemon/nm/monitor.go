@@ -109,25 +109,67 @@ func processTree(procs map[int]*proc, leader int) []*proc {
 	return tree
 }
 
-// monitorLoop checks every running container's memory each interval.
+// monitorLoop measures the node and its containers and checks every
+// running container's memory each interval.
 func (n *NodeManager) monitorLoop() {
 	defer n.loops.Done()
 	t := time.NewTicker(n.cfg.MonitorInterval)
 	defer t.Stop()
+	var s utilSampler
+	warned := false
 	for {
 		select {
 		case <-n.ctx.Done():
 			return
-		case <-t.C:
-			n.checkMemory()
+		case now := <-t.C:
+			procs, err := readProcs()
+			if err != nil {
+				if !warned {
+					n.log.Warn().Err(err).Msg("cannot read /proc: container memory is not checked and utilisation is not reported")
+					warned = true
+				}
+				continue
+			}
+			n.measure(&s, now, procs)
+			n.checkMemory(procs)
 		}
 	}
+}
+
+// measure records the node's and its containers' utilisation, which
+// the next heartbeat reports.
+func (n *NodeManager) measure(s *utilSampler, now time.Time, procs map[int]*proc) {
+	var leaders []int
+	n.mu.Lock()
+	for _, c := range n.containers {
+		if c.state == stateRunning && c.exec == nil && c.pid > 0 {
+			leaders = append(leaders, c.pid)
+		}
+	}
+	for _, a := range n.apps {
+		if x := a.exec; x != nil && x.pid > 0 && !x.dead {
+			leaders = append(leaders, x.pid)
+		}
+	}
+	n.mu.Unlock()
+	trees := make([][]*proc, 0, len(leaders))
+	for _, pid := range leaders {
+		trees = append(trees, processTree(procs, pid))
+	}
+	node, conts, err := s.sample(now, procs, trees)
+	if err != nil {
+		n.log.Debug().Err(err).Msg("cannot measure the node's utilisation")
+		return
+	}
+	n.mu.Lock()
+	n.nodeUtil, n.contUtil, n.utilMeasured = node, conts, true
+	n.mu.Unlock()
 }
 
 // checkMemory sums the resident memory of each running container's
 // process tree and, with the pmem check on, kills a container over its
 // limit with exit status -104 and YARN's diagnostic.
-func (n *NodeManager) checkMemory() {
+func (n *NodeManager) checkMemory(procs map[int]*proc) {
 	type watched struct {
 		c     *container
 		pid   int
@@ -146,11 +188,6 @@ func (n *NodeManager) checkMemory() {
 	xs := n.watchedExecutorsLocked()
 	n.mu.Unlock()
 	if len(ws) == 0 && len(xs) == 0 {
-		return
-	}
-	procs, err := readProcs()
-	if err != nil {
-		n.log.Warn().Err(err).Msg("cannot read /proc: container memory is not checked")
 		return
 	}
 	page := int64(os.Getpagesize())

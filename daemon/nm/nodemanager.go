@@ -81,10 +81,14 @@ type NodeManager struct {
 	attemptKeys            map[string]*pb.MasterKeyProto
 	respID                 int32
 	lastHealth             *pb.NodeHealthStatusProto // as last sent to the RM
-	containers             map[string]*container
-	apps                   map[string]*application
-	recentlyStopped        map[string]time.Time
-	seq                    int64 // numbers filecache dirs and executor address files
+	// nodeUtil and contUtil are the monitor's last measurement of the
+	// node and of its containers (utilMeasured once there is one).
+	nodeUtil, contUtil Utilization
+	utilMeasured       bool
+	containers         map[string]*container
+	apps               map[string]*application
+	recentlyStopped    map[string]time.Time
+	seq                int64 // numbers filecache dirs and executor address files
 
 	// executorBin is the loom binary, run as `executorBin executor` for an
 	// app's executor.

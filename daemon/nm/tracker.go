@@ -226,6 +226,9 @@ func (n *NodeManager) heartbeatRequest() (*pb.NodeHeartbeatRequestProto, []*cont
 	defer n.mu.Unlock()
 	n.lastHealth = health
 	st := &pb.NodeStatusProto{NodeId: n.nodeID, ResponseId: ptr(n.respID), NodeHealthStatus: health}
+	if n.utilMeasured {
+		st.NodeUtilization, st.ContainersUtilization = n.nodeUtil.proto(), n.contUtil.proto()
+	}
 	var included []*container
 	for _, c := range n.sortedContainersLocked() {
 		if c.state == stateDone {

@@ -59,6 +59,28 @@ type Backend interface {
 	// served (loom.webapp.rest-write.enabled). When it is false they are
 	// refused with a 403 before they reach the Backend.
 	RESTWritesEnabled() bool
+	// NodeVersions is each registered node's NodeManager version, by
+	// node id (host:port), for /nodes' version.
+	NodeVersions() map[string]string
+	// RecentGrants are the scheduler's last grants, oldest first, for
+	// /ws/v1/cluster/scheduler/activities.
+	RecentGrants() []Grant
+}
+
+// Grant is one container the scheduler placed, and why.
+type Grant struct {
+	UnixMs    int64
+	Node      string // host:port
+	Container string
+	App       string
+	Queue     string
+	User      string
+	Priority  int
+	// Kind is the ask's: DEFAULT (needed now) or ALTRUISTIC (yielded by
+	// its AM, runnable early); Phase what paid for it: in-share (the
+	// app's DRF share), over-share or leftover.
+	Kind, Phase string
+	Resource    fairness.Vector
 }
 
 var (
@@ -76,6 +98,9 @@ type ClusterInfo struct {
 	State       string // STARTED
 	HAState     string // ACTIVE
 	Version     string
+	// StateStore names the store the RM keeps its apps in, as YARN's
+	// rmStateStoreName does ("NullRMStateStore" with recovery off).
+	StateStore string
 }
 
 // Scheduler is the scheduler's state at one instant.

@@ -19,7 +19,7 @@ func getClusterInfo(c *call) error {
 		ID: info.ID, StartedOn: info.StartedOnMs, State: info.State, HAState: info.HAState,
 		ResourceManagerVersion: info.Version, ResourceManagerBuildVersion: "loom " + info.Version,
 		ResourceManagerVersionBuiltOn: "", HadoopVersion: info.Version, HadoopBuildVersion: "loom " + info.Version,
-		HadoopVersionBuiltOn: ""}})
+		HadoopVersionBuiltOn: "", RMStateStoreName: info.StateStore, HAZooKeeperConnectionState: noElector}})
 }
 
 // allNodeStates asks for every node: the RPC's empty list means the
@@ -111,6 +111,9 @@ func getSchedulerInfo(c *call) error {
 		return err
 	}
 	sched := c.s.b.Scheduler()
+	if c.s.cfg.SchedulerLayout != LayoutFair {
+		return c.capacityScheduler(resp, sched)
+	}
 	qs := queueShares{sched: sched, byName: map[string]QueueShare{}}
 	for _, q := range sched.Queues {
 		qs.byName[q.Name] = q
@@ -199,7 +202,11 @@ func nodeIDString(id *pb.NodeIdProto) string {
 	return id.GetHost() + ":" + strconv.Itoa(int(id.GetPort()))
 }
 
-func nodeInfo(n *pb.NodeReportProto) dao.Node {
+// noElector is YARN's haZooKeeperConnectionState without RM HA: there
+// is no elector's ZooKeeper session to describe.
+const noElector = "Could not find leader elector. Verify both HA and automatic failover are enabled."
+
+func nodeInfo(n *pb.NodeReportProto, versions map[string]string) dao.Node {
 	used, capab := n.GetUsed(), n.GetCapability()
 	d := dao.Node{Rack: n.GetRackName(), State: nodeState(n.GetNodeState()), ID: nodeIDString(n.GetNodeId()),
 		NodeHostName: n.GetNodeId().GetHost(), NodeHTTPAddress: n.GetHttpAddress(),
@@ -208,6 +215,12 @@ func nodeInfo(n *pb.NodeReportProto) dao.Node {
 		AvailMemoryMB: max(0, capab.GetMemory()-used.GetMemory()), UsedVirtualCores: int64(used.GetVirtualCores()),
 		AvailableVirtualCores: max(0, int64(capab.GetVirtualCores())-int64(used.GetVirtualCores())),
 		NodeLabels:            n.GetNodeLabels()}
+	d.Version = versions[d.ID]
+	if nu, cu := n.GetNodeUtilization(), n.GetContainersUtilization(); nu != nil || cu != nil {
+		d.ResourceUtilization = &dao.ResourceUtilization{NodePhysicalMemoryMB: nu.GetPmem(), NodeVirtualMemoryMB: nu.GetVmem(),
+			NodeCPUUsage: float64(nu.GetCpu()), AggregatedContainersPhysicalMemoryMB: cu.GetPmem(),
+			AggregatedContainersVirtualMemoryMB: cu.GetVmem(), ContainersCPUUsage: float64(cu.GetCpu())}
+	}
 	d.UsedResource = dao.Resource{Memory: d.UsedMemoryMB, VCores: d.UsedVirtualCores}
 	d.AvailableResource = dao.Resource{Memory: d.AvailMemoryMB, VCores: d.AvailableVirtualCores}
 	return d
@@ -256,11 +269,12 @@ func getNodes(c *call) error {
 		return err
 	}
 	out := dao.NodesResponse{}
+	versions := c.s.b.NodeVersions()
 	for _, n := range sortedNodes(resp.GetNodeReports()) {
 		if out.Nodes == nil {
 			out.Nodes = &dao.NodeList{}
 		}
-		out.Nodes.Node = append(out.Nodes.Node, nodeInfo(n))
+		out.Nodes.Node = append(out.Nodes.Node, nodeInfo(n, versions))
 	}
 	return c.json(200, out)
 }
@@ -273,7 +287,7 @@ func getNode(c *call) error {
 	}
 	for _, n := range resp.GetNodeReports() {
 		if nodeIDString(n.GetNodeId()) == id {
-			return c.json(200, dao.NodeResponse{Node: nodeInfo(n)})
+			return c.json(200, dao.NodeResponse{Node: nodeInfo(n, c.s.b.NodeVersions())})
 		}
 	}
 	return notFound("nodeId, %s, is not found", id)

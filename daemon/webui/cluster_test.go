@@ -18,7 +18,9 @@ func intp(n int) *int { return &n }
 
 var wantClusterInfo = dao.ClusterInfoResponse{ClusterInfo: dao.ClusterInfo{ID: 1700000000000, StartedOn: 1700000000000,
 	State: "STARTED", HAState: "ACTIVE", ResourceManagerVersion: "0.9.0-test",
-	ResourceManagerBuildVersion: "loom 0.9.0-test", HadoopVersion: "0.9.0-test", HadoopBuildVersion: "loom 0.9.0-test"}}
+	ResourceManagerBuildVersion: "loom 0.9.0-test", HadoopVersion: "0.9.0-test", HadoopBuildVersion: "loom 0.9.0-test",
+	RMStateStoreName:           "org.apache.hadoop.yarn.server.resourcemanager.recovery.NullRMStateStore",
+	HAZooKeeperConnectionState: "Could not find leader elector. Verify both HA and automatic failover are enabled."}}
 
 var wantMetrics = dao.ClusterMetricsResponse{ClusterMetrics: dao.ClusterMetrics{
 	AppsSubmitted: 5, AppsCompleted: 1, AppsPending: 1, AppsRunning: 1, AppsFailed: 1, AppsKilled: 1,
@@ -27,9 +29,19 @@ var wantMetrics = dao.ClusterMetricsResponse{ClusterMetrics: dao.ClusterMetrics{
 	ContainersAllocated: 3, ContainersPending: 5,
 	TotalNodes: 3, ActiveNodes: 2, LostNodes: 1}}
 
-var wantScheduler = func() dao.SchedulerResponse {
+// fairSchedulerResponse is /ws/v1/cluster/scheduler in the
+// FairScheduler's layout, for decoding.
+type fairSchedulerResponse struct {
+	Scheduler fairSchedulerWrapper `json:"scheduler" xml:"scheduler"`
+}
+
+type fairSchedulerWrapper struct {
+	SchedulerInfo dao.FairSchedulerInfo `json:"schedulerInfo" xml:"schedulerInfo"`
+}
+
+var wantScheduler = func() fairSchedulerResponse {
 	cluster := dao.Resource{Memory: 32768, VCores: 16}
-	return dao.SchedulerResponse{Scheduler: dao.SchedulerWrapper{SchedulerInfo: dao.FairSchedulerInfo{
+	return fairSchedulerResponse{Scheduler: fairSchedulerWrapper{SchedulerInfo: dao.FairSchedulerInfo{
 		Type: "fairScheduler",
 		RootQueue: dao.FairQueue{QueueName: "root", Weight: 1, SchedulingPolicy: "carbyne", MaxApps: math.MaxInt32,
 			MaxResources: cluster, UsedResources: dao.Resource{Memory: 8192, VCores: 4}, SteadyFairResources: cluster,
@@ -49,15 +61,17 @@ var wantScheduler = func() dao.SchedulerResponse {
 
 var (
 	wantNM1 = dao.Node{Rack: "/default-rack", State: "RUNNING", ID: "nm1:45454", NodeHostName: "nm1",
-		NodeHTTPAddress: "nm1:8042", LastHealthUpdate: 1700000099000, NumContainers: 2, UsedMemoryMB: 6144,
+		NodeHTTPAddress: "nm1:8042", LastHealthUpdate: 1700000099000, Version: "loom-test", NumContainers: 2, UsedMemoryMB: 6144,
 		AvailMemoryMB: 10240, UsedVirtualCores: 3, AvailableVirtualCores: 5,
+		ResourceUtilization: &dao.ResourceUtilization{NodePhysicalMemoryMB: 9000, NodeVirtualMemoryMB: 9500, NodeCPUUsage: 2.5,
+			AggregatedContainersPhysicalMemoryMB: 5000, AggregatedContainersVirtualMemoryMB: 7000, ContainersCPUUsage: 1.75},
 		UsedResource: dao.Resource{Memory: 6144, VCores: 3}, AvailableResource: dao.Resource{Memory: 10240, VCores: 5}}
 	wantNM2 = dao.Node{Rack: "/default-rack", State: "RUNNING", ID: "nm2:45454", NodeHostName: "nm2",
-		NodeHTTPAddress: "nm2:8042", LastHealthUpdate: 1700000099000, NumContainers: 1, UsedMemoryMB: 2048,
+		NodeHTTPAddress: "nm2:8042", LastHealthUpdate: 1700000099000, Version: "loom-test", NumContainers: 1, UsedMemoryMB: 2048,
 		AvailMemoryMB: 14336, UsedVirtualCores: 1, AvailableVirtualCores: 7,
 		UsedResource: dao.Resource{Memory: 2048, VCores: 1}, AvailableResource: dao.Resource{Memory: 14336, VCores: 7}}
 	wantNM3 = dao.Node{Rack: "/default-rack", State: "LOST", ID: "nm3:45454", NodeHostName: "nm3",
-		NodeHTTPAddress: "nm3:8042", LastHealthUpdate: 1700000099000, AvailMemoryMB: 16384, AvailableVirtualCores: 8,
+		NodeHTTPAddress: "nm3:8042", LastHealthUpdate: 1700000099000, Version: "loom-test", AvailMemoryMB: 16384, AvailableVirtualCores: 8,
 		AvailableResource: dao.Resource{Memory: 16384, VCores: 8}}
 )
 
@@ -83,7 +97,7 @@ func TestShapes(t *testing.T) {
 		{"/ws/v1/cluster/info", &dao.ClusterInfoResponse{}, &wantClusterInfo},
 		{"/ws/v1/cluster/info/", &dao.ClusterInfoResponse{}, &wantClusterInfo},
 		{"/ws/v1/cluster/metrics", &dao.ClusterMetricsResponse{}, &wantMetrics},
-		{"/ws/v1/cluster/scheduler", &dao.SchedulerResponse{}, &wantScheduler},
+		{"/ws/v1/cluster/scheduler", &fairSchedulerResponse{}, &wantScheduler},
 		{"/ws/v1/cluster/nodes", &dao.NodesResponse{}, &dao.NodesResponse{Nodes: &dao.NodeList{Node: []dao.Node{wantNM1, wantNM2, wantNM3}}}},
 		{"/ws/v1/cluster/nodes?states=lost", &dao.NodesResponse{}, &dao.NodesResponse{Nodes: &dao.NodeList{Node: []dao.Node{wantNM3}}}},
 		{"/ws/v1/cluster/nodes?states=RUNNING,LOST", &dao.NodesResponse{}, &dao.NodesResponse{Nodes: &dao.NodeList{Node: []dao.Node{wantNM1, wantNM2, wantNM3}}}},

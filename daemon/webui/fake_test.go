@@ -63,6 +63,7 @@ type fakeBackend struct {
 	recorded []*workload.Job
 	apps     []*fakeApp
 	nodes    []*pb.NodeReportProto
+	grants   []Grant
 	nextApp  int32
 	issued   map[int32]bool
 	sched    Scheduler
@@ -179,6 +180,10 @@ func newFakeBackend() *fakeBackend {
 	}
 	f.nodes = []*pb.NodeReportProto{node("nm2", pb.NodeStateProto_NS_RUNNING, 2048, 1, 1),
 		node("nm1", pb.NodeStateProto_NS_RUNNING, 6144, 3, 2), node("nm3", pb.NodeStateProto_NS_LOST, 0, 0, 0)}
+	// nm1 has measured itself: 9000 MB and 2.5 cores in use, 5000 MB and
+	// 1.75 cores of it its containers'.
+	f.nodes[1].NodeUtilization = &pb.ResourceUtilizationProto{Pmem: proto.Int32(9000), Vmem: proto.Int32(9500), Cpu: proto.Float32(2.5)}
+	f.nodes[1].ContainersUtilization = &pb.ResourceUtilizationProto{Pmem: proto.Int32(5000), Vmem: proto.Int32(7000), Cpu: proto.Float32(1.75)}
 
 	capacity := fairness.New(32768, 16).With(fairness.Disk, 1000)
 	f.sched = Scheduler{Policy: "carbyne", PAltruism: 0.8, LeftoverOrder: "efficiency-first", LeftoverCap: 2,
@@ -545,6 +550,24 @@ func (f *fakeBackend) SignalToContainer(ctx context.Context, _ *pb.SignalContain
 	return &pb.SignalContainerResponseProto{}, f.record(ctx, "SignalToContainer")
 }
 
+// RecentGrants: the fake's last grants.
+func (f *fakeBackend) RecentGrants() []Grant {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.grants)
+}
+
+// NodeVersions: every node runs the same NodeManager.
+func (f *fakeBackend) NodeVersions() map[string]string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]string{}
+	for _, n := range f.nodes {
+		out[nodeIDString(n.GetNodeId())] = "loom-test"
+	}
+	return out
+}
+
 func (f *fakeBackend) RESTWritesEnabled() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -552,7 +575,8 @@ func (f *fakeBackend) RESTWritesEnabled() bool {
 }
 
 func (f *fakeBackend) Info() ClusterInfo {
-	return ClusterInfo{ID: clusterTS, StartedOnMs: clusterTS, State: "STARTED", HAState: "ACTIVE", Version: "0.9.0-test"}
+	return ClusterInfo{ID: clusterTS, StartedOnMs: clusterTS, State: "STARTED", HAState: "ACTIVE", Version: "0.9.0-test",
+		StateStore: "org.apache.hadoop.yarn.server.resourcemanager.recovery.NullRMStateStore"}
 }
 
 func (f *fakeBackend) Scheduler() Scheduler {
@@ -642,7 +666,7 @@ func newTestHandler(f *fakeBackend, secret string, logs *syncBuffer) http.Handle
 	if logs != nil {
 		log = zerolog.New(logs)
 	}
-	return newServer(f, Config{AdminSecret: secret, Log: log, WhatIf: (&fakeWhatIf{}).run,
+	return newServer(f, Config{AdminSecret: secret, Log: log, WhatIf: (&fakeWhatIf{}).run, SchedulerLayout: LayoutFair,
 		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 			_, _ = w.Write([]byte("loom_apps_running 1\n"))

@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"slices"
@@ -244,8 +245,8 @@ func getAppTimeouts(c *call) error {
 	return c.json(http.StatusOK, out)
 }
 
-func sortedKeys(m map[int32]string) []int32 {
-	keys := make([]int32, 0, len(m))
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/mux"
 	"github.com/rs/zerolog"
 
+	"github.com/loomrm/loom/daemon/webui/dao"
 	"github.com/loomrm/loom/rpc"
 )
 
@@ -29,6 +30,14 @@ type Config struct {
 	// operations page (GET /ws/v1/loom/whatif); nil answers
 	// "unavailable" there.
 	WhatIf WhatIfFunc
+	// SchedulerLayout is the layout of /ws/v1/cluster/scheduler:
+	// LayoutCapacity (the default, as YARN's default scheduler) or
+	// LayoutFair, after the scheduler yarn.resourcemanager.scheduler.class
+	// names; dashboards read the layout of the scheduler they expect.
+	SchedulerLayout string
+	// SchedulerConf is the scheduler's configuration in effect, for GET
+	// /ws/v1/cluster/scheduler-conf; nil lists nothing.
+	SchedulerConf func() []dao.ConfProperty
 }
 
 // defaultUser is Hadoop's static web user, the caller when a request

@@ -40,6 +40,10 @@ var writeCases = []struct {
 		http.StatusOK, "UpdateApplicationPriority"},
 	{"updateAppTimeout", http.MethodPut, "/ws/v1/cluster/apps/application_1700000000000_0001/timeout",
 		`{"timeout":{"type":"LIFETIME","expiryTime":"2026-12-01T10:00:00.000+0000"}}`, false, http.StatusOK, "UpdateApplicationTimeouts"},
+	// Refused as YARN refuses it for a scheduler whose configuration is
+	// not mutable: it reaches no Backend call either way.
+	{"updateSchedulerConfiguration", http.MethodPut, "/ws/v1/cluster/scheduler-conf",
+		`{"global-updates":{"entry":[{"key":"loom.scheduler.p-altruism","value":"0.5"}]}}`, false, http.StatusBadRequest, ""},
 }
 
 // TestRESTWritesOffByDefault: each call that changes state is a 403
@@ -109,6 +113,9 @@ func TestRESTWritesEnabled(t *testing.T) {
 			a := serve(h, tc.method, tc.path+"?user.name=alice", tc.body)
 			if a.code != tc.allowed {
 				t.Fatalf("%s %s: %d %s, want %d", tc.method, tc.path, a.code, a.body, tc.allowed)
+			}
+			if tc.backend == "" {
+				return
 			}
 			if ci := f.lastCall(tc.backend); ci == nil || ci.User != "alice" || ci.Method != tc.route {
 				t.Errorf("%s reached the Backend as %+v, want a %s call by alice", tc.route, ci, tc.backend)

@@ -78,7 +78,7 @@ var clusterResources = []struct {
 	{"/ws/v1/cluster/info", func() any { return &dao.ClusterInfoResponse{} }, "clusterInfo"},
 	{"/ws/v1/cluster/info/", func() any { return &dao.ClusterInfoResponse{} }, "clusterInfo"},
 	{"/ws/v1/cluster/metrics", func() any { return &dao.ClusterMetricsResponse{} }, "clusterMetrics"},
-	{"/ws/v1/cluster/scheduler", func() any { return &dao.SchedulerResponse{} }, "scheduler"},
+	{"/ws/v1/cluster/scheduler", func() any { return &fairSchedulerResponse{} }, "scheduler"},
 	{"/ws/v1/cluster/nodes", func() any { return &dao.NodesResponse{} }, "nodes"},
 	{"/ws/v1/cluster/nodes?states=lost", func() any { return &dao.NodesResponse{} }, "nodes"},
 	{"/ws/v1/cluster/nodes?states=RUNNING,LOST", func() any { return &dao.NodesResponse{} }, "nodes"},

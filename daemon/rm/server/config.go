@@ -94,6 +94,13 @@ type Config struct {
 	// that override P(Altruism) to their value.
 	Queues         map[string]float64
 	QueuePAltruism map[string]float64
+	// SchedulerLayout is the layout of /ws/v1/cluster/scheduler
+	// (yarn.resourcemanager.scheduler.class), and SchedulerConf the
+	// scheduler's keys as configured (loom.scheduler.*, loom.queue*,
+	// yarn.scheduler.*), for /ws/v1/cluster/scheduler-conf.
+	SchedulerLayout string
+	SchedulerClass  string
+	SchedulerConf   [][2]string
 	// HistoryDir is where DAG AMs write their job histories, one file per
 	// app (a directory every node sees, as MapReduce's staging dir).
 	HistoryDir string
@@ -287,8 +294,33 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 			return cfg, err
 		}
 	}
+	cfg.SchedulerLayout, cfg.SchedulerClass = schedulerLayout(c)
+	for _, prefix := range []string{"loom.scheduler.", "loom.queue", "yarn.scheduler."} {
+		for _, k := range c.Keys(prefix) {
+			if v, err := c.String(k); err == nil {
+				cfg.SchedulerConf = append(cfg.SchedulerConf, [2]string{k, v})
+			}
+		}
+	}
 	cfg.Queues, cfg.QueuePAltruism, err = queues(c)
 	return cfg, err
+}
+
+// keySchedulerClass names YARN's scheduler.
+const keySchedulerClass = "yarn.resourcemanager.scheduler.class"
+
+// schedulerLayout reads yarn.resourcemanager.scheduler.class: Loom
+// schedules with its own policy whatever it names, and serves
+// /ws/v1/cluster/scheduler in that scheduler's layout, which is what the
+// dashboards of such a cluster read. No class, or one Loom has no layout
+// for (the RM warns of it), is YARN's default, the CapacityScheduler.
+func schedulerLayout(c *hadoopconf.Conf) (layout, class string) {
+	class, _ = c.Raw(keySchedulerClass)
+	class = strings.TrimSpace(class)
+	if strings.HasSuffix(class, ".FairScheduler") {
+		return webui.LayoutFair, class
+	}
+	return webui.LayoutCapacity, class
 }
 
 // queues reads loom.queues, each loom.queue.<name>.weight (1 by default)

@@ -63,3 +63,57 @@ func TestReportFields(t *testing.T) {
 		t.Errorf("attempt report %v %v, want a finish time", atts, err)
 	}
 }
+
+// TestNodeUtilizationAndVersion: what a NodeManager says of its version
+// at registration and of its utilisation in heartbeats reaches the node
+// report and the web port; a heartbeat without a measurement keeps the
+// last one, and registering again forgets it.
+func TestNodeUtilizationAndVersion(t *testing.T) {
+	r := startRM(t)
+	rt := trackerClient(t, r, nil)
+	ctx := context.Background()
+	key := "10.0.0.7:45454"
+	if _, err := rt.RegisterNodeManager(ctx, &pb.RegisterNodeManagerRequestProto{NodeId: nodeIDOf(key), HttpPort: proto.Int32(8042),
+		Resource: &pb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(4)}, NmVersion: proto.String("3.3.6")}); err != nil {
+		t.Fatal(err)
+	}
+	web := webBackend{clientService{r}}
+	if v := web.NodeVersions()[key]; v != "3.3.6" {
+		t.Errorf("version %q, want 3.3.6", v)
+	}
+	report := func() *pb.NodeReportProto {
+		t.Helper()
+		resp, err := clientOf(t, r, "alice").GetClusterNodes(ctx, &pb.GetClusterNodesRequestProto{})
+		if err != nil || len(resp.GetNodeReports()) != 1 {
+			t.Fatalf("nodes: %v %v", resp, err)
+		}
+		return resp.GetNodeReports()[0]
+	}
+	if n := report(); n.NodeUtilization != nil || n.ContainersUtilization != nil {
+		t.Errorf("utilisation before any was measured: %v", n)
+	}
+	nodeU := &pb.ResourceUtilizationProto{Pmem: proto.Int32(3000), Vmem: proto.Int32(3500), Cpu: proto.Float32(1.5)}
+	contU := &pb.ResourceUtilizationProto{Pmem: proto.Int32(1000), Vmem: proto.Int32(1200), Cpu: proto.Float32(0.5)}
+	if _, err := rt.NodeHeartbeat(ctx, &pb.NodeHeartbeatRequestProto{NodeStatus: &pb.NodeStatusProto{NodeId: nodeIDOf(key),
+		ResponseId: proto.Int32(0), NodeUtilization: nodeU, ContainersUtilization: contU}}); err != nil {
+		t.Fatal(err)
+	}
+	n := report()
+	if n.GetNodeUtilization().GetPmem() != 3000 || n.GetNodeUtilization().GetCpu() != 1.5 || n.GetContainersUtilization().GetVmem() != 1200 {
+		t.Errorf("report after a measured heartbeat: node %v, containers %v", n.GetNodeUtilization(), n.GetContainersUtilization())
+	}
+	if _, err := rt.NodeHeartbeat(ctx, &pb.NodeHeartbeatRequestProto{NodeStatus: &pb.NodeStatusProto{NodeId: nodeIDOf(key),
+		ResponseId: proto.Int32(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := report(); n.GetNodeUtilization().GetPmem() != 3000 {
+		t.Errorf("a heartbeat without a measurement lost the last one: %v", n.GetNodeUtilization())
+	}
+	if _, err := rt.RegisterNodeManager(ctx, &pb.RegisterNodeManagerRequestProto{NodeId: nodeIDOf(key), HttpPort: proto.Int32(8042),
+		Resource: &pb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(4)}, NmVersion: proto.String("3.4.0")}); err != nil {
+		t.Fatal(err)
+	}
+	if n := report(); n.NodeUtilization != nil || web.NodeVersions()[key] != "3.4.0" {
+		t.Errorf("after registering again: utilisation %v, version %q", n.NodeUtilization, web.NodeVersions()[key])
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -87,6 +88,8 @@ type RM struct {
 	metrics    *metrics
 	timeline   timeline
 	altChanges []webui.AltruismChange
+	// grants are the last grants, for the scheduler's activities.
+	grants []webui.Grant
 }
 
 type askKey struct {
@@ -174,17 +177,21 @@ type contRec struct {
 }
 
 type nodeRec struct {
-	id        rm.NodeID
-	yid       *pb.NodeIdProto
-	key       string
-	httpPort  int32
-	capacity  fairness.Vector
-	state     pb.NodeStateProto
-	lastSeen  time.Time
-	respID    int32
-	cleanup   []*pb.ContainerIdProto
-	appsClean []*pb.ApplicationIdProto
-	conts     map[rm.ContainerID]*contRec
+	id       rm.NodeID
+	yid      *pb.NodeIdProto
+	key      string
+	httpPort int32
+	version  string // the NM's nm_version
+	capacity fairness.Vector
+	// nodeUtil and contUtil are what the NM last measured of itself and
+	// of its containers (nil until it says).
+	nodeUtil, contUtil *pb.ResourceUtilizationProto
+	state              pb.NodeStateProto
+	lastSeen           time.Time
+	respID             int32
+	cleanup            []*pb.ContainerIdProto
+	appsClean          []*pb.ApplicationIdProto
+	conts              map[rm.ContainerID]*contRec
 	// session is the RPC client that registered the node (callSession):
 	// without a cluster secret, the only one that may heartbeat and
 	// unregister for it.
@@ -208,6 +215,10 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 		timeline:   timeline{apps: map[rm.AppID][]webui.AppSample{}},
 		altChanges: []webui.AltruismChange{{UnixMs: now.UnixMilli(), P: cfg.PAltruism, Who: "config"}}}
 	r.metrics = newMetrics(r)
+	if c := cfg.SchedulerClass; c != "" && !strings.HasSuffix(c, ".CapacityScheduler") && !strings.HasSuffix(c, ".FairScheduler") {
+		log.Warn().Str(keySchedulerClass, c).Msg("Loom schedules with loom.scheduler.policy whatever this names; " +
+			"/ws/v1/cluster/scheduler answers in the CapacityScheduler's layout, having none for this class")
+	}
 	var state *store.State
 	if cfg.Recovery {
 		if state, err = r.openStore(); err != nil {
@@ -387,7 +398,8 @@ func (r *RM) Start() error {
 	}
 	r.addrs["web"] = ln.Addr().String()
 	web := webui.New(webBackend{clientService{r}}, webui.Config{AdminSecret: r.cfg.AdminSecret, WhatIf: r.cfg.WhatIf,
-		Metrics: promhttp.HandlerFor(r.metrics.reg, promhttp.HandlerOpts{}), Log: r.log})
+		Metrics: promhttp.HandlerFor(r.metrics.reg, promhttp.HandlerOpts{}), Log: r.log,
+		SchedulerLayout: r.cfg.SchedulerLayout, SchedulerConf: r.schedulerConf})
 	r.web = serveWeb(ln, r.cfg.WebAuth.wrap(web, r.log), r.cfg.Web, r.log)
 	if r.cfg.WebAuth.kerberos() {
 		r.log.Info().Str("principal", r.cfg.WebAuth.principal+"@"+r.cfg.WebAuth.realm).Msg("the web port authenticates callers with Kerberos (SPNEGO)")
@@ -522,7 +534,9 @@ func (r *RM) allocated(c rm.Container) {
 		if err := r.step(rm.ContainerDone{Container: c.ID}); err != nil {
 			r.log.Error().Err(err).Msg("core refused the refused grant back")
 		}
+		return
 	}
+	r.recordGrant(cr)
 }
 
 func (r *RM) containerProto(cr *contRec) *pb.ContainerProto {

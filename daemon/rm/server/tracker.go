@@ -93,7 +93,8 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 			}
 		}
 	}
-	n.httpPort, n.capacity = req.GetHttpPort(), capacity
+	n.httpPort, n.capacity, n.version = req.GetHttpPort(), capacity, req.GetNmVersion()
+	n.nodeUtil, n.contUtil = nil, nil
 	n.session = callSession(ctx)
 	n.state, n.lastSeen, n.respID = pb.NodeStateProto_NS_RUNNING, time.Now(), 0
 	if err := r.step(rm.NodeUp{Node: n.id, Capacity: capacity}); err != nil {
@@ -167,6 +168,12 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 			NextHeartBeatInterval: proto.Int64(r.cfg.HeartbeatInterval.Milliseconds())}, nil
 	}
 	n.lastSeen = time.Now()
+	if st.NodeUtilization != nil {
+		n.nodeUtil = st.GetNodeUtilization()
+	}
+	if st.ContainersUtilization != nil {
+		n.contUtil = st.GetContainersUtilization()
+	}
 	for _, cs := range st.GetContainersStatuses() {
 		cr := r.contOf(cs.GetContainerId(), nil)
 		if cr == nil || cr.node != n {

@@ -10,11 +10,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/am"
+	"github.com/loomrm/loom/daemon/rm/store"
 	"github.com/loomrm/loom/daemon/webui"
+	"github.com/loomrm/loom/daemon/webui/dao"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
@@ -116,7 +120,67 @@ var _ webui.Backend = webBackend{}
 
 func (b webBackend) Info() webui.ClusterInfo {
 	return webui.ClusterInfo{ID: b.r.clusterTS, StartedOnMs: b.r.start.UnixMilli(), State: "STARTED", HAState: "ACTIVE",
-		Version: Version}
+		Version: Version, StateStore: b.r.stateStoreName()}
+}
+
+// stateStoreName names the RM's store as YARN's rmStateStoreName does:
+// Loom's own stores are named for what they keep apps in.
+func (r *RM) stateStoreName() string {
+	if !r.cfg.Recovery {
+		return "org.apache.hadoop.yarn.server.resourcemanager.recovery.NullRMStateStore"
+	}
+	switch r.cfg.Store.Kind {
+	case store.KindZooKeeper:
+		return "loom ZooKeeper state store (" + strings.Join(r.cfg.Store.ZKAddresses, ",") + ")"
+	case store.KindHDFS:
+		return "loom HDFS state store"
+	default:
+		return "loom local state store (bbolt, " + r.cfg.Store.Dir + ")"
+	}
+}
+
+// schedulerConf is the scheduler's keys as configured, with P(Altruism)
+// and the queues' overrides as they are now (they change live).
+func (r *RM) schedulerConf() []dao.ConfProperty {
+	r.mu.Lock()
+	p, qp := r.core.PAltruism(), maps.Clone(r.core.QueuePAltruism())
+	r.mu.Unlock()
+	seen := map[string]bool{}
+	var out []dao.ConfProperty
+	for _, kv := range r.cfg.SchedulerConf {
+		seen[kv[0]] = true
+		out = append(out, dao.ConfProperty{Name: kv[0], Value: kv[1]})
+	}
+	set := func(k, v string) {
+		if !seen[k] {
+			out = append(out, dao.ConfProperty{Name: k})
+			seen[k] = true
+		}
+		for i := range out {
+			if out[i].Name == k {
+				out[i].Value = v
+			}
+		}
+	}
+	set("loom.scheduler.p-altruism", strconv.FormatFloat(p, 'g', -1, 64))
+	for q, v := range qp {
+		set("loom.queue."+q+".p-altruism", strconv.FormatFloat(v, 'g', -1, 64))
+	}
+	slices.SortFunc(out, func(a, b dao.ConfProperty) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// NodeVersions is each registered node's nm_version.
+func (b webBackend) NodeVersions() map[string]string {
+	b.r.mu.Lock()
+	defer b.r.mu.Unlock()
+	out := make(map[string]string, len(b.r.nodeByID))
+	for _, n := range b.r.nodeByID {
+		if n != nil {
+			out[n.key] = n.version
+		}
+	}
+	return out
 }
 
 func (b webBackend) Scheduler() webui.Scheduler {

@@ -17,6 +17,8 @@ type ClusterInfo struct {
 	HadoopVersion                 string `json:"hadoopVersion" xml:"hadoopVersion"`
 	HadoopBuildVersion            string `json:"hadoopBuildVersion" xml:"hadoopBuildVersion"`
 	HadoopVersionBuiltOn          string `json:"hadoopVersionBuiltOn" xml:"hadoopVersionBuiltOn"`
+	RMStateStoreName              string `json:"rmStateStoreName" xml:"rmStateStoreName"`
+	HAZooKeeperConnectionState    string `json:"haZooKeeperConnectionState" xml:"haZooKeeperConnectionState"`
 }
 
 // ClusterMetricsResponse is /ws/v1/cluster/metrics.
@@ -71,7 +73,8 @@ type SchedulerResponse struct {
 
 // SchedulerWrapper holds the scheduler's info, as YARN nests it.
 type SchedulerWrapper struct {
-	SchedulerInfo FairSchedulerInfo `json:"schedulerInfo" xml:"schedulerInfo"`
+	// SchedulerInfo is a FairSchedulerInfo or a CapacitySchedulerInfo.
+	SchedulerInfo any `json:"schedulerInfo" xml:"schedulerInfo"`
 }
 
 // FairSchedulerInfo is YARN's fairScheduler shape: Loom's queues are
@@ -127,20 +130,37 @@ type NodeResponse struct {
 
 // Node is YARN's NodeInfo.
 type Node struct {
-	Rack                  string   `json:"rack" xml:"rack"`
-	State                 string   `json:"state" xml:"state"`
-	ID                    string   `json:"id" xml:"id"`
-	NodeHostName          string   `json:"nodeHostName" xml:"nodeHostName"`
-	NodeHTTPAddress       string   `json:"nodeHTTPAddress" xml:"nodeHTTPAddress"`
-	LastHealthUpdate      int64    `json:"lastHealthUpdate" xml:"lastHealthUpdate"`
-	Version               string   `json:"version" xml:"version"`
-	HealthReport          string   `json:"healthReport" xml:"healthReport"`
-	NumContainers         int      `json:"numContainers" xml:"numContainers"`
-	UsedMemoryMB          int64    `json:"usedMemoryMB" xml:"usedMemoryMB"`
-	AvailMemoryMB         int64    `json:"availMemoryMB" xml:"availMemoryMB"`
-	UsedVirtualCores      int64    `json:"usedVirtualCores" xml:"usedVirtualCores"`
-	AvailableVirtualCores int64    `json:"availableVirtualCores" xml:"availableVirtualCores"`
-	NodeLabels            []string `json:"nodeLabels,omitempty" xml:"nodeLabels,omitempty"`
-	UsedResource          Resource `json:"usedResource" xml:"usedResource"`
-	AvailableResource     Resource `json:"availableResource" xml:"availableResource"`
+	Rack                       string               `json:"rack" xml:"rack"`
+	State                      string               `json:"state" xml:"state"`
+	ID                         string               `json:"id" xml:"id"`
+	NodeHostName               string               `json:"nodeHostName" xml:"nodeHostName"`
+	NodeHTTPAddress            string               `json:"nodeHTTPAddress" xml:"nodeHTTPAddress"`
+	LastHealthUpdate           int64                `json:"lastHealthUpdate" xml:"lastHealthUpdate"`
+	Version                    string               `json:"version" xml:"version"`
+	HealthReport               string               `json:"healthReport" xml:"healthReport"`
+	NumContainers              int                  `json:"numContainers" xml:"numContainers"`
+	UsedMemoryMB               int64                `json:"usedMemoryMB" xml:"usedMemoryMB"`
+	AvailMemoryMB              int64                `json:"availMemoryMB" xml:"availMemoryMB"`
+	UsedVirtualCores           int64                `json:"usedVirtualCores" xml:"usedVirtualCores"`
+	AvailableVirtualCores      int64                `json:"availableVirtualCores" xml:"availableVirtualCores"`
+	NumRunningOpportContainers int                  `json:"numRunningOpportContainers" xml:"numRunningOpportContainers"`
+	UsedMemoryOpportGB         int64                `json:"usedMemoryOpportGB" xml:"usedMemoryOpportGB"`
+	UsedVirtualCoresOpport     int64                `json:"usedVirtualCoresOpport" xml:"usedVirtualCoresOpport"`
+	NumQueuedContainers        int                  `json:"numQueuedContainers" xml:"numQueuedContainers"`
+	NodeLabels                 []string             `json:"nodeLabels,omitempty" xml:"nodeLabels,omitempty"`
+	ResourceUtilization        *ResourceUtilization `json:"resourceUtilization,omitempty" xml:"resourceUtilization,omitempty"`
+	UsedResource               Resource             `json:"usedResource" xml:"usedResource"`
+	AvailableResource          Resource             `json:"availableResource" xml:"availableResource"`
+}
+
+// ResourceUtilization is what a node's NodeManager last measured: the
+// node's memory in use and busy cores, and its containers' share of them.
+// CPU is in cores busy.
+type ResourceUtilization struct {
+	NodePhysicalMemoryMB                 int32   `json:"nodePhysicalMemoryMB" xml:"nodePhysicalMemoryMB"`
+	NodeVirtualMemoryMB                  int32   `json:"nodeVirtualMemoryMB" xml:"nodeVirtualMemoryMB"`
+	NodeCPUUsage                         float64 `json:"nodeCPUUsage" xml:"nodeCPUUsage"`
+	AggregatedContainersPhysicalMemoryMB int32   `json:"aggregatedContainersPhysicalMemoryMB" xml:"aggregatedContainersPhysicalMemoryMB"`
+	AggregatedContainersVirtualMemoryMB  int32   `json:"aggregatedContainersVirtualMemoryMB" xml:"aggregatedContainersVirtualMemoryMB"`
+	ContainersCPUUsage                   float64 `json:"containersCPUUsage" xml:"containersCPUUsage"`
 }
