@@ -147,16 +147,17 @@ func (qs queueShares) info(q *pb.QueueInfoProto, parent string) dao.FairQueue {
 	// A leaf is a queue apps run in; the scheduler names it without
 	// "root.".
 	name := strings.TrimPrefix(path, "root.")
-	var used, fair fairness.Vector
+	var used, fair, demand fairness.Vector
 	var allocated, pending int
 	for _, a := range qs.sched.Apps {
 		if path == "root" || a.Queue == name || strings.HasPrefix(a.Queue, name+".") {
 			fair = fair.Add(a.Share)
+			demand = demand.Add(a.Demand)
 			allocated += a.Running
 			pending += a.PendingDefault + a.PendingAltruistic
 		}
 	}
-	f.FairResources = resource(fair)
+	f.FairResources, f.DemandResources = resource(fair), resource(demand)
 	f.AllocatedContainers, f.PendingContainers = allocated, pending
 	if path == "root" {
 		used = qs.sched.Used
@@ -223,6 +224,7 @@ func nodeInfo(n *pb.NodeReportProto, versions map[string]string) dao.Node {
 	}
 	d.UsedResource = dao.Resource{Memory: d.UsedMemoryMB, VCores: d.UsedVirtualCores}
 	d.AvailableResource = dao.Resource{Memory: d.AvailMemoryMB, VCores: d.AvailableVirtualCores}
+	d.TotalResource = dao.Resource{Memory: capab.GetMemory(), VCores: int64(capab.GetVirtualCores())}
 	return d
 }
 

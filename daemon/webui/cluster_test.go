@@ -45,12 +45,13 @@ var wantScheduler = func() fairSchedulerResponse {
 		Type: "fairScheduler",
 		RootQueue: dao.FairQueue{QueueName: "root", Weight: 1, SchedulingPolicy: "carbyne", MaxApps: math.MaxInt32,
 			MaxResources: cluster, UsedResources: dao.Resource{Memory: 8192, VCores: 4}, SteadyFairResources: cluster,
-			FairResources: dao.Resource{Memory: 16384, VCores: 8}, ClusterResources: cluster,
-			AllocatedContainers: 3, PendingContainers: 5,
+			FairResources: dao.Resource{Memory: 16384, VCores: 8}, DemandResources: dao.Resource{Memory: 20480, VCores: 6},
+			ClusterResources: cluster, AllocatedContainers: 3, PendingContainers: 5,
 			ChildQueues: &dao.QueueList{Queue: []dao.FairQueue{
 				{Type: "fairSchedulerLeafQueueInfo", QueueName: "root.default", Weight: 1, SchedulingPolicy: "carbyne",
 					MaxApps: math.MaxInt32, MaxResources: cluster, UsedResources: dao.Resource{Memory: 6144, VCores: 3},
 					SteadyFairResources: dao.Resource{Memory: 8192, VCores: 4}, FairResources: dao.Resource{Memory: 16384, VCores: 8},
+					DemandResources:  dao.Resource{Memory: 20480, VCores: 6},
 					ClusterResources: cluster, AllocatedContainers: 3, PendingContainers: 5,
 					NumActiveApps: intp(1), NumPendingApps: intp(0)},
 				{Type: "fairSchedulerLeafQueueInfo", QueueName: "root.etl", Weight: 3, SchedulingPolicy: "carbyne",
@@ -65,14 +66,16 @@ var (
 		AvailMemoryMB: 10240, UsedVirtualCores: 3, AvailableVirtualCores: 5,
 		ResourceUtilization: &dao.ResourceUtilization{NodePhysicalMemoryMB: 9000, NodeVirtualMemoryMB: 9500, NodeCPUUsage: 2.5,
 			AggregatedContainersPhysicalMemoryMB: 5000, AggregatedContainersVirtualMemoryMB: 7000, ContainersCPUUsage: 1.75},
-		UsedResource: dao.Resource{Memory: 6144, VCores: 3}, AvailableResource: dao.Resource{Memory: 10240, VCores: 5}}
+		UsedResource: dao.Resource{Memory: 6144, VCores: 3}, AvailableResource: dao.Resource{Memory: 10240, VCores: 5},
+		TotalResource: dao.Resource{Memory: 16384, VCores: 8}}
 	wantNM2 = dao.Node{Rack: "/default-rack", State: "RUNNING", ID: "nm2:45454", NodeHostName: "nm2",
 		NodeHTTPAddress: "nm2:8042", LastHealthUpdate: 1700000099000, Version: "loom-test", NumContainers: 1, UsedMemoryMB: 2048,
 		AvailMemoryMB: 14336, UsedVirtualCores: 1, AvailableVirtualCores: 7,
-		UsedResource: dao.Resource{Memory: 2048, VCores: 1}, AvailableResource: dao.Resource{Memory: 14336, VCores: 7}}
+		UsedResource: dao.Resource{Memory: 2048, VCores: 1}, AvailableResource: dao.Resource{Memory: 14336, VCores: 7},
+		TotalResource: dao.Resource{Memory: 16384, VCores: 8}}
 	wantNM3 = dao.Node{Rack: "/default-rack", State: "LOST", ID: "nm3:45454", NodeHostName: "nm3",
 		NodeHTTPAddress: "nm3:8042", LastHealthUpdate: 1700000099000, Version: "loom-test", AvailMemoryMB: 16384, AvailableVirtualCores: 8,
-		AvailableResource: dao.Resource{Memory: 16384, VCores: 8}}
+		AvailableResource: dao.Resource{Memory: 16384, VCores: 8}, TotalResource: dao.Resource{Memory: 16384, VCores: 8}}
 )
 
 var wantLoomScheduler = dao.Scheduler{Policy: "carbyne", PAltruism: 0.8, LeftoverOrder: "efficiency-first", LeftoverCap: 2,

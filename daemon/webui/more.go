@@ -113,7 +113,9 @@ func (s *server) containerInfo(ct *pb.ContainerReportProto, user string, ni *nod
 		Priority: ct.GetPriority().GetPriority(), StartedTime: ct.GetCreationTime(), FinishedTime: ct.GetFinishTime(),
 		ElapsedTime:     elapsed(ct.GetCreationTime(), ct.GetFinishTime(), s.now().UnixMilli()),
 		DiagnosticsInfo: notNA(ct.GetDiagnosticsInfo()), LogURL: ct.GetLogUrl(), ContainerExitStatus: ct.GetContainerExitStatus(),
-		ContainerState: strings.TrimPrefix(ct.GetContainerState().String(), "C_"), NodeHTTPAddress: httpAddr, NodeID: node}
+		ContainerState: strings.TrimPrefix(ct.GetContainerState().String(), "C_"), NodeHTTPAddress: httpAddr, NodeID: node,
+		AllocatedResources: []dao.ResourceEntry{{Key: "memory-mb", Value: ct.GetResource().GetMemory()},
+			{Key: "vcores", Value: int64(ct.GetResource().GetVirtualCores())}}}
 	if d.LogURL == "" {
 		d.LogURL = logsLink(httpAddr, id, user)
 	}

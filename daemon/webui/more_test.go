@@ -19,7 +19,8 @@ const (
 var wantContainer2 = dao.Container{ContainerID: "container_1700000000000_0002_01_000001", AllocatedMB: 1024, AllocatedVCores: 1,
 	AssignedNodeID: "nm2:45454", StartedTime: clusterTS + 21_000, FinishedTime: clusterTS + 50_000, ElapsedTime: 29_000,
 	LogURL:         "http://nm2:8042/node/containerlogs/container_1700000000000_0002_01_000001/bob",
-	ContainerState: "COMPLETE", NodeHTTPAddress: "nm2:8042", NodeID: "nm2:45454"}
+	ContainerState: "COMPLETE", NodeHTTPAddress: "nm2:8042", NodeID: "nm2:45454",
+	AllocatedResources: []dao.ResourceEntry{{Key: "memory-mb", Value: 1024}, {Key: "vcores", Value: 1}}}
 
 // moreResources is every GET added for issue 17: its JSON document and
 // the root element of its XML.
@@ -42,10 +43,12 @@ var moreResources = []struct {
 		&dao.ContainersResponse{Containers: dao.ContainerList{Container: []dao.Container{
 			{ContainerID: "container_1700000000000_0001_01_000001", AllocatedMB: 1024, AllocatedVCores: 1, AssignedNodeID: "nm1:45454",
 				StartedTime: clusterTS + 11_000, ElapsedTime: 89_000, ContainerState: "RUNNING", NodeHTTPAddress: "nm1:8042", NodeID: "nm1:45454",
-				LogURL: "http://nm1:8042/node/containerlogs/container_1700000000000_0001_01_000001/alice"},
+				LogURL:             "http://nm1:8042/node/containerlogs/container_1700000000000_0001_01_000001/alice",
+				AllocatedResources: []dao.ResourceEntry{{Key: "memory-mb", Value: 1024}, {Key: "vcores", Value: 1}}},
 			{ContainerID: "container_1700000000000_0001_01_000008", AllocatedMB: 4096, AllocatedVCores: 1, AssignedNodeID: "nm1:45454",
 				ContainerState: "NEW", NodeHTTPAddress: "nm1:8042", NodeID: "nm1:45454",
-				LogURL: "http://nm1:8042/node/containerlogs/container_1700000000000_0001_01_000008/alice"}}}}, "containers"},
+				LogURL:             "http://nm1:8042/node/containerlogs/container_1700000000000_0001_01_000008/alice",
+				AllocatedResources: []dao.ResourceEntry{{Key: "memory-mb", Value: 4096}, {Key: "vcores", Value: 1}}}}}}, "containers"},
 	{app2Path + "/appattempts/appattempt_1700000000000_0002_000001/containers/container_1700000000000_0002_01_000001",
 		func() any { return &dao.ContainerResponse{} }, &dao.ContainerResponse{Container: wantContainer2}, "container"},
 	{app1Path + "/queue", func() any { return &dao.AppQueue{} }, &dao.AppQueue{Queue: "default"}, "appqueue"},

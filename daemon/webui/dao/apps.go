@@ -56,6 +56,8 @@ type App struct {
 	PreemptedVCores        int64  `json:"preemptedResourceVCores" xml:"preemptedResourceVCores"`
 	PreemptedMemorySeconds int64  `json:"preemptedMemorySeconds" xml:"preemptedMemorySeconds"`
 	PreemptedVcoreSeconds  int64  `json:"preemptedVcoreSeconds" xml:"preemptedVcoreSeconds"`
+	NumNonAMPreempted      int    `json:"numNonAMContainerPreempted" xml:"numNonAMContainerPreempted"`
+	NumAMPreempted         int    `json:"numAMContainerPreempted" xml:"numAMContainerPreempted"`
 	UnmanagedApp           bool   `json:"unmanagedApplication" xml:"unmanagedApplication"`
 	LogAggregation         string `json:"logAggregationStatus" xml:"logAggregationStatus"`
 	AppNodeLabelExpr       string `json:"appNodeLabelExpression,omitempty" xml:"appNodeLabelExpression,omitempty"`

@@ -97,6 +97,7 @@ type FairQueue struct {
 	UsedResources       Resource   `json:"usedResources" xml:"usedResources"`
 	SteadyFairResources Resource   `json:"steadyFairResources" xml:"steadyFairResources"`
 	FairResources       Resource   `json:"fairResources" xml:"fairResources"`
+	DemandResources     Resource   `json:"demandResources" xml:"demandResources"`
 	ClusterResources    Resource   `json:"clusterResources" xml:"clusterResources"`
 	AllocatedContainers int        `json:"allocatedContainers" xml:"allocatedContainers"`
 	PendingContainers   int        `json:"pendingContainers" xml:"pendingContainers"`
@@ -151,6 +152,7 @@ type Node struct {
 	ResourceUtilization        *ResourceUtilization `json:"resourceUtilization,omitempty" xml:"resourceUtilization,omitempty"`
 	UsedResource               Resource             `json:"usedResource" xml:"usedResource"`
 	AvailableResource          Resource             `json:"availableResource" xml:"availableResource"`
+	TotalResource              Resource             `json:"totalResource" xml:"totalResource"`
 }
 
 // ResourceUtilization is what a node's NodeManager last measured: the

@@ -51,6 +51,15 @@ type Container struct {
 	ContainerState      string `json:"containerState" xml:"containerState"`
 	NodeHTTPAddress     string `json:"nodeHttpAddress" xml:"nodeHttpAddress"`
 	NodeID              string `json:"nodeId" xml:"nodeId"`
+	// AllocatedResources is every resource type's amount, as YARN's
+	// map of resource name to value.
+	AllocatedResources []ResourceEntry `json:"allocatedResources" xml:"allocatedResources"`
+}
+
+// ResourceEntry is one resource type's amount: memory-mb or vcores.
+type ResourceEntry struct {
+	Key   string `json:"key" xml:"key"`
+	Value int64  `json:"value" xml:"value"`
 }
 
 // AppQueue is apps/{appid}/queue.
