@@ -73,6 +73,7 @@ func remoteException(t *testing.T, a answer, status int, exception string) dao.R
 		"NotAllowedException":     "javax.ws.rs.NotAllowedException",
 		"NotSupportedException":   "javax.ws.rs.NotSupportedException",
 		"WebApplicationException": "javax.ws.rs.WebApplicationException",
+		"YarnException":           "org.apache.hadoop.yarn.exceptions.YarnException",
 	}
 	re := e.RemoteException
 	if re.Exception != exception || re.JavaClassName != classes[exception] {

@@ -44,6 +44,14 @@ var writeCases = []struct {
 	// not mutable: it reaches no Backend call either way.
 	{"updateSchedulerConfiguration", http.MethodPut, "/ws/v1/cluster/scheduler-conf",
 		`{"global-updates":{"entry":[{"key":"loom.scheduler.p-altruism","value":"0.5"}]}}`, false, http.StatusBadRequest, ""},
+	// Node labels are off in Loom: refused as YARN refuses them then.
+	{"addToClusterNodeLabels", http.MethodPost, "/ws/v1/cluster/add-node-labels", `{"nodeLabelInfo":[{"name":"gpu","exclusivity":true}]}`,
+		false, http.StatusServiceUnavailable, ""},
+	{"removeFromClusterNodeLabels", http.MethodPost, "/ws/v1/cluster/remove-node-labels", "", false, http.StatusServiceUnavailable, ""},
+	{"replaceLabelsOnNodes", http.MethodPost, "/ws/v1/cluster/replace-node-to-labels", `{"nodeToLabelsName":[]}`, false,
+		http.StatusServiceUnavailable, ""},
+	{"replaceLabelsOnNode", http.MethodPost, "/ws/v1/cluster/nodes/nm1:45454/replace-labels", "", false,
+		http.StatusServiceUnavailable, ""},
 }
 
 // TestRESTWritesOffByDefault: each call that changes state is a 403

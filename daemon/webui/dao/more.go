@@ -151,3 +151,28 @@ type NodeToLabelsEntry struct {
 	Key   string         `json:"key" xml:"key"`
 	Value NodeLabelsInfo `json:"value" xml:"value"`
 }
+
+// LabelsToNodesInfo is /ws/v1/cluster/label-mappings: each label and the
+// nodes that carry it, as JAXB writes a map.
+type LabelsToNodesInfo struct {
+	LabelsToNodes LabelsToNodesMap `json:"labelsToNodes" xml:"labelsToNodes"`
+}
+
+// XMLRoot is the root element of the document in XML, as YARN names it.
+func (LabelsToNodesInfo) XMLRoot() string { return "labelsToNodesInfo" }
+
+// LabelsToNodesMap is the map's entries.
+type LabelsToNodesMap struct {
+	Entry []LabelNodesEntry `json:"entry,omitempty" xml:"entry,omitempty"`
+}
+
+// LabelNodesEntry is one label and its nodes.
+type LabelNodesEntry struct {
+	Key   NodeLabel `json:"key" xml:"key"`
+	Value NodeIDs   `json:"value" xml:"value"`
+}
+
+// NodeIDs is a list of node ids.
+type NodeIDs struct {
+	NodeID []string `json:"nodes" xml:"nodes"`
+}
