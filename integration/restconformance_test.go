@@ -317,7 +317,7 @@ func TestRESTCheckerCatchesMistakes(t *testing.T) {
 		t.Errorf("a conforming answer failed: %v", errs)
 	}
 	for body, want := range map[string]string{
-		`{"apps":{"app":[{"progress":12.5,"priority":0,"unmanaged":false}]}}`:           "apps.app[].id: missing",
+		`{"apps":{"app":[{"progress":12.5,"priority":0,"unmanaged":false}]}}`:            "apps.app[].id: missing",
 		`{"apps":{"app":[{"id":"a","progress":"12.5","priority":0,"unmanaged":false}]}}`: "apps.app[].progress: want a number",
 		`{"apps":{"app":[{"id":"a","progress":1,"priority":0.5,"unmanaged":false}]}}`:    "apps.app[].priority: want an integer",
 		`{"apps":{"app":{"id":"a"}}}`: "apps.app: want an array",

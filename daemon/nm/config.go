@@ -14,6 +14,7 @@ import (
 
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/internal/hadoopconf"
+	"github.com/loomrm/loom/internal/logagg"
 	"github.com/loomrm/loom/rpc"
 )
 
@@ -46,6 +47,9 @@ var Defaults = map[string]string{
 	"loom.nodemanager.simple-auth.enabled":                "false",
 	"loom.cluster.secret":                                 "",
 	"loom.cluster.secret-file":                            "",
+	logagg.KeyEnabled:                                     "false",
+	logagg.KeyRemoteDir:                                   logagg.DefaultRemoteDir,
+	logagg.KeySuffix:                                      logagg.DefaultSuffix,
 }
 
 // ConfFiles are the files read from the config dir, in order.
@@ -109,6 +113,13 @@ type Config struct {
 	// KillDelay is the wait between SIGTERM and SIGKILL
 	// (yarn.nodemanager.sleep-delay-before-sigkill.ms).
 	KillDelay time.Duration
+
+	// LogAggregation copies an app's container logs, when it finishes,
+	// to RemoteLogDir/<user>/RemoteLogSuffix/<app> (yarn.log-aggregation-enable,
+	// yarn.nodemanager.remote-app-log-dir[-suffix]); see internal/logagg.
+	LogAggregation  bool
+	RemoteLogDir    string
+	RemoteLogSuffix string
 
 	// DefaultFS resolves local resources whose URL has no scheme or host
 	// (fs.defaultFS).
@@ -248,6 +259,17 @@ func LoadConfig(c *hadoopconf.Conf) (*Config, error) {
 	}
 	cfg.DefaultFS, err = c.String("fs.defaultFS")
 	add(err)
+	cfg.LogAggregation, err = c.Bool(logagg.KeyEnabled)
+	add(err)
+	cfg.RemoteLogDir, err = c.String(logagg.KeyRemoteDir)
+	add(err)
+	cfg.RemoteLogSuffix, err = c.String(logagg.KeySuffix)
+	add(err)
+	if cfg.LogAggregation && err == nil {
+		if strings.Contains(cfg.RemoteLogSuffix, "/") || cfg.RemoteLogSuffix == "" || cfg.RemoteLogSuffix == ".." {
+			add(c.Errorf(logagg.KeySuffix, "%q must be one directory name", cfg.RemoteLogSuffix))
+		}
+	}
 	cfg.ClusterSecret, cfg.ClusterSecretKey, cfg.ClusterSecretInConf, err = loadClusterSecret(c)
 	add(err)
 

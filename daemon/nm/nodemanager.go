@@ -85,10 +85,13 @@ type NodeManager struct {
 	// node and of its containers (utilMeasured once there is one).
 	nodeUtil, contUtil Utilization
 	utilMeasured       bool
-	containers         map[string]*container
-	apps               map[string]*application
-	recentlyStopped    map[string]time.Time
-	seq                int64 // numbers filecache dirs and executor address files
+	// logReports are the log aggregation outcomes the RM has not yet
+	// been told of, by app.
+	logReports      map[string]*logReport
+	containers      map[string]*container
+	apps            map[string]*application
+	recentlyStopped map[string]time.Time
+	seq             int64 // numbers filecache dirs and executor address files
 
 	// executorBin is the loom binary, run as `executorBin executor` for an
 	// app's executor.
@@ -118,8 +121,8 @@ func New(cfg *Config, log zerolog.Logger) (*NodeManager, error) {
 	return &NodeManager{cfg: cfg, executorBin: bin, log: log.With().Str("component", "nm").Logger(),
 		ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1), registered: make(chan struct{}),
 		containers: map[string]*container{}, apps: map[string]*application{}, recentlyStopped: map[string]time.Time{},
-		attemptKeys: map[string]*pb.MasterKeyProto{},
-		done:        make(chan struct{})}, nil
+		attemptKeys: map[string]*pb.MasterKeyProto{}, logReports: map[string]*logReport{},
+		done: make(chan struct{})}, nil
 }
 
 // Start makes the local and log dirs, starts serving

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -239,8 +240,14 @@ func (n *NodeManager) heartbeatRequest() (*pb.NodeHeartbeatRequestProto, []*cont
 		}
 		st.ContainersStatuses = append(st.ContainersStatuses, c.status())
 	}
-	return &pb.NodeHeartbeatRequestProto{NodeStatus: st, LastKnownContainerTokenMasterKey: n.masterKey,
-		LastKnownNmTokenMasterKey: n.nmMasterKey}, included
+	req := &pb.NodeHeartbeatRequestProto{NodeStatus: st, LastKnownContainerTokenMasterKey: n.masterKey,
+		LastKnownNmTokenMasterKey: n.nmMasterKey}
+	for _, app := range slices.Sorted(maps.Keys(n.logReports)) {
+		rep := n.logReports[app]
+		rep.sent = true
+		req.LogAggregationReportsForApps = append(req.LogAggregationReportsForApps, rep.report)
+	}
+	return req, included
 }
 
 // healthStatus checks that the local and log dirs are usable
@@ -280,6 +287,13 @@ func (n *NodeManager) applyHeartbeatResponse(resp *pb.NodeHeartbeatResponseProto
 	n.setNMTokenKeyLocked(resp.GetNmTokenMasterKey())
 	for _, c := range included {
 		c.acked, c.ackedAt = true, now
+	}
+	// The RM has the log aggregation reports sent with this heartbeat
+	// (a report made since is sent with the next).
+	for app, rep := range n.logReports {
+		if rep.sent {
+			delete(n.logReports, app)
+		}
 	}
 	for _, cid := range resp.GetContainersToCleanup() {
 		if c := n.containers[ContainerIDString(cid)]; c != nil {
@@ -344,6 +358,9 @@ func (n *NodeManager) cleanupAppLocked(appStr string) {
 	go func() {
 		defer n.work.Done()
 		n.waitContainersDone(a)
+		if n.cfg.LogAggregation {
+			n.aggregateLogs(a.user, a.idStr)
+		}
 		for _, d := range n.appDirs(a.user, a.idStr) {
 			if err := os.RemoveAll(d); err != nil {
 				n.log.Warn().Err(err).Str("dir", d).Msg("cannot remove the application's directory")

@@ -202,6 +202,7 @@ func (r *RM) report(a *appRec) *pb.ApplicationReportProto {
 	if a.done() {
 		rep.Progress = proto.Float32(1)
 	}
+	rep.LogAggregationStatus = r.logAggregationStatus(a).Enum()
 	usage, _ := r.core.Usage(a.id)
 	memSec, vcoreSec := a.memSec, a.vcoreSec
 	now := time.Now()
@@ -496,4 +497,40 @@ func sortAsks(asks []rm.Ask) {
 		}
 		return 0
 	})
+}
+
+// logAggregationStatus is the app's, from what its nodes said: DISABLED
+// with aggregation off; NOT_START while it runs; once it is over,
+// SUCCEEDED when every node that ran its containers has aggregated,
+// FAILED when one failed and the rest have said, RUNNING(_WITH_FAILURE)
+// while some have not, and TIME_OUT when they have not within
+// yarn.log-aggregation-status.time-out.ms.
+func (r *RM) logAggregationStatus(a *appRec) pb.LogAggregationStatusProto {
+	if !r.cfg.LogAggregation {
+		return pb.LogAggregationStatusProto_LOG_DISABLED
+	}
+	if !a.done() || len(a.nodesUsed) == 0 {
+		return pb.LogAggregationStatusProto_LOG_NOT_START
+	}
+	pending, failed := 0, 0
+	for n := range a.nodesUsed {
+		switch a.logAgg[n.key] {
+		case pb.LogAggregationStatusProto_LOG_SUCCEEDED:
+		case pb.LogAggregationStatusProto_LOG_FAILED:
+			failed++
+		default:
+			pending++
+		}
+	}
+	switch {
+	case pending == 0 && failed == 0:
+		return pb.LogAggregationStatusProto_LOG_SUCCEEDED
+	case pending == 0:
+		return pb.LogAggregationStatusProto_LOG_FAILED
+	case !a.lc.Finished.IsZero() && time.Since(a.lc.Finished) > r.cfg.LogAggregationTimeout:
+		return pb.LogAggregationStatusProto_LOG_TIME_OUT
+	case failed > 0:
+		return pb.LogAggregationStatusProto_LOG_RUNNING_WITH_FAILURE
+	}
+	return pb.LogAggregationStatusProto_LOG_RUNNING
 }

@@ -17,12 +17,15 @@ import (
 	"github.com/loomrm/loom/daemon/rm/store"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/internal/hadoopconf"
+	"github.com/loomrm/loom/internal/logagg"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 )
 
 // Defaults are YARN's, for the keys Loom reads, and Loom's own.
 var Defaults = map[string]string{
+	logagg.KeyEnabled:                                                    "false",
+	"yarn.log-aggregation-status.time-out.ms":                            "600000",
 	"yarn.resourcemanager.hostname":                                      "0.0.0.0",
 	"yarn.resourcemanager.address":                                       "${yarn.resourcemanager.hostname}:8032",
 	"yarn.resourcemanager.scheduler.address":                             "${yarn.resourcemanager.hostname}:8030",
@@ -100,7 +103,13 @@ type Config struct {
 	// yarn.scheduler.*), for /ws/v1/cluster/scheduler-conf.
 	SchedulerLayout string
 	SchedulerClass  string
-	SchedulerConf   [][2]string
+	// LogAggregation is whether NodeManagers aggregate logs
+	// (yarn.log-aggregation-enable); an app's report says how it went,
+	// or TIME_OUT when a node has not said within LogAggregationTimeout
+	// of the app's end (yarn.log-aggregation-status.time-out.ms).
+	LogAggregation        bool
+	LogAggregationTimeout time.Duration
+	SchedulerConf         [][2]string
 	// HistoryDir is where DAG AMs write their job histories, one file per
 	// app (a directory every node sees, as MapReduce's staging dir).
 	HistoryDir string
@@ -284,6 +293,12 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		return cfg, err
 	}
 	if cfg.Kerberos, err = rpc.ServerKerberos(c, "yarn.resourcemanager.principal", "yarn.resourcemanager.keytab", rmHost); err != nil {
+		return cfg, err
+	}
+	if cfg.LogAggregation, err = c.Bool(logagg.KeyEnabled); err != nil {
+		return cfg, err
+	}
+	if cfg.LogAggregationTimeout, err = c.PositiveMillis("yarn.log-aggregation-status.time-out.ms"); err != nil {
 		return cfg, err
 	}
 	if cfg.Recovery, err = c.Bool("yarn.resourcemanager.recovery.enabled"); err != nil {

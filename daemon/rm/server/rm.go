@@ -125,7 +125,10 @@ type appRec struct {
 	completed []*pb.ContainerStatusProto
 	lastResp  *pb.AllocateResponseProto
 	nodesUsed map[*nodeRec]bool
-	live      map[rm.ContainerID]*contRec // the app's containers not yet COMPLETE
+	// logAgg is what each node said of aggregating the app's logs, by
+	// node key.
+	logAgg map[string]pb.LogAggregationStatusProto
+	live   map[rm.ContainerID]*contRec // the app's containers not yet COMPLETE
 	// memSec and vcoreSec are what the app's ended containers held, in
 	// MB-seconds and vcore-seconds (YARN's memorySeconds, vcoreSeconds).
 	memSec, vcoreSec float64

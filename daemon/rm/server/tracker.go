@@ -174,6 +174,17 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 	if st.ContainersUtilization != nil {
 		n.contUtil = st.GetContainersUtilization()
 	}
+	for _, lr := range req.GetLogAggregationReportsForApps() {
+		if a, err := r.appByID(lr.GetApplicationId()); err == nil {
+			if a.logAgg == nil {
+				a.logAgg = map[string]pb.LogAggregationStatusProto{}
+			}
+			a.logAgg[n.key] = lr.GetLogAggregationStatus()
+			if lr.GetLogAggregationStatus() == pb.LogAggregationStatusProto_LOG_FAILED {
+				r.log.Warn().Str("app", rpc.AppIDString(a.yid)).Str("node", n.key).Str("why", lr.GetDiagnostics()).Msg("log aggregation failed")
+			}
+		}
+	}
 	for _, cs := range st.GetContainersStatuses() {
 		cr := r.contOf(cs.GetContainerId(), nil)
 		if cr == nil || cr.node != n {
