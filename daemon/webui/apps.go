@@ -337,7 +337,7 @@ func createNewApplication(c *call) error {
 
 func submitApplication(c *call) error {
 	var body dao.AppSubmission
-	if err := readBody(c, &body); err != nil {
+	if err := readSubmission(c, &body); err != nil {
 		return err
 	}
 	sc, err := submissionContext(&body)

@@ -67,6 +67,25 @@ func FuzzSubmitBody(f *testing.F) {
 	})
 }
 
+// FuzzSubmitXML: any XML submission is accepted or refused with a
+// RemoteException, never a panic or a 5xx.
+func FuzzSubmitXML(f *testing.F) {
+	for _, seed := range []string{submitBodyXML, "<application-submission-context/>",
+		"<application-submission-context><priority>1e9999</priority></application-submission-context>",
+		"<application-submission-context><resource><memory>-1</memory></resource></application-submission-context>",
+		"<application-submission-context><application-tags><tag><x/></tag></application-tags></application-submission-context>",
+		"<application-submission-context><am-container-spec><commands/></am-container-spec></application-submission-context>",
+		"<a", "", "<application-submission-context>&bogus;</application-submission-context>"} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		h := newTestHandler(writableBackend(), adminKey, nil)
+		fuzzRequest(h, http.MethodPost, "/ws/v1/cluster/apps/new-application", "", nil)
+		checkAnswer(t, fuzzRequest(h, http.MethodPost, "/ws/v1/cluster/apps", "", body, "Content-Type", "application/xml"),
+			http.StatusAccepted)
+	})
+}
+
 func FuzzStateBody(f *testing.F) {
 	for _, seed := range []string{`{"state":"KILLED"}`, `{"state":"killed"}`, `{"state":"RUNNING"}`, `{"state":null}`,
 		`{"state":1}`, `{}`, `{"state":"KILLED"} {}`, `{"state":`, ``, `[]`, `"KILLED"`} {

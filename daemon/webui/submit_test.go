@@ -202,8 +202,9 @@ func TestSubmitErrors(t *testing.T) {
 			t.Errorf("%s:\n  message %q\n  does not say %q", tc.body, re.Message, tc.message)
 		}
 	}
+	// XML is read as the same document: an empty one lacks the same id.
 	a := serve(h, http.MethodPost, "/ws/v1/cluster/apps", "<application-submission-context/>", "Content-Type", "application/xml")
-	if re := remoteException(t, a, http.StatusUnsupportedMediaType, "NotSupportedException"); !strings.Contains(re.Message, "application/json") {
+	if re := remoteException(t, a, http.StatusBadRequest, "BadRequestException"); !strings.Contains(re.Message, "application-id") {
 		t.Errorf("XML: %q", re.Message)
 	}
 	// Only a body sent as JSON is read: no other site's form or script can
@@ -220,5 +221,74 @@ func TestSubmitErrors(t *testing.T) {
 	a = serve(h, http.MethodPost, "/ws/v1/cluster/apps", `{"application-id":"`+strings.Repeat("a", maxBody)+`"}`)
 	if re := remoteException(t, a, http.StatusBadRequest, "BadRequestException"); !strings.Contains(re.Message, "larger than 1048576 bytes") {
 		t.Errorf("large body: %q", re.Message)
+	}
+}
+
+// submitBodyXML is submitBody as YARN's XML.
+const submitBodyXML = `<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<application-submission-context>
+  <application-id>application_1700000000000_0006</application-id>
+  <application-name>distshell</application-name>
+  <queue>etl</queue>
+  <priority>3</priority>
+  <am-container-spec>
+    <local-resources>
+      <entry><key>AppMaster.jar</key><value><resource>hdfs://nn:9000/user/eve/AppMaster.jar</resource>
+        <type>FILE</type><visibility>APPLICATION</visibility><size>43004</size><timestamp>1405452071209</timestamp></value></entry>
+      <entry><key>lib</key><value><resource>file:///opt/lib.tgz</resource><type>archive</type><visibility>public</visibility></value></entry>
+    </local-resources>
+    <commands><command>{{JAVA_HOME}}/bin/java -Xmx10m AppMaster 1&gt;&lt;LOG_DIR&gt;/AppMaster.stdout</command></commands>
+    <environment><entry><key>DISTRIBUTEDSHELLSCRIPTLEN</key><value>6</value></entry><entry><key>EMPTY</key></entry></environment>
+    <service-data><entry><key>shuffle</key><value>AAEC</value></entry></service-data>
+    <application-acls><entry><key>VIEW_APP</key><value>eve ops</value></entry></application-acls>
+  </am-container-spec>
+  <unmanaged-AM>false</unmanaged-AM>
+  <max-app-attempts>2</max-app-attempts>
+  <resource><memory>1024</memory><vCores>1</vCores></resource>
+  <application-type>YARN</application-type>
+  <keep-containers-across-application-attempts>true</keep-containers-across-application-attempts>
+  <application-tags><tag>nightly</tag><tag>etl</tag></application-tags>
+  <attempt-failures-validity-interval>3600000</attempt-failures-validity-interval>
+</application-submission-context>`
+
+// TestSubmitXML: YARN's XML submission gives the RM the same submission
+// context as its JSON; bad XML is a 400 that says what is wrong.
+func TestSubmitXML(t *testing.T) {
+	submit := func(body, ct string) (*fakeBackend, answer) {
+		f := writableBackend()
+		h := newTestHandler(f, adminKey, nil)
+		if a := serve(h, http.MethodPost, "/ws/v1/cluster/apps/new-application?user.name=eve", ""); a.code != http.StatusOK {
+			t.Fatalf("new-application: %d %s", a.code, a.body)
+		}
+		return f, serve(h, http.MethodPost, "/ws/v1/cluster/apps?user.name=eve", body, "Content-Type", ct)
+	}
+	fj, aj := submit(submitBody, "application/json")
+	fx, ax := submit(submitBodyXML, "application/xml")
+	if aj.code != http.StatusAccepted || ax.code != http.StatusAccepted || len(fj.submits) != 1 || len(fx.submits) != 1 {
+		t.Fatalf("JSON %d %s, XML %d %s", aj.code, aj.body, ax.code, ax.body)
+	}
+	if d := cmp.Diff(fj.submits[0], fx.submits[0], protocmp.Transform()); d != "" {
+		t.Errorf("the XML submission differs from the JSON one (-json +xml):\n%s", d)
+	}
+	// One tag and one command are lists of one, as in JSON.
+	one := strings.Replace(submitBodyXML, "<tag>etl</tag>", "", 1)
+	if f, a := submit(one, "application/xml; charset=utf-8"); a.code != http.StatusAccepted ||
+		strings.Join(f.submits[0].GetApplicationTags(), ",") != "nightly" {
+		t.Errorf("one tag: %d %s", a.code, a.body)
+	}
+	for _, tc := range []struct{ body, message string }{
+		{strings.Replace(submitBodyXML, "<priority>3</priority>", "<priority>high</priority>", 1), `<priority>: expected a number, got "high"`},
+		{strings.Replace(submitBodyXML, "<unmanaged-AM>false</unmanaged-AM>", "<unmanaged-AM>no</unmanaged-AM>", 1), "<unmanaged-AM>: expected true or false"},
+		{"<application-submission/>", "root element is <application-submission>, want <application-submission-context>"},
+		{`<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><application-submission-context/>`, "directive is not taken"},
+		{"<application-submission-context>" + strings.Repeat("<a>", 40) + strings.Repeat("</a>", 40) + "</application-submission-context>", "nests deeper than"},
+		{"<application-submission-context><queue>x</queue>", "malformed XML"},
+		{strings.Replace(submitBodyXML, "<max-app-attempts>2</max-app-attempts>", "<max-app-attempts>99999999999</max-app-attempts>", 1), "max-app-attempts"},
+	} {
+		_, a := submit(tc.body, "application/xml")
+		re := remoteException(t, a, http.StatusBadRequest, "BadRequestException")
+		if !strings.Contains(re.Message, tc.message) {
+			t.Errorf("%.80s...: message %q does not say %q", tc.body, re.Message, tc.message)
+		}
 	}
 }
