@@ -184,13 +184,12 @@ func (e Unregistered) apply(s *step) error {
 	if !a.Current().Registered {
 		return fmt.Errorf("lifecycle: the AM of %s unregisters before registering", a.Name)
 	}
+	// As YARN's RMAppImpl: an app whose AM unregistered is FINISHED,
+	// whatever final status the AM reports (Spark's and MapReduce's
+	// clients read FINISHED with FAILED as a failed job). FAILED and
+	// KILLED are for apps that ended otherwise.
 	state, final := AppFinished, e.Final
-	switch final {
-	case FinalFailed:
-		state = AppFailed
-	case FinalKilled:
-		state = AppKilled
-	case FinalUndefined:
+	if final == FinalUndefined {
 		final = FinalSucceeded
 	}
 	a.Current().State = AttemptFinished
