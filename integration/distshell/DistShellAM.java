@@ -37,6 +37,7 @@ public class DistShellAM {
   static final String AMRM_PROTOCOL = "org.apache.hadoop.yarn.api.ApplicationMasterProtocolPB";
   static final String CM_PROTOCOL = "org.apache.hadoop.yarn.api.ContainerManagementProtocolPB";
   static final String AMRM_TOKEN_KIND = "YARN_AM_RM_TOKEN";
+  static final String NM_TOKEN_KIND = "NMToken";
   static final String NOT_REGISTERED = "org.apache.hadoop.yarn.exceptions.ApplicationMasterNotRegisteredException";
 
   // FinalApplicationStatusProto, AMCommandProto, ContainerStateProto.
@@ -48,6 +49,8 @@ public class DistShellAM {
 
   /** Fatal is an error the AM cannot go on from, with the message to print. */
   static final class Fatal extends Exception {
+    private static final long serialVersionUID = 1L;
+
     Fatal(String message) {
       super(message);
     }
@@ -84,7 +87,7 @@ public class DistShellAM {
     try {
       am.parseArgs(args);
       rc = am.run();
-    } catch (Fatal e) {
+    } catch (Fatal | IOException e) {
       System.err.println("DistShellAM: " + e.getMessage());
       rc = 2;
     } catch (Exception e) {
@@ -155,7 +158,11 @@ public class DistShellAM {
   int run() throws Exception {
     deadline = System.currentTimeMillis() + timeoutS * 1000;
     readToken();
-    rm = Ipc.open(scheduler, AMRM_PROTOCOL, amrmToken, simpleUser());
+    try {
+      rm = Ipc.open(scheduler, AMRM_PROTOCOL, amrmToken, simpleUser());
+    } catch (IOException e) {
+      throw new Fatal("connecting to the scheduler at " + scheduler + " with the AMRM token for " + attempt + ": " + e.getMessage());
+    }
     log("connected to the scheduler at " + scheduler + " with " + rm.authMethod() + " auth as " + attempt);
     register();
     String failure = null;
@@ -171,6 +178,8 @@ public class DistShellAM {
         failure = "containers failed: " + String.join(", ", failed);
       }
     } catch (Fatal e) {
+      failure = e.getMessage();
+    } catch (IOException e) {
       failure = e.getMessage();
     } catch (Exception e) {
       failure = e.toString();
@@ -376,6 +385,10 @@ public class DistShellAM {
     if (nmToken == null) {
       throw new Fatal("No NMToken sent for " + node + " (for " + id + ")");
     }
+    if (!nmToken.kind.equals(NM_TOKEN_KIND)) {
+      // NMClient's NMTokenSelector takes only tokens of this kind.
+      throw new Fatal("the NMToken for " + node + " is of kind " + nmToken.kind + ", not " + NM_TOKEN_KIND);
+    }
     if (!container.has(6)) {
       throw new Fatal("container " + id + " came without a container token");
     }
@@ -398,6 +411,8 @@ public class DistShellAM {
     Pb.Msg resp;
     try (Ipc nm = Ipc.open(node, CM_PROTOCOL, nmToken, attempt)) {
       resp = Pb.Msg.parse(nm.call("startContainers", req));
+    } catch (IOException e) {
+      throw new Fatal("starting " + id + " on the NodeManager at " + node + " with its NMToken: " + e.getMessage());
     }
     // StartContainersResponseProto: succeeded_requests 2, failed_requests 3.
     for (Pb.Msg f : resp.messages(3)) {

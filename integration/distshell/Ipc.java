@@ -48,6 +48,8 @@ import javax.security.sasl.SaslException;
 final class Ipc implements Closeable {
   /** RemoteException is an error the server sent: its Java class and message. */
   static final class RemoteException extends IOException {
+    private static final long serialVersionUID = 1L;
+
     final String className;
 
     RemoteException(String className, String message) {
