@@ -51,20 +51,29 @@ func (s cmService) SignalToContainer(ctx context.Context, req *pb.SignalContaine
 	if err != nil {
 		return nil, err
 	}
-	sig, ok := signals[req.GetCommand()]
+	if err := n.signalLocked(c, req.GetCommand()); err != nil {
+		return nil, err
+	}
+	return &pb.SignalContainerResponseProto{}, nil
+}
+
+// signalLocked sends a container's processes the signal a command
+// names: the AM's call, or the RM's in a heartbeat. Callers hold mu.
+func (n *NodeManager) signalLocked(c *container, cmd pb.SignalContainerCommandProto) error {
+	sig, ok := signals[cmd]
 	switch {
 	case !ok:
-		return nil, rpc.Errorf(rpc.ClassYarnException, "Invalid signal command %v", req.GetCommand())
+		return rpc.Errorf(rpc.ClassYarnException, "Invalid signal command %v", cmd)
 	case c.exec != nil:
-		return nil, rpc.Errorf(rpc.ClassYarnException, "Container %s is a lease on its app's executor: it has no process of its own to signal (stop it instead)", c.idStr)
+		return rpc.Errorf(rpc.ClassYarnException, "Container %s is a lease on its app's executor: it has no process of its own to signal (stop it instead)", c.idStr)
 	case c.state != stateRunning || c.pid <= 0:
-		return nil, rpc.Errorf(rpc.ClassYarnException, "Container %s is not running: nothing to signal", c.idStr)
+		return rpc.Errorf(rpc.ClassYarnException, "Container %s is not running: nothing to signal", c.idStr)
 	}
 	if err := syscall.Kill(-c.pid, sig); err != nil {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "signal %v to container %s: %v", req.GetCommand(), c.idStr, err)
+		return rpc.Errorf(rpc.ClassYarnException, "signal %v to container %s: %v", cmd, c.idStr, err)
 	}
-	n.log.Info().Str("container", c.idStr).Str("signal", req.GetCommand().String()).Msg("container signalled")
-	return &pb.SignalContainerResponseProto{}, nil
+	n.log.Info().Str("container", c.idStr).Str("signal", cmd.String()).Msg("container signalled")
+	return nil
 }
 
 // noResize answers each container token of a resize or update with a

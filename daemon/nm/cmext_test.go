@@ -53,6 +53,22 @@ func TestContainerManagementExtras(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
+	// The same signal from the RM, in a heartbeat (yarn container -signal).
+	if err := os.Remove(dir + "/dumped"); err != nil {
+		t.Fatal(err)
+	}
+	stub.mu.Lock()
+	stub.signals = []*pb.SignalContainerRequestProto{{ContainerId: cid, Command: pb.SignalContainerCommandProto_OUTPUT_THREAD_DUMP.Enum()},
+		{ContainerId: containerID(31, 99), Command: pb.SignalContainerCommandProto_OUTPUT_THREAD_DUMP.Enum()}}
+	stub.mu.Unlock()
+	deadline = time.Now().Add(5 * time.Second)
+	for !fileExists(dir + "/dumped") {
+		if time.Now().After(deadline) {
+			t.Fatal("the RM's QUIT signal did not reach the container's process")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
 	wantErr := func(what string, err error, class, msg string) {
 		t.Helper()
 		var re *rpc.RemoteError

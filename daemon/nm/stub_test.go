@@ -41,6 +41,7 @@ type rmStub struct {
 	action      pb.NodeActionProto
 	cleanup     []*pb.ContainerIdProto
 	appsCleanup []*pb.ApplicationIdProto
+	signals     []*pb.SignalContainerRequestProto
 	removeFrom  []*pb.ContainerIdProto
 	changed     chan struct{}
 	// nmTokenKey, when set, replaces testNMKey: a roll.
@@ -105,7 +106,8 @@ func (s *rmStub) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeatRequest
 	s.respID = req.GetNodeStatus().GetResponseId() + 1
 	resp.ResponseId = proto.Int32(s.respID)
 	resp.ContainersToCleanup, resp.ApplicationsToCleanup, resp.ContainersToBeRemovedFromNm = s.cleanup, s.appsCleanup, s.removeFrom
-	s.cleanup, s.appsCleanup, s.removeFrom = nil, nil, nil
+	resp.ContainersToSignal = s.signals
+	s.cleanup, s.appsCleanup, s.removeFrom, s.signals = nil, nil, nil, nil
 	if k := s.nmKey(); req.GetLastKnownNmTokenMasterKey().GetKeyId() != k.GetKeyId() {
 		resp.NmTokenMasterKey = k
 	}

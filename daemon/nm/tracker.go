@@ -303,6 +303,17 @@ func (n *NodeManager) applyHeartbeatResponse(resp *pb.NodeHeartbeatResponseProto
 	for _, aid := range resp.GetApplicationsToCleanup() {
 		n.cleanupAppLocked(ApplicationIDString(aid))
 	}
+	// Signals the RM passes on from clients (yarn container -signal).
+	for _, sg := range resp.GetContainersToSignal() {
+		c := n.containers[ContainerIDString(sg.GetContainerId())]
+		if c == nil {
+			n.log.Warn().Str("container", ContainerIDString(sg.GetContainerId())).Msg("the RM signals a container this node does not have")
+			continue
+		}
+		if err := n.signalLocked(c, sg.GetCommand()); err != nil {
+			n.log.Warn().Err(err).Str("container", c.idStr).Msg("cannot deliver the RM's signal")
+		}
+	}
 	for _, cid := range resp.GetContainersToBeRemovedFromNm() {
 		if c := n.containers[ContainerIDString(cid)]; c != nil && c.state == stateDone {
 			n.forgetLocked(c, now)

@@ -405,9 +405,9 @@ func (s clientService) GetNodesToAttributes(context.Context, *pb.GetNodesToAttri
 }
 
 // SignalToContainer checks the call as YARN does (the app, MODIFY_APP,
-// the container), then refuses it: YARN hands the signal to the node's
-// next heartbeat, and Loom's RM does not send signals to NodeManagers
-// yet.
+// the container, the command) and hands the signal to the container's
+// node with its next heartbeat, as YARN does; the NodeManager delivers it
+// to the container's processes.
 func (s clientService) SignalToContainer(ctx context.Context, req *pb.SignalContainerRequestProto) (*pb.SignalContainerResponseProto, error) {
 	r := s.r
 	r.mu.Lock()
@@ -427,6 +427,11 @@ func (s clientService) SignalToContainer(ctx context.Context, req *pb.SignalCont
 	if cr == nil || cr.state() == pb.ContainerStateProto_C_COMPLETE {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "Trying to signal an absent container %s", rpc.ContainerIDString(cid))
 	}
-	return nil, rpc.Errorf(rpc.ClassYARNFeatureNotEnabled, "Loom's ResourceManager cannot signal containers yet (%s to %s): it has no way to pass a signal to a NodeManager; kill the application, or have its AM stop the container",
-		req.GetCommand(), rpc.ContainerIDString(cid))
+	if _, ok := pb.SignalContainerCommandProto_name[int32(req.GetCommand())]; !ok || req.Command == nil {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Invalid signal command %v for container %s", req.GetCommand(), rpc.ContainerIDString(cid))
+	}
+	cr.node.signals = append(cr.node.signals, &pb.SignalContainerRequestProto{ContainerId: cr.yid, Command: req.GetCommand().Enum()})
+	r.log.Info().Str("container", rpc.ContainerIDString(cr.yid)).Str("signal", req.GetCommand().String()).Str("by", caller(ctx)).
+		Msg("signal sent to the container's node")
+	return &pb.SignalContainerResponseProto{}, nil
 }

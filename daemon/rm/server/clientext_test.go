@@ -335,7 +335,7 @@ func TestMoveApplicationAcrossQueues(t *testing.T) {
 // TestUnsupportedAndEmpty: what Loom cannot do is refused with YARN's
 // classes and messages; labels and attributes are YARN's empty answers.
 func TestUnsupportedAndEmpty(t *testing.T) {
-	r, _, id, amCont := runningApp(t)
+	r, nm, id, amCont := runningApp(t)
 	ac := clientOf(t, r, "ann")
 	ctx := context.Background()
 	const noRes = rpc.ClassYarnException + ": Reservation is not enabled. Please enable & try again (Loom does not support reservations yet)"
@@ -362,7 +362,10 @@ func TestUnsupportedAndEmpty(t *testing.T) {
 		}, noRes},
 		{"signalToContainer: running", func() (proto.Message, error) {
 			return ac.SignalToContainer(ctx, &pb.SignalContainerRequestProto{ContainerId: amCont, Command: pb.SignalContainerCommandProto_OUTPUT_THREAD_DUMP.Enum()})
-		}, rpc.ClassYARNFeatureNotEnabled + ": Loom's ResourceManager cannot signal containers yet (OUTPUT_THREAD_DUMP to " + rpc.ContainerIDString(amCont) + ")"},
+		}, ""},
+		{"signalToContainer: unknown command", func() (proto.Message, error) {
+			return ac.SignalToContainer(ctx, &pb.SignalContainerRequestProto{ContainerId: amCont, Command: pb.SignalContainerCommandProto(99).Enum()})
+		}, rpc.ClassYarnException + ": Invalid signal command 99 for container " + rpc.ContainerIDString(amCont)},
 		{"signalToContainer: absent", func() (proto.Message, error) {
 			return ac.SignalToContainer(ctx, &pb.SignalContainerRequestProto{ContainerId: absent, Command: pb.SignalContainerCommandProto_GRACEFUL_SHUTDOWN.Enum()})
 		}, rpc.ClassYarnException + ": Trying to signal an absent container " + rpc.ContainerIDString(absent)},
@@ -388,6 +391,15 @@ func TestUnsupportedAndEmpty(t *testing.T) {
 		if err == nil && proto.Size(resp) != 0 {
 			t.Errorf("%s: %v, want an empty answer", tc.name, resp)
 		}
+	}
+	// The signal goes to the container's node with its next heartbeat,
+	// once.
+	if sigs := nm.beat().GetContainersToSignal(); len(sigs) != 1 || !proto.Equal(sigs[0].GetContainerId(), amCont) ||
+		sigs[0].GetCommand() != pb.SignalContainerCommandProto_OUTPUT_THREAD_DUMP {
+		t.Errorf("the node was sent %v", sigs)
+	}
+	if sigs := nm.beat().GetContainersToSignal(); len(sigs) != 0 {
+		t.Errorf("sent again: %v", sigs)
 	}
 	_ = id
 }

@@ -194,7 +194,9 @@ type nodeRec struct {
 	respID             int32
 	cleanup            []*pb.ContainerIdProto
 	appsClean          []*pb.ApplicationIdProto
-	conts              map[rm.ContainerID]*contRec
+	// signals go to the node's containers with its next heartbeat.
+	signals []*pb.SignalContainerRequestProto
+	conts   map[rm.ContainerID]*contRec
 	// session is the RPC client that registered the node (callSession):
 	// without a cluster secret, the only one that may heartbeat and
 	// unregister for it.

@@ -206,9 +206,9 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 	r.metrics.observeDecision(time.Since(t0))
 	n.respID = st.GetResponseId() + 1
 	resp := &pb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(n.respID), NodeAction: pb.NodeActionProto_NORMAL.Enum(),
-		ContainersToCleanup: n.cleanup, ApplicationsToCleanup: n.appsClean,
+		ContainersToCleanup: n.cleanup, ApplicationsToCleanup: n.appsClean, ContainersToSignal: n.signals,
 		NextHeartBeatInterval: proto.Int64(r.cfg.HeartbeatInterval.Milliseconds())}
 	r.nodeKeys(req, resp)
-	n.cleanup, n.appsClean = nil, nil
+	n.cleanup, n.appsClean, n.signals = nil, nil, nil
 	return resp, nil
 }
