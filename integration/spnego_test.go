@@ -79,6 +79,31 @@ func TestSPNEGOWithARealKDC(t *testing.T) {
 		t.Fatalf("submission as alice: %d %s", code, body)
 	}
 
+	// Delegation tokens over REST, as alice (Kerberos): get one, renew
+	// it, cancel it; a cancelled token is not renewed.
+	code, body = curl("-X", "POST", "-H", "Content-Type: application/json", "--data", `{"renewer":"alice"}`, base+"/ws/v1/cluster/delegation-token")
+	var dt struct {
+		Token   string `json:"token"`
+		Owner   string `json:"owner"`
+		Kind    string `json:"kind"`
+		Expires int64  `json:"expiration-time"`
+		Max     int64  `json:"max-validity"`
+	}
+	if code != 200 || json.Unmarshal([]byte(body), &dt) != nil || dt.Token == "" || dt.Owner != "alice" ||
+		dt.Kind != "RM_DELEGATION_TOKEN" || dt.Expires <= 0 || dt.Max < dt.Expires {
+		t.Fatalf("delegation token: %d %s", code, body)
+	}
+	code, body = curl("-X", "POST", "-H", "Hadoop-YARN-RM-Delegation-Token: "+dt.Token, base+"/ws/v1/cluster/delegation-token/expiration")
+	if code != 200 || !strings.Contains(body, `"expiration-time":`) {
+		t.Errorf("renew: %d %s", code, body)
+	}
+	if code, body = curl("-X", "DELETE", "-H", "Hadoop-YARN-RM-Delegation-Token: "+dt.Token, base+"/ws/v1/cluster/delegation-token"); code != 200 {
+		t.Errorf("cancel: %d %s", code, body)
+	}
+	if code, body = curl("-X", "POST", "-H", "Hadoop-YARN-RM-Delegation-Token: "+dt.Token, base+"/ws/v1/cluster/delegation-token/expiration"); code < 400 {
+		t.Errorf("renewing a cancelled token: %d %s", code, body)
+	}
+
 	// gokrb5's SPNEGO client, logged in with alice's password.
 	resp, err := spnego.NewClient(kdc.Login("alice", "alice-pw"), nil, "HTTP/localhost").Get(base + "/ws/v1/cluster/apps/" + na.ID)
 	if err != nil {

@@ -2,10 +2,12 @@ package rpc
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -268,4 +270,39 @@ func readVLong(b []byte) (int64, int, error) {
 		return ^int64(v), 1 + n, nil
 	}
 	return int64(v), 1 + n, nil
+}
+
+// EncodeTokenURLString writes a token as Hadoop's
+// Token.encodeToUrlString does: its Writable form (identifier, password,
+// kind, service, each with its length) in URL-safe base64 without
+// padding. It is how REST clients carry delegation tokens.
+func EncodeTokenURLString(t *hadooppb.TokenProto) string {
+	var b []byte
+	b = appendText(b, t.GetIdentifier())
+	b = appendText(b, t.GetPassword())
+	b = appendText(b, []byte(t.GetKind()))
+	b = appendText(b, []byte(t.GetService()))
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// DecodeTokenURLString reads EncodeTokenURLString's form (padded or not,
+// URL-safe or standard base64, as Hadoop's decoder takes either).
+func DecodeTokenURLString(s string) (*hadooppb.TokenProto, error) {
+	s = strings.TrimRight(strings.TrimSpace(s), "=")
+	s = strings.NewReplacer("+", "-", "/", "_").Replace(s)
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("token: not base64: %v", err)
+	}
+	r := &writableReader{b: b}
+	t := &hadooppb.TokenProto{Identifier: r.text("token identifier"), Password: r.text("token password")}
+	t.Kind = proto.String(string(r.text("token kind")))
+	t.Service = proto.String(string(r.text("token service")))
+	if r.err != nil {
+		return nil, r.err
+	}
+	if len(r.b) > 0 {
+		return nil, fmt.Errorf("token: %d bytes after the service", len(r.b))
+	}
+	return t, nil
 }

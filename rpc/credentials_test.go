@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bytes"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,4 +133,25 @@ func FuzzParseCredentials(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTokenURLString: a token survives its URL string; the form is
+// Hadoop's (vint lengths, URL-safe base64 without padding), worked by
+// hand for a small token; bad strings are errors.
+func TestTokenURLString(t *testing.T) {
+	tok := &hadooppb.TokenProto{Identifier: []byte{1, 2}, Password: []byte{0xff}, Kind: proto.String("K"), Service: proto.String("s:1")}
+	// 02 01 02 | 01 ff | 01 'K' | 03 's' ':' '1'
+	want := base64.RawURLEncoding.EncodeToString([]byte{2, 1, 2, 1, 0xff, 1, 'K', 3, 's', ':', '1'})
+	if got := EncodeTokenURLString(tok); got != want {
+		t.Errorf("encoded %q, want %q", got, want)
+	}
+	back, err := DecodeTokenURLString(want + "=")
+	if err != nil || !proto.Equal(back, tok) {
+		t.Errorf("decoded %v, %v", back, err)
+	}
+	for _, bad := range []string{"!!", base64.RawURLEncoding.EncodeToString([]byte{5, 1}), base64.RawURLEncoding.EncodeToString([]byte{0, 0, 0, 0, 9})} {
+		if _, err := DecodeTokenURLString(bad); err == nil {
+			t.Errorf("%q decoded", bad)
+		}
+	}
 }

@@ -65,6 +65,10 @@ type Backend interface {
 	// RecentGrants are the scheduler's last grants, oldest first, for
 	// /ws/v1/cluster/scheduler/activities.
 	RecentGrants() []Grant
+	// UpdateNodeResource sets what a node offers (YARN's
+	// updateNodeResource), for an admin; it returns the node's new
+	// capacity. An unknown node wraps ErrNotFound.
+	UpdateNodeResource(ctx context.Context, node string, capacity fairness.Vector) (fairness.Vector, error)
 }
 
 // Grant is one container the scheduler placed, and why.
@@ -98,6 +102,8 @@ type ClusterInfo struct {
 	State       string // STARTED
 	HAState     string // ACTIVE
 	Version     string
+	// LoginUser is who runs the RM (/userinfo's rmLoginUser).
+	LoginUser string
 	// StateStore names the store the RM keeps its apps in, as YARN's
 	// rmStateStoreName does ("NullRMStateStore" with recovery off).
 	StateStore string

@@ -428,8 +428,18 @@ func (f *fakeBackend) UpdateApplicationTimeouts(ctx context.Context, _ *pb.Updat
 	return &pb.UpdateApplicationTimeoutsResponseProto{}, f.record(ctx, "UpdateApplicationTimeouts")
 }
 
+// GetQueueUserAcls: everyone submits to default and etl; yarn
+// administers them.
 func (f *fakeBackend) GetQueueUserAcls(ctx context.Context, _ *pb.GetQueueUserAclsInfoRequestProto) (*pb.GetQueueUserAclsInfoResponseProto, error) {
-	return &pb.GetQueueUserAclsInfoResponseProto{}, f.record(ctx, "GetQueueUserAcls")
+	acls := []pb.QueueACLProto{pb.QueueACLProto_QACL_SUBMIT_APPLICATIONS}
+	if ci, _ := rpc.CallFromContext(ctx); ci.User == "yarn" {
+		acls = append(acls, pb.QueueACLProto_QACL_ADMINISTER_QUEUE)
+	}
+	resp := &pb.GetQueueUserAclsInfoResponseProto{}
+	for _, q := range []string{"root", "default", "etl"} {
+		resp.QueueUserAcls = append(resp.QueueUserAcls, &pb.QueueUserACLInfoProto{QueueName: proto.String(q), UserAcls: acls})
+	}
+	return resp, f.record(ctx, "GetQueueUserAcls")
 }
 
 func (f *fakeBackend) GetDelegationToken(ctx context.Context, _ *hadooppb.GetDelegationTokenRequestProto) (*hadooppb.GetDelegationTokenResponseProto, error) {
@@ -483,23 +493,38 @@ func (f *fakeBackend) GetContainerReport(ctx context.Context, req *pb.GetContain
 }
 
 func (f *fakeBackend) GetNewReservation(ctx context.Context, _ *pb.GetNewReservationRequestProto) (*pb.GetNewReservationResponseProto, error) {
-	return &pb.GetNewReservationResponseProto{}, f.record(ctx, "GetNewReservation")
+	if err := f.record(ctx, "GetNewReservation"); err != nil {
+		return nil, err
+	}
+	return nil, rpc.Errorf(rpc.ClassYarnException, "Reservation is not enabled. Please enable & try again")
 }
 
 func (f *fakeBackend) SubmitReservation(ctx context.Context, _ *pb.ReservationSubmissionRequestProto) (*pb.ReservationSubmissionResponseProto, error) {
-	return &pb.ReservationSubmissionResponseProto{}, f.record(ctx, "SubmitReservation")
+	if err := f.record(ctx, "SubmitReservation"); err != nil {
+		return nil, err
+	}
+	return nil, rpc.Errorf(rpc.ClassYarnException, "Reservation is not enabled. Please enable & try again")
 }
 
 func (f *fakeBackend) UpdateReservation(ctx context.Context, _ *pb.ReservationUpdateRequestProto) (*pb.ReservationUpdateResponseProto, error) {
-	return &pb.ReservationUpdateResponseProto{}, f.record(ctx, "UpdateReservation")
+	if err := f.record(ctx, "UpdateReservation"); err != nil {
+		return nil, err
+	}
+	return nil, rpc.Errorf(rpc.ClassYarnException, "Reservation is not enabled. Please enable & try again")
 }
 
 func (f *fakeBackend) DeleteReservation(ctx context.Context, _ *pb.ReservationDeleteRequestProto) (*pb.ReservationDeleteResponseProto, error) {
-	return &pb.ReservationDeleteResponseProto{}, f.record(ctx, "DeleteReservation")
+	if err := f.record(ctx, "DeleteReservation"); err != nil {
+		return nil, err
+	}
+	return nil, rpc.Errorf(rpc.ClassYarnException, "Reservation is not enabled. Please enable & try again")
 }
 
 func (f *fakeBackend) ListReservations(ctx context.Context, _ *pb.ReservationListRequestProto) (*pb.ReservationListResponseProto, error) {
-	return &pb.ReservationListResponseProto{}, f.record(ctx, "ListReservations")
+	if err := f.record(ctx, "ListReservations"); err != nil {
+		return nil, err
+	}
+	return nil, rpc.Errorf(rpc.ClassYarnException, "Reservation is not enabled. Please enable & try again")
 }
 
 // GetNodeToLabels gives nm1 the gpu label (the fake's only label) and
@@ -548,6 +573,25 @@ func (f *fakeBackend) GetNodesToAttributes(ctx context.Context, _ *pb.GetNodesTo
 
 func (f *fakeBackend) SignalToContainer(ctx context.Context, _ *pb.SignalContainerRequestProto) (*pb.SignalContainerResponseProto, error) {
 	return &pb.SignalContainerResponseProto{}, f.record(ctx, "SignalToContainer")
+}
+
+// UpdateNodeResource: admins (yarn) may set a known node's capacity.
+func (f *fakeBackend) UpdateNodeResource(ctx context.Context, node string, capacity fairness.Vector) (fairness.Vector, error) {
+	if err := f.record(ctx, "UpdateNodeResource"); err != nil {
+		return fairness.Vector{}, err
+	}
+	if ci, _ := rpc.CallFromContext(ctx); ci.User != "yarn" {
+		return fairness.Vector{}, rpc.Errorf(rpc.ClassAccessControl, "User %s doesn't have permission to call 'updateNodeResource'", ci.User)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, n := range f.nodes {
+		if nodeIDString(n.GetNodeId()) == node {
+			n.Capability = res(int64(capacity[fairness.Memory]), int32(capacity[fairness.VCores]))
+			return capacity, nil
+		}
+	}
+	return fairness.Vector{}, fmt.Errorf("node %s: %w", node, ErrNotFound)
 }
 
 // RecentGrants: the fake's last grants.

@@ -104,8 +104,13 @@ func (c *call) user() string {
 
 // ctx carries the caller to the Backend, as the RPC port would.
 func (c *call) ctx() context.Context {
-	return rpc.WithCall(c.r.Context(), &rpc.CallInfo{User: c.user(), Remote: remoteAddr(c.r),
-		Protocol: restProtocol, Method: c.route})
+	ci := &rpc.CallInfo{User: c.user(), Remote: remoteAddr(c.r), Protocol: restProtocol, Method: c.route}
+	// A caller the web server authenticated with Kerberos (SPNEGO) is
+	// one the RM may issue delegation tokens to, as on the RPC port.
+	if u, ok := c.r.Context().Value(authUserKey{}).(string); ok && u != "" {
+		ci.Principal = u
+	}
+	return rpc.WithCall(c.r.Context(), ci)
 }
 
 func (c *call) vars() map[string]string { return mux.Vars(c.r) }

@@ -44,6 +44,19 @@ var writeCases = []struct {
 	// not mutable: it reaches no Backend call either way.
 	{"updateSchedulerConfiguration", http.MethodPut, "/ws/v1/cluster/scheduler-conf",
 		`{"global-updates":{"entry":[{"key":"loom.scheduler.p-altruism","value":"0.5"}]}}`, false, http.StatusBadRequest, ""},
+	{"signalToContainer", http.MethodPost, "/ws/v1/cluster/containers/container_1700000000000_0001_01_000001/signal/OUTPUT_THREAD_DUMP", "", false,
+		http.StatusOK, "SignalToContainer"},
+	{"updateNodeResource", http.MethodPost, "/ws/v1/cluster/nodes/nm1:45454/resource", `{"resource":{"memory":8192,"vCores":4}}`, false,
+		http.StatusForbidden, "UpdateNodeResource"},
+	{"dumpSchedulerLogs", http.MethodPost, "/ws/v1/cluster/scheduler/logs", "", false, http.StatusBadRequest, ""},
+	// Delegation tokens ask for a Kerberos caller on top.
+	{"postDelegationToken", http.MethodPost, "/ws/v1/cluster/delegation-token", `{"renewer":"alice"}`, false, http.StatusForbidden, ""},
+	{"postDelegationTokenExpiration", http.MethodPost, "/ws/v1/cluster/delegation-token/expiration", "", false, http.StatusForbidden, ""},
+	{"cancelDelegationToken", http.MethodDelete, "/ws/v1/cluster/delegation-token", "", false, http.StatusForbidden, ""},
+	{"createNewReservation", http.MethodPost, "/ws/v1/cluster/reservation/new-reservation", "", false, http.StatusServiceUnavailable, "GetNewReservation"},
+	{"submitReservation", http.MethodPost, "/ws/v1/cluster/reservation/submit", "{}", false, http.StatusServiceUnavailable, "SubmitReservation"},
+	{"updateReservation", http.MethodPost, "/ws/v1/cluster/reservation/update", "{}", false, http.StatusServiceUnavailable, "UpdateReservation"},
+	{"deleteReservation", http.MethodPost, "/ws/v1/cluster/reservation/delete", "{}", false, http.StatusServiceUnavailable, "DeleteReservation"},
 	// Node labels are off in Loom: refused as YARN refuses them then.
 	{"addToClusterNodeLabels", http.MethodPost, "/ws/v1/cluster/add-node-labels", `{"nodeLabelInfo":[{"name":"gpu","exclusivity":true}]}`,
 		false, http.StatusServiceUnavailable, ""},

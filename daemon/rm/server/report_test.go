@@ -2,11 +2,14 @@ package server
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/daemon/webui"
+	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
@@ -115,5 +118,35 @@ func TestNodeUtilizationAndVersion(t *testing.T) {
 	}
 	if n := report(); n.NodeUtilization != nil || web.NodeVersions()[key] != "3.4.0" {
 		t.Errorf("after registering again: utilisation %v, version %q", n.NodeUtilization, web.NodeVersions()[key])
+	}
+}
+
+// TestUpdateNodeResource: an admin's new capacity for a node is what the
+// scheduler and the reports see at once; with ACLs on, others are
+// refused; an unknown node is not found.
+func TestUpdateNodeResource(t *testing.T) {
+	r := startRM(t, "yarn.acl.enable=true", "yarn.admin.acl=root")
+	rt := trackerClient(t, r, nil)
+	key := "10.0.0.9:45454"
+	if _, err := registerNode(rt, key, 8192, 4); err != nil {
+		t.Fatal(err)
+	}
+	web := webBackend{clientService{r}}
+	if _, err := web.UpdateNodeResource(asUser("eve"), key, fairness.New(16384, 8)); !rpc.IsClass(err, rpc.ClassAccessControl) {
+		t.Errorf("eve: %v, want AccessControlException", err)
+	}
+	got, err := web.UpdateNodeResource(asUser("root"), key, fairness.New(16384, 8))
+	if err != nil || got[fairness.Memory] != 16384 || got[fairness.VCores] != 8 {
+		t.Fatalf("root: %v %v", got, err)
+	}
+	m, err := clientOf(t, r, "alice").GetClusterMetrics(context.Background(), &pb.GetClusterMetricsRequestProto{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := r.core.Capacity(); c[fairness.Memory] != 16384 || c[fairness.VCores] != 8 {
+		t.Errorf("the core's capacity %v, metrics %v", c, m)
+	}
+	if _, err := web.UpdateNodeResource(asUser("root"), "nowhere:1", fairness.New(1, 1)); !errors.Is(err, webui.ErrNotFound) {
+		t.Errorf("unknown node: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,6 +23,7 @@ import (
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
 // Version is the RM's version in /ws/v1/cluster/info.
@@ -120,7 +122,41 @@ var _ webui.Backend = webBackend{}
 
 func (b webBackend) Info() webui.ClusterInfo {
 	return webui.ClusterInfo{ID: b.r.clusterTS, StartedOnMs: b.r.start.UnixMilli(), State: "STARTED", HAState: "ACTIVE",
-		Version: Version, StateStore: b.r.stateStoreName()}
+		Version: Version, StateStore: b.r.stateStoreName(), LoginUser: loginUser()}
+}
+
+// loginUser is who runs this process.
+func loginUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return strconv.Itoa(os.Getuid())
+}
+
+// UpdateNodeResource sets what a node offers, for an admin, as YARN's
+// AdminService.updateNodeResource: the scheduler sees the new capacity at
+// once; containers already there keep running even if they no longer fit.
+// The node's own configuration is what it offers again if it registers
+// anew (YARN keeps such changes in dynamic-resources.xml; Loom does not).
+func (b webBackend) UpdateNodeResource(ctx context.Context, node string, capacity fairness.Vector) (fairness.Vector, error) {
+	r := b.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	who := caller(ctx)
+	if !r.isAdmin(who) {
+		return fairness.Vector{}, rpc.Errorf(rpc.ClassAccessControl, "User %s doesn't have permission to call 'updateNodeResource'", who)
+	}
+	n := r.nodes[node]
+	if n == nil || n.state != pb.NodeStateProto_NS_RUNNING {
+		return fairness.Vector{}, fmt.Errorf("node %s: %w (or not RUNNING)", node, webui.ErrNotFound)
+	}
+	capacity = capacity.With(fairness.Disk, n.capacity[fairness.Disk]).With(fairness.Network, n.capacity[fairness.Network])
+	if err := r.step(rm.NodeUp{Node: n.id, Capacity: capacity}); err != nil {
+		return fairness.Vector{}, rpc.Errorf(rpc.ClassYarnException, "node %s: %v", node, err)
+	}
+	r.log.Info().Str("node", node).Str("was", n.capacity.String()).Str("now", capacity.String()).Str("by", who).Msg("node resource updated")
+	n.capacity = capacity
+	return capacity, nil
 }
 
 // stateStoreName names the RM's store as YARN's rmStateStoreName does:

@@ -176,3 +176,48 @@ type LabelNodesEntry struct {
 type NodeIDs struct {
 	NodeID []string `json:"nodes" xml:"nodes"`
 }
+
+// ClusterUserInfoResponse is /ws/v1/cluster/userinfo.
+type ClusterUserInfoResponse struct {
+	ClusterUserInfo ClusterUserInfo `json:"clusterUserInfo" xml:"clusterUserInfo"`
+}
+
+// ClusterUserInfo is who runs the RM and who asks.
+type ClusterUserInfo struct {
+	RMLoginUser   string `json:"rmLoginUser" xml:"rmLoginUser"`
+	RequestedUser string `json:"requestedUser" xml:"requestedUser"`
+}
+
+// ResourceOption is the body of POST /nodes/{nodeid}/resource.
+type ResourceOption struct {
+	Resource          *Resource `json:"resource" xml:"resource"`
+	OverCommitTimeout int64     `json:"overCommitTimeout" xml:"overCommitTimeout"`
+}
+
+// ResourceInfoResponse is a node's new resource.
+type ResourceInfoResponse struct {
+	ResourceInfo Resource `json:"resourceInfo" xml:"resourceInfo"`
+}
+
+// QueueACLInfo is /queues/{queue}/access: YARN's RMQueueAclInfo.
+type QueueACLInfo struct {
+	Allowed     bool   `json:"allowed" xml:"allowed"`
+	User        string `json:"user" xml:"user"`
+	Diagnostics string `json:"diagnostics,omitempty" xml:"diagnostics,omitempty"`
+}
+
+// XMLRoot is the root element of the document in XML, as YARN names it.
+func (QueueACLInfo) XMLRoot() string { return "rmQueueAclInfo" }
+
+// DelegationToken is the body and answer of /delegation-token.
+type DelegationToken struct {
+	Token              string `json:"token,omitempty" xml:"token,omitempty"`
+	Renewer            string `json:"renewer,omitempty" xml:"renewer,omitempty"`
+	Owner              string `json:"owner,omitempty" xml:"owner,omitempty"`
+	Kind               string `json:"kind,omitempty" xml:"kind,omitempty"`
+	NextExpirationTime int64  `json:"expiration-time,omitempty" xml:"expiration-time,omitempty"`
+	MaxValidity        int64  `json:"max-validity,omitempty" xml:"max-validity,omitempty"`
+}
+
+// XMLRoot is the root element of the document in XML, as YARN names it.
+func (DelegationToken) XMLRoot() string { return "delegation-token" }
