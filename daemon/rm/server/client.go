@@ -132,7 +132,8 @@ func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitAppl
 		}
 	}
 	if sc.Priority != nil {
-		sc.Priority = proto.Clone(sc.Priority).(*pb.PriorityProto)
+		// As YARN: a priority above the cluster's highest is that one.
+		sc.Priority = &pb.PriorityProto{Priority: proto.Int32(min(sc.GetPriority().GetPriority(), r.cfg.MaxAppPriority))}
 	}
 	delete(r.reserved, id.GetId())
 	a := &appRec{id: rm.AppID(id.GetId()), yid: id, ctx: sc, user: caller(ctx), queue: queue,

@@ -27,11 +27,6 @@ import (
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
-// maxAppPriority is the cluster's highest application priority
-// (yarn.cluster.max-application-priority). YARN's default, 0, is the only
-// value Loom knows: Config has no key for it yet.
-const maxAppPriority = 0
-
 // iso8601 is the layout YARN's timeouts use (yyyy-MM-dd'T'HH:mm:ss.SSSZ).
 const iso8601 = "2006-01-02T15:04:05.000-0700"
 
@@ -252,7 +247,7 @@ func (s clientService) UpdateApplicationPriority(ctx context.Context, req *pb.Up
 	if req.ApplicationPriority == nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "Application %s: no application priority given", rpc.AppIDString(a.yid))
 	}
-	p := min(req.GetApplicationPriority().GetPriority(), maxAppPriority)
+	p := min(req.GetApplicationPriority().GetPriority(), r.cfg.MaxAppPriority)
 	if a.ctx.Priority == nil || a.ctx.GetPriority().GetPriority() != p {
 		a.ctx.Priority = &pb.PriorityProto{Priority: proto.Int32(p)}
 		r.persistApp(a)
@@ -264,7 +259,8 @@ func (s clientService) UpdateApplicationPriority(ctx context.Context, req *pb.Up
 // UpdateApplicationTimeouts records an app's LIFETIME as YARN does: the
 // new expiry, an ISO 8601 time after now, becomes the submission
 // context's lifetime (seconds from submission), kept across restarts and
-// shown by appTimeouts. Loom does not yet kill an app at its expiry.
+// shown by appTimeouts; the monitor kills the app at its expiry
+// (killExpiredApps).
 func (s clientService) UpdateApplicationTimeouts(ctx context.Context, req *pb.UpdateApplicationTimeoutsRequestProto) (*pb.UpdateApplicationTimeoutsResponseProto, error) {
 	r := s.r
 	r.mu.Lock()
@@ -311,6 +307,31 @@ func (s clientService) UpdateApplicationTimeouts(ctx context.Context, req *pb.Up
 	r.persistApp(a)
 	r.log.Info().Str("app", rpc.AppIDString(a.yid)).Str("user", caller(ctx)).Msg("timeouts updated")
 	return resp, nil
+}
+
+// lifetimeExceeded is YARN's diagnostic for an app killed at the end of
+// its LIFETIME (RMAppLifetimeMonitor).
+const lifetimeExceeded = "Application is killed by ResourceManager as it has exceeded the lifetime period."
+
+// killExpiredApps kills every app past its LIFETIME timeout (seconds
+// from submission: the submission context's, or as updated), as YARN's
+// lifetime monitor does. Callers hold mu.
+func (r *RM) killExpiredApps(now time.Time) {
+	for _, a := range r.appOrder {
+		if a.done() {
+			continue
+		}
+		for _, t := range a.ctx.GetApplicationTimeouts() {
+			if t.GetApplicationTimeoutType() != pb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME || t.GetTimeout() <= 0 {
+				continue
+			}
+			if expiry := a.submitted.Add(time.Duration(t.GetTimeout()) * time.Second); now.After(expiry) {
+				r.log.Warn().Str("app", rpc.AppIDString(a.yid)).Int64("lifetime_s", t.GetTimeout()).Msg("application killed: its lifetime is over")
+				r.lifeStepLogged(lifecycle.Killed{App: lifecycle.AppID(a.id), Diagnostics: lifetimeExceeded})
+				break
+			}
+		}
+	}
 }
 
 // appTimeouts is YARN's appTimeouts of an application report: each

@@ -215,7 +215,7 @@ func TestUpdateApplicationPriority(t *testing.T) {
 		want       int32
 		err        string
 	}{
-		{"above the cluster maximum (0): capped", "ann", 5, 0, ""},
+		{"above the cluster maximum (0 by default): capped", "ann", 5, 0, ""},
 		{"below it", "ann", -3, -3, ""},
 		{"by the MODIFY_APP ACL", "ben", -1, -1, ""},
 		{"stranger", "mallory", -2, -1, rpc.ClassAccessControl + ": User mallory cannot perform operation MODIFY_APP"},
@@ -235,6 +235,26 @@ func TestUpdateApplicationPriority(t *testing.T) {
 		ApplicationPriority: &pb.PriorityProto{Priority: proto.Int32(-5)}})
 	if err != nil || resp.GetApplicationPriority().GetPriority() != -1 {
 		t.Errorf("a finished app's priority: %v, %v; want it unchanged (-1), as YARN", resp, err)
+	}
+
+	// With yarn.cluster.max-application-priority=3, a submission at 5 and
+	// an update to 10 are capped at 3; 2 is taken as it is.
+	r3 := startRM(t, "yarn.cluster.max-application-priority=3")
+	ac3 := clientOf(t, r3, "ann")
+	id3, err := submitContext(t, ac3, &pb.ApplicationSubmissionContextProto{Priority: &pb.PriorityProto{Priority: proto.Int32(5)},
+		Resource: &pb.ResourceProto{Memory: proto.Int64(512), VirtualCores: proto.Int32(1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := report(t, ac3, id3).GetPriority().GetPriority(); got != 3 {
+		t.Errorf("submitted at 5 under a maximum of 3: priority %d", got)
+	}
+	for _, tc := range []struct{ set, want int32 }{{10, 3}, {2, 2}} {
+		resp, err := ac3.UpdateApplicationPriority(context.Background(), &pb.UpdateApplicationPriorityRequestProto{ApplicationId: id3,
+			ApplicationPriority: &pb.PriorityProto{Priority: proto.Int32(tc.set)}})
+		if err != nil || resp.GetApplicationPriority().GetPriority() != tc.want {
+			t.Errorf("update to %d: %v %v, want %d", tc.set, resp, err, tc.want)
+		}
 	}
 }
 
@@ -402,4 +422,48 @@ func TestUnsupportedAndEmpty(t *testing.T) {
 		t.Errorf("sent again: %v", sigs)
 	}
 	_ = id
+}
+
+// TestLifetimeKillsTheApp: an app submitted with a LIFETIME of 1 s is
+// killed by the RM once it is over, with YARN's diagnostic; one whose
+// lifetime is pushed out by updateApplicationTimeouts lives on.
+func TestLifetimeKillsTheApp(t *testing.T) {
+	r := startRM(t)
+	startNM(t, r.Addr("tracker"), 8192, 8)
+	ac := clientOf(t, r, "ann")
+	ctx := context.Background()
+	submitWithLifetime := func(secs int64) *pb.ApplicationIdProto {
+		na, err := ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
+			ApplicationId: na.GetApplicationId(), ApplicationName: proto.String("short-lived"), Queue: proto.String("default"),
+			Resource:        &pb.ResourceProto{Memory: proto.Int64(512), VirtualCores: proto.Int32(1)},
+			AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{"sleep", "60"}},
+			ApplicationTimeouts: []*pb.ApplicationTimeoutMapProto{{ApplicationTimeoutType: pb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME.Enum(),
+				Timeout: proto.Int64(secs)}}}}); err != nil {
+			t.Fatal(err)
+		}
+		return na.GetApplicationId()
+	}
+	short, long := submitWithLifetime(1), submitWithLifetime(1)
+	if _, err := ac.UpdateApplicationTimeouts(ctx, &pb.UpdateApplicationTimeoutsRequestProto{ApplicationId: long,
+		ApplicationTimeouts: []*pb.ApplicationUpdateTimeoutMapProto{{ApplicationTimeoutType: pb.ApplicationTimeoutTypeProto_APP_TIMEOUT_LIFETIME.Enum(),
+			ExpireTime: proto.String(time.Now().Add(time.Hour).Format(iso8601))}}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for report(t, ac, short).GetYarnApplicationState() != pb.YarnApplicationStateProto_KILLED {
+		if time.Now().After(deadline) {
+			t.Fatalf("the app outlived its lifetime: %v", report(t, ac, short))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if rep := report(t, ac, short); rep.GetDiagnostics() != lifetimeExceeded || rep.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_KILLED {
+		t.Errorf("killed app: %q %v", rep.GetDiagnostics(), rep.GetFinalApplicationStatus())
+	}
+	if rep := report(t, ac, long); rep.GetYarnApplicationState() == pb.YarnApplicationStateProto_KILLED {
+		t.Errorf("the app whose lifetime was extended was killed: %q", rep.GetDiagnostics())
+	}
 }

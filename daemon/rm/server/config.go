@@ -8,6 +8,7 @@ package server
 import (
 	"errors"
 	"github.com/loomrm/loom/daemon/webui"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,6 +25,7 @@ import (
 
 // Defaults are YARN's, for the keys Loom reads, and Loom's own.
 var Defaults = map[string]string{
+	"yarn.cluster.max-application-priority":                              "0",
 	logagg.KeyEnabled:                                                    "false",
 	"yarn.log-aggregation-status.time-out.ms":                            "600000",
 	"yarn.resourcemanager.hostname":                                      "0.0.0.0",
@@ -45,9 +47,9 @@ var Defaults = map[string]string{
 	"yarn.scheduler.maximum-allocation-mb":                               "8192",
 	"yarn.scheduler.minimum-allocation-vcores":                           "1",
 	"yarn.scheduler.maximum-allocation-vcores":                           "4",
-	"yarn.acl.enable":                       "false",
-	"yarn.admin.acl":                        "*",
-	"yarn.resourcemanager.recovery.enabled": "false",
+	"yarn.acl.enable":                                                    "false",
+	"yarn.admin.acl":                                                     "*",
+	"yarn.resourcemanager.recovery.enabled":                              "false",
 
 	"loom.scheduler.policy":          rm.DefaultPolicyConfig().Policy,
 	"loom.scheduler.p-altruism":      strconv.FormatFloat(rm.DefaultPolicyConfig().PAltruism, 'g', -1, 64),
@@ -109,7 +111,11 @@ type Config struct {
 	// of the app's end (yarn.log-aggregation-status.time-out.ms).
 	LogAggregation        bool
 	LogAggregationTimeout time.Duration
-	SchedulerConf         [][2]string
+	// MaxAppPriority is the highest application priority
+	// (yarn.cluster.max-application-priority): higher ones are capped to
+	// it. Loom's policies do not order apps by priority.
+	MaxAppPriority int32
+	SchedulerConf  [][2]string
 	// HistoryDir is where DAG AMs write their job histories, one file per
 	// app (a directory every node sees, as MapReduce's staging dir).
 	HistoryDir string
@@ -294,6 +300,13 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	}
 	if cfg.Kerberos, err = rpc.ServerKerberos(c, "yarn.resourcemanager.principal", "yarn.resourcemanager.keytab", rmHost); err != nil {
 		return cfg, err
+	}
+	if p, err := c.Int("yarn.cluster.max-application-priority"); err != nil {
+		return cfg, err
+	} else if p < 0 || p > math.MaxInt32 {
+		return cfg, c.Errorf("yarn.cluster.max-application-priority", "%d is not between 0 and %d", p, math.MaxInt32)
+	} else {
+		cfg.MaxAppPriority = int32(p)
 	}
 	if cfg.LogAggregation, err = c.Bool(logagg.KeyEnabled); err != nil {
 		return cfg, err

@@ -487,6 +487,7 @@ func (r *RM) monitor() {
 					rpc.AttemptIDString(at.yid), r.cfg.AMExpiry)})
 			}
 		}
+		r.killExpiredApps(now)
 		r.mu.Unlock()
 		r.rollKeys(now)
 	}
