@@ -42,3 +42,20 @@ func (r *RM) groups(user string, acl rpc.ACL) []string {
 }
 
 func (r *RM) aclAllows(acl rpc.ACL, user string) bool { return acl.Allows(user, r.groups(user, acl)) }
+
+// canView says whether user may see an app in full: its owner, an admin,
+// or a user its VIEW_APP (or MODIFY_APP) ACL names. Callers hold mu.
+func (r *RM) canView(user string, a *appRec) bool {
+	if !r.cfg.ACLEnabled || user == a.user || r.isAdmin(user) {
+		return true
+	}
+	for _, e := range a.ctx.GetAmContainerSpec().GetApplication_ACLs() {
+		switch e.GetAccessType() {
+		case pb.ApplicationAccessTypeProto_APPACCESS_VIEW_APP, pb.ApplicationAccessTypeProto_APPACCESS_MODIFY_APP:
+			if r.aclAllows(rpc.ParseACL(e.GetAcl()), user) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -256,9 +256,31 @@ func (s clientService) GetApplications(ctx context.Context, req *pb.GetApplicati
 		return false
 	}
 	resp := &pb.GetApplicationsResponseProto{}
+	who := caller(ctx)
+	// Tags match as YARN stores them, lower-cased.
+	var tags []string
+	for _, t := range req.GetApplicationTags() {
+		tags = append(tags, strings.ToLower(strings.TrimSpace(t)))
+	}
 	for _, a := range r.appOrder {
 		if !in(req.GetApplicationTypes(), appType(a), true) || !in(req.GetUsers(), a.user, false) || !in(req.GetQueues(), a.queue, false) {
 			continue
+		}
+		if len(tags) > 0 && !slices.ContainsFunc(a.ctx.GetApplicationTags(), func(t string) bool { return slices.Contains(tags, strings.ToLower(t)) }) {
+			continue
+		}
+		if req.Name != nil && req.GetName() != a.ctx.GetApplicationName() {
+			continue
+		}
+		switch req.GetScope() {
+		case pb.ApplicationsRequestScopeProto_OWN:
+			if a.user != who {
+				continue
+			}
+		case pb.ApplicationsRequestScopeProto_VIEWABLE:
+			if !r.canView(who, a) {
+				continue
+			}
 		}
 		if st := req.GetApplicationStates(); len(st) > 0 && !slices.Contains(st, a.state()) {
 			continue

@@ -467,3 +467,55 @@ func TestLifetimeKillsTheApp(t *testing.T) {
 		t.Errorf("the app whose lifetime was extended was killed: %q", rep.GetDiagnostics())
 	}
 }
+
+// TestGetApplicationsFilters: tags (any of them, case-insensitive),
+// name and scope filter as in YARN's ClientRMService.
+func TestGetApplicationsFilters(t *testing.T) {
+	r := startRM(t, "yarn.acl.enable=true", "yarn.admin.acl=root")
+	ann, ben := clientOf(t, r, "ann"), clientOf(t, r, "ben")
+	res := &pb.ResourceProto{Memory: proto.Int64(512), VirtualCores: proto.Int32(1)}
+	nightly, err := submitContext(t, ann, &pb.ApplicationSubmissionContextProto{ApplicationName: proto.String("etl"),
+		ApplicationTags: []string{"Nightly", "etl"}, Resource: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, err := submitLaunch(t, ann, "default", 512, &pb.ContainerLaunchContextProto{Command: []string{"sleep", "100"},
+		Application_ACLs: []*pb.ApplicationACLMapProto{{AccessType: pb.ApplicationAccessTypeProto_APPACCESS_VIEW_APP.Enum(), Acl: proto.String("ben")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := submitContext(t, ben, &pb.ApplicationSubmissionContextProto{ApplicationName: proto.String("etl"), Resource: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(ac rpc.ApplicationClient, req *pb.GetApplicationsRequestProto) []string {
+		t.Helper()
+		resp, err := ac.GetApplications(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, a := range resp.GetApplications() {
+			out = append(out, rpc.AppIDString(a.GetApplicationId()))
+		}
+		return out
+	}
+	s := rpc.AppIDString
+	for _, tc := range []struct {
+		name string
+		ac   rpc.ApplicationClient
+		req  *pb.GetApplicationsRequestProto
+		want []string
+	}{
+		{"tag nightly", ben, &pb.GetApplicationsRequestProto{ApplicationTags: []string{"NIGHTLY"}}, []string{s(nightly)}},
+		{"tag none", ben, &pb.GetApplicationsRequestProto{ApplicationTags: []string{"weekly"}}, nil},
+		{"name etl", ben, &pb.GetApplicationsRequestProto{Name: proto.String("etl")}, []string{s(nightly), s(own)}},
+		{"ben's own", ben, &pb.GetApplicationsRequestProto{Scope: pb.ApplicationsRequestScopeProto_OWN.Enum()}, []string{s(own)}},
+		{"what ben may view", ben, &pb.GetApplicationsRequestProto{Scope: pb.ApplicationsRequestScopeProto_VIEWABLE.Enum()}, []string{s(shared), s(own)}},
+		{"all", ben, &pb.GetApplicationsRequestProto{}, []string{s(nightly), s(shared), s(own)}},
+	} {
+		if got := ids(tc.ac, tc.req); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
