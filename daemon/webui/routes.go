@@ -73,6 +73,8 @@ var routes = []route{
 	{"getAppDAG", http.MethodGet, "/ws/v1/loom/apps/{appid}/dag", getAppDAG},
 	{"getAppTasks", http.MethodGet, "/ws/v1/loom/apps/{appid}/tasks", getAppTasks},
 	{"getAppTimeline", http.MethodGet, "/ws/v1/loom/apps/{appid}/timeline", getAppTimeline},
+	{"getAppLogs", http.MethodGet, "/ws/v1/loom/apps/{appid}/logs", getAppLogs},
+	{"getAppLogFile", http.MethodGet, "/ws/v1/loom/apps/{appid}/logs/{containerid}/{file}", getAppLogFile},
 	{"getRecordedWorkload", http.MethodGet, "/ws/v1/loom/history/workload", getRecordedWorkload},
 	{"getWhatIf", http.MethodGet, "/ws/v1/loom/whatif", getWhatIf},
 

@@ -38,6 +38,9 @@ type Config struct {
 	// SchedulerConf is the scheduler's configuration in effect, for GET
 	// /ws/v1/cluster/scheduler-conf; nil lists nothing.
 	SchedulerConf func() []dao.ConfProperty
+	// Logs is where apps' logs are aggregated, for the app pages; nil
+	// when aggregation is off.
+	Logs *LogsConfig
 }
 
 // defaultUser is Hadoop's static web user, the caller when a request

@@ -25,6 +25,8 @@ import (
 
 // Defaults are YARN's, for the keys Loom reads, and Loom's own.
 var Defaults = map[string]string{
+	logagg.KeyRemoteDir:                                                  logagg.DefaultRemoteDir,
+	logagg.KeySuffix:                                                     logagg.DefaultSuffix,
 	"yarn.cluster.max-application-priority":                              "0",
 	logagg.KeyEnabled:                                                    "false",
 	"yarn.log-aggregation-status.time-out.ms":                            "600000",
@@ -111,6 +113,9 @@ type Config struct {
 	// of the app's end (yarn.log-aggregation-status.time-out.ms).
 	LogAggregation        bool
 	LogAggregationTimeout time.Duration
+	// Logs is where the logs are aggregated, for the web UI (nil with
+	// aggregation off).
+	Logs *webui.LogsConfig
 	// MaxAppPriority is the highest application priority
 	// (yarn.cluster.max-application-priority): higher ones are capped to
 	// it. Loom's policies do not order apps by priority.
@@ -310,6 +315,20 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	}
 	if cfg.LogAggregation, err = c.Bool(logagg.KeyEnabled); err != nil {
 		return cfg, err
+	}
+	if cfg.LogAggregation {
+		cfg.Logs = &webui.LogsConfig{}
+		if cfg.Logs.RemoteDir, err = c.String(logagg.KeyRemoteDir); err != nil {
+			return cfg, err
+		}
+		if cfg.Logs.Suffix, err = c.String(logagg.KeySuffix); err != nil {
+			return cfg, err
+		}
+		if _, ok := c.Raw("fs.defaultFS"); ok {
+			if cfg.Logs.DefaultFS, err = c.String("fs.defaultFS"); err != nil {
+				return cfg, err
+			}
+		}
 	}
 	if cfg.LogAggregationTimeout, err = c.PositiveMillis("yarn.log-aggregation-status.time-out.ms"); err != nil {
 		return cfg, err

@@ -159,3 +159,21 @@ type AltruismUpdate struct {
 	Queue string   `json:"queue"`
 	Clear bool     `json:"clear"`
 }
+
+// AppLogs is /ws/v1/loom/apps/{appid}/logs: an app's aggregated log
+// files, or why there are none.
+type AppLogs struct {
+	App     string    `json:"app"`
+	Status  string    `json:"logAggregationStatus"`
+	Logs    []LogFile `json:"logs"`
+	Message string    `json:"message,omitempty"`
+}
+
+// LogFile is one container's log file.
+type LogFile struct {
+	Node       string `json:"node"`
+	Container  string `json:"container"`
+	File       string `json:"file"`
+	Size       int64  `json:"size"`
+	ModifiedMs int64  `json:"modifiedMs"`
+}

@@ -64,6 +64,8 @@ export const api = {
   dag: (id) => get(`/ws/v1/loom/apps/${enc(id)}/dag`),
   tasks: (id) => get(`/ws/v1/loom/apps/${enc(id)}/tasks`),
   appTimeline: (id) => get(`/ws/v1/loom/apps/${enc(id)}/timeline`),
+  logs: (id) => get(`/ws/v1/loom/apps/${enc(id)}/logs`),
+  logFile: (id, container, file) => `/ws/v1/loom/apps/${enc(id)}/logs/${enc(container)}/${enc(file)}`,
   altruism: () => get('/ws/v1/loom/scheduler/altruism'),
   whatIf: (queue = '') => get(`/ws/v1/loom/whatif${queue ? `?queue=${enc(queue)}` : ''}`),
   // queue: '' for the cluster's P(Altruism), else that queue's override;

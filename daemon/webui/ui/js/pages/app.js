@@ -36,6 +36,24 @@ function shareChart(tl, width) {
   });
 }
 
+// logsTable lists an app's aggregated logs, each file a link to its text.
+function logsTable(id, logs) {
+  if (!logs.logs.length) {
+    return h('p', { class: 'subtle', id: 'logs-message' }, logs.message || 'No logs.');
+  }
+  const rows = logs.logs.map((l) => h('tr', {},
+    h('td', { class: 'mono' }, l.container),
+    h('td', {}, h('a', { href: api.logFile(id, l.container, l.file), target: '_blank', rel: 'noopener', class: 'log-file' }, l.file)),
+    h('td', { class: 'num' }, `${num(l.size)} B`),
+    h('td', { class: 'mono' }, l.node)));
+  return h('table', { id: 'logs' }, h('thead', {}, h('tr', {},
+    h('th', { scope: 'col' }, 'container'), h('th', { scope: 'col' }, 'file'),
+    h('th', { scope: 'col', class: 'num' }, 'size'), h('th', { scope: 'col' }, 'node'))), h('tbody', {}, rows));
+}
+
+const FINAL = ['FINISHED', 'FAILED', 'KILLED'];
+const SETTLED = ['SUCCEEDED', 'FAILED', 'TIME_OUT', 'DISABLED'];
+
 function noHistory() {
   return h('p', { class: 'notice', id: 'no-history' }, 'No DAG to draw: this app has no DAG history. ',
     'It was not run by Loom\'s DAG ApplicationMaster (a stock YARN ApplicationMaster writes none), or its AM has not written one yet.');
@@ -47,8 +65,10 @@ export function render(main, id) {
   const dagPanel = h('section', { class: 'panel' }, h('h2', {}, 'DAG'));
   const ganttPanel = h('section', { class: 'panel' }, h('h2', {}, 'Task attempts by node'));
   const sharePanel = h('section', { class: 'panel' }, h('h2', {}, 'Dominant share against use'));
-  main.append(h('p', {}, h('a', { href: '#/apps' }, '← all apps')), title, summary, dagPanel, ganttPanel, sharePanel);
+  const logsPanel = h('section', { class: 'panel', id: 'logs-panel', hidden: true }, h('h2', {}, 'Logs'));
+  main.append(h('p', {}, h('a', { href: '#/apps' }, '← all apps')), title, summary, dagPanel, ganttPanel, sharePanel, logsPanel);
   let drawn = '';
+  let logsSettled = false;
 
   return poll(async () => {
     let app;
@@ -88,5 +108,15 @@ export function render(main, id) {
       }
     }
     sharePanel.replaceChildren(h('h2', {}, 'Dominant share against use'), shareChart(tl, inner(sharePanel)));
+
+    // Once the app is over, its aggregated logs, until their list is
+    // final.
+    if (FINAL.includes(app.state) && !logsSettled) {
+      const logs = await api.logs(id);
+      logsPanel.hidden = false;
+      logsPanel.replaceChildren(h('h2', {}, 'Logs ', h('span', { class: 'subtle' }, `aggregation ${logs.logAggregationStatus}`)),
+        logsTable(id, logs));
+      logsSettled = SETTLED.includes(logs.logAggregationStatus);
+    }
   }, 3000);
 }
