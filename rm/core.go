@@ -100,6 +100,11 @@ type Core struct {
 
 	cands Candidates // reused by every scheduling pass
 	owner []int
+
+	// reservations hold capacity for windows (reservation.go);
+	// reservedKey is the set active when shares were last computed.
+	reservations map[string]*reservation
+	reservedKey  string
 }
 
 type node struct {
@@ -119,6 +124,8 @@ type app struct {
 	usage    fairness.Vector
 	share    fairness.Vector
 	conts    map[ContainerID]struct{}
+	// reservation is the reservation the app was submitted to, if any.
+	reservation string
 }
 
 // New returns an empty core.
@@ -258,6 +265,12 @@ func (c *Core) Step(now time.Duration, ev Event) ([]Action, error) {
 		return c.schedule(e.Nodes)
 	case SetAltruism:
 		return nil, c.setAltruism(e)
+	case ReservationSet:
+		return nil, c.reservationSet(e)
+	case ReservationRemoved:
+		return nil, c.reservationRemoved(e.ID)
+	case AppReserved:
+		return nil, c.appReserved(e)
 	case ContainerRecovered:
 		return nil, c.containerRecovered(e.Container)
 	case SetPolicy:
@@ -512,7 +525,15 @@ func (c *Core) app(id AppID) (*app, error) {
 // due.
 func (c *Core) refreshShares() {
 	due := c.demandsMoved && c.now-c.lastShares >= c.cfg.ShareInterval
+	if key := c.reservationsKey(); key != c.reservedKey {
+		c.reservedKey, c.sharesStale = key, true
+	}
 	if !c.sharesStale && !due {
+		return
+	}
+	if len(c.reservations) > 0 || c.reservedKey != "" {
+		c.reservedShares()
+		c.sharesStale, c.demandsMoved, c.lastShares = false, false, c.now
 		return
 	}
 	claims := make([]fairness.Claim, len(c.apps))
@@ -546,8 +567,15 @@ func (c *Core) schedule(ids []NodeID) ([]Action, error) {
 	var acts []Action
 	visit := func(id NodeID) {
 		n := c.nodes[id]
-		free := n.capacity.Sub(n.used)
 		placed := false
+		if c.reservedKey != "" {
+			for _, as := range c.reservedPass(n, cands) {
+				acts = append(acts, c.grant(n, cands, owner, as)...)
+				left -= as.Count
+				placed = true
+			}
+		}
+		free := n.capacity.Sub(n.used)
 		if slices.ContainsFunc(c.shapes, func(d fairness.Vector) bool { return d.FitsIn(free) }) {
 			state := NodeState{Free: free, Capacity: n.capacity, Cluster: c.capacity}
 			for _, as := range pol.Fill(state, cands) {

@@ -135,11 +135,20 @@ func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitAppl
 		// As YARN: a priority above the cluster's highest is that one.
 		sc.Priority = &pb.PriorityProto{Priority: proto.Int32(min(sc.GetPriority().GetPriority(), r.cfg.MaxAppPriority))}
 	}
+	resv, err := r.reservationOf(sc, queue)
+	if err != nil {
+		return nil, err
+	}
 	delete(r.reserved, id.GetId())
 	a := &appRec{id: rm.AppID(id.GetId()), yid: id, ctx: sc, user: caller(ctx), queue: queue,
 		submitted: time.Now(), amResource: amRes, nodesUsed: map[*nodeRec]bool{}}
 	if err := r.step(rm.AppAdded{App: a.id, Queue: queue, Weight: weight}); err != nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "%v", err)
+	}
+	if resv != "" {
+		if err := r.step(rm.AppReserved{App: a.id, Reservation: resv}); err != nil {
+			r.log.Error().Err(err).Str("app", rpc.AppIDString(id)).Msg("core refused the app's reservation")
+		}
 	}
 	r.apps[a.id] = a
 	r.appOrder = append(r.appOrder, a)

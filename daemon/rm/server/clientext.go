@@ -374,30 +374,6 @@ func (s clientService) GetQueueUserAcls(ctx context.Context, _ *pb.GetQueueUserA
 	return resp, nil
 }
 
-// Reservations: YARN without a reservation system answers every call
-// with this YarnException (checkReservationSystem).
-var errNoReservations = rpc.Errorf(rpc.ClassYarnException, "Reservation is not enabled. Please enable & try again (Loom does not support reservations yet)")
-
-func (s clientService) GetNewReservation(context.Context, *pb.GetNewReservationRequestProto) (*pb.GetNewReservationResponseProto, error) {
-	return nil, errNoReservations
-}
-
-func (s clientService) SubmitReservation(context.Context, *pb.ReservationSubmissionRequestProto) (*pb.ReservationSubmissionResponseProto, error) {
-	return nil, errNoReservations
-}
-
-func (s clientService) UpdateReservation(context.Context, *pb.ReservationUpdateRequestProto) (*pb.ReservationUpdateResponseProto, error) {
-	return nil, errNoReservations
-}
-
-func (s clientService) DeleteReservation(context.Context, *pb.ReservationDeleteRequestProto) (*pb.ReservationDeleteResponseProto, error) {
-	return nil, errNoReservations
-}
-
-func (s clientService) ListReservations(context.Context, *pb.ReservationListRequestProto) (*pb.ReservationListResponseProto, error) {
-	return nil, errNoReservations
-}
-
 // Node labels and attributes: Loom has none, so it answers as YARN with
 // node labels disabled and no attributes does, with empty lists.
 

@@ -358,7 +358,7 @@ func TestUnsupportedAndEmpty(t *testing.T) {
 	r, nm, id, amCont := runningApp(t)
 	ac := clientOf(t, r, "ann")
 	ctx := context.Background()
-	const noRes = rpc.ClassYarnException + ": Reservation is not enabled. Please enable & try again (Loom does not support reservations yet)"
+	const noRes = rpc.ClassYarnException + ": Reservation is not enabled. Please enable & try again (yarn.resourcemanager.reservation-system.enable is false)"
 	absent := &pb.ContainerIdProto{AppAttemptId: amCont.GetAppAttemptId(), Id: proto.Int64(55)}
 	for _, tc := range []struct {
 		name string

@@ -25,6 +25,8 @@ import (
 
 // Defaults are YARN's, for the keys Loom reads, and Loom's own.
 var Defaults = map[string]string{
+	keyReservations:                                                      "false",
+	keyReservableShare:                                                   "0.8",
 	logagg.KeyRemoteDir:                                                  logagg.DefaultRemoteDir,
 	logagg.KeySuffix:                                                     logagg.DefaultSuffix,
 	"yarn.cluster.max-application-priority":                              "0",
@@ -116,6 +118,12 @@ type Config struct {
 	// Logs is where the logs are aggregated, for the web UI (nil with
 	// aggregation off).
 	Logs *webui.LogsConfig
+	// Reservations turns on the reservation system
+	// (yarn.resourcemanager.reservation-system.enable); ReservableShare is
+	// the part of the cluster reservations may hold at once
+	// (loom.reservation.max-share).
+	Reservations    bool
+	ReservableShare float64
 	// MaxAppPriority is the highest application priority
 	// (yarn.cluster.max-application-priority): higher ones are capped to
 	// it. Loom's policies do not order apps by priority.
@@ -312,6 +320,14 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		return cfg, c.Errorf("yarn.cluster.max-application-priority", "%d is not between 0 and %d", p, math.MaxInt32)
 	} else {
 		cfg.MaxAppPriority = int32(p)
+	}
+	if cfg.Reservations, err = c.Bool(keyReservations); err != nil {
+		return cfg, err
+	}
+	if cfg.ReservableShare, err = c.Float(keyReservableShare); err != nil {
+		return cfg, err
+	} else if !(cfg.ReservableShare > 0 && cfg.ReservableShare <= 1) {
+		return cfg, c.Errorf(keyReservableShare, "%v is not in (0, 1]", cfg.ReservableShare)
 	}
 	if cfg.LogAggregation, err = c.Bool(logagg.KeyEnabled); err != nil {
 		return cfg, err

@@ -90,6 +90,11 @@ type RM struct {
 	altChanges []webui.AltruismChange
 	// grants are the last grants, for the scheduler's activities.
 	grants []webui.Grant
+	// reservations are the reservations held, by name (reservation.go);
+	// resvIssued the ids given out and not yet used.
+	reservations map[string]*resvRec
+	resvIssued   map[int64]bool
+	resvSeq      int64
 }
 
 type askKey struct {
@@ -216,9 +221,10 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 	r := &RM{cfg: cfg, log: log,
 		start: now, clusterTS: now.UnixMilli(), reserved: map[int32]bool{}, apps: map[rm.AppID]*appRec{},
 		nodes: map[string]*nodeRec{}, conts: map[rm.ContainerID]*contRec{}, addrs: map[string]string{},
-		stop:       make(chan struct{}),
-		timeline:   timeline{apps: map[rm.AppID][]webui.AppSample{}},
-		altChanges: []webui.AltruismChange{{UnixMs: now.UnixMilli(), P: cfg.PAltruism, Who: "config"}}}
+		stop:         make(chan struct{}),
+		timeline:     timeline{apps: map[rm.AppID][]webui.AppSample{}},
+		altChanges:   []webui.AltruismChange{{UnixMs: now.UnixMilli(), P: cfg.PAltruism, Who: "config"}},
+		reservations: map[string]*resvRec{}, resvIssued: map[int64]bool{}}
 	r.metrics = newMetrics(r)
 	if c := cfg.SchedulerClass; c != "" && !strings.HasSuffix(c, ".CapacityScheduler") && !strings.HasSuffix(c, ".FairScheduler") {
 		log.Warn().Str(keySchedulerClass, c).Msg("Loom schedules with loom.scheduler.policy whatever this names; " +
@@ -488,6 +494,7 @@ func (r *RM) monitor() {
 			}
 		}
 		r.killExpiredApps(now)
+		r.expireReservations(now)
 		r.mu.Unlock()
 		r.rollKeys(now)
 	}
