@@ -78,7 +78,7 @@ func TestReservations(t *testing.T) {
 		{"too big", &pb.ReservationSubmissionRequestProto{Queue: proto.String("default"), ReservationId: newID(),
 			ReservationDefinition: reservationDef(now, now.Add(time.Hour), 9, 10*time.Minute)}, classPlanning},
 		{"not issued", &pb.ReservationSubmissionRequestProto{Queue: proto.String("default"),
-			ReservationId: &pb.ReservationIdProto{ClusterTimestamp: proto.Int64(1), Id: proto.Int64(99)},
+			ReservationId:         &pb.ReservationIdProto{ClusterTimestamp: proto.Int64(1), Id: proto.Int64(99)},
 			ReservationDefinition: reservationDef(now, now.Add(time.Hour), 1, time.Minute)}, "was not issued"},
 		{"unknown queue", &pb.ReservationSubmissionRequestProto{Queue: proto.String("ghost"), ReservationId: newID(),
 			ReservationDefinition: reservationDef(now, now.Add(time.Hour), 1, time.Minute)}, "is not managed by reservation system"},
