@@ -2,8 +2,10 @@ package webui
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/loomrm/loom/daemon/webui/dao"
@@ -222,42 +224,163 @@ func cancelDelegationToken(c *call) error {
 	return nil
 }
 
-// reservation answers YARN's reservation resources through the client
-// protocol, which refuses them while Loom has no reservation system:
-// YARN's web services answer such a refusal with 503.
-func reservation(do func(c *call) error) func(*call) error {
-	return func(c *call) error {
-		err := do(c)
-		if err == nil {
-			return internalError("the ResourceManager accepted a reservation call Loom's REST API does not answer yet")
-		}
-		if we := fromBackend(err); we.status == http.StatusInternalServerError {
-			we.status = http.StatusServiceUnavailable
-			return we
-		}
-		return err
+// reservationBody is a reservation call's failure as YARN's web
+// services answer it: the reservation system off (or any YarnException)
+// is a 503; access is a 403; a bad body a 400.
+func reservationErr(err error) error {
+	we := fromBackend(err)
+	if we.status == http.StatusInternalServerError {
+		we.status = http.StatusServiceUnavailable
 	}
+	return we
 }
 
-var (
-	newReservation = reservation(func(c *call) error {
-		_, err := c.s.b.GetNewReservation(c.ctx(), &pb.GetNewReservationRequestProto{})
+// Reservation bodies in XML: these leaves are numbers.
+var reservationNumbers = map[string]bool{"arrival": true, "deadline": true, "reservation-request-interpreter": true,
+	"duration": true, "num-containers": true, "min-concurrency": true, "memory": true, "vCores": true}
+
+func parseReservationID(s string) (*pb.ReservationIdProto, error) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(s), "reservation_")
+	ts, seq, ok2 := strings.Cut(rest, "_")
+	t, err1 := strconv.ParseInt(ts, 10, 64)
+	n, err2 := strconv.ParseInt(seq, 10, 64)
+	if !ok || !ok2 || err1 != nil || err2 != nil {
+		return nil, badRequest("Invalid reservation id %q: want reservation_<cluster timestamp>_<number>", s)
+	}
+	return &pb.ReservationIdProto{ClusterTimestamp: proto.Int64(t), Id: proto.Int64(n)}, nil
+}
+
+func reservationName(id *pb.ReservationIdProto) string {
+	return fmt.Sprintf("reservation_%d_%04d", id.GetClusterTimestamp(), id.GetId())
+}
+
+// definitionProto turns the REST definition into the protocol's.
+func definitionProto(d *dao.ReservationDefinition) (*pb.ReservationDefinitionProto, error) {
+	if d == nil {
+		return nil, nil
+	}
+	reqs, err := decodeList[dao.ReservationRequest]("reservation-definition.reservation-requests.reservation-request", d.Requests.Request)
+	if err != nil {
+		return nil, err
+	}
+	interp := pb.ReservationRequestInterpreterProto(d.Requests.Interpreter)
+	if _, ok := pb.ReservationRequestInterpreterProto_name[int32(interp)]; !ok {
+		return nil, badRequest("reservation-request-interpreter %d: want 0 (ANY), 1 (ALL), 2 (ORDER) or 3 (ORDER_NO_GAP)", d.Requests.Interpreter)
+	}
+	out := &pb.ReservationDefinitionProto{Arrival: proto.Int64(d.Arrival), Deadline: proto.Int64(d.Deadline),
+		ReservationName: proto.String(d.Name), ReservationRequests: &pb.ReservationRequestsProto{Interpreter: interp.Enum()}}
+	for _, q := range reqs {
+		out.ReservationRequests.ReservationResources = append(out.ReservationRequests.ReservationResources, &pb.ReservationRequestProto{
+			Capability:    &pb.ResourceProto{Memory: proto.Int64(q.Capability.Memory), VirtualCores: proto.Int32(int32(q.Capability.VCores))},
+			NumContainers: proto.Int32(q.NumContainers), Concurrency: proto.Int32(max(1, q.MinConcurrency)), Duration: proto.Int64(q.Duration)})
+	}
+	return out, nil
+}
+
+// definitionInfo is the protocol's definition as REST writes it.
+func definitionInfo(d *pb.ReservationDefinitionProto) dao.ReservationDefinition {
+	out := dao.ReservationDefinition{Arrival: d.GetArrival(), Deadline: d.GetDeadline(), Name: d.GetReservationName()}
+	out.Requests.Interpreter = int(d.GetReservationRequests().GetInterpreter())
+	for _, q := range d.GetReservationRequests().GetReservationResources() {
+		out.Requests.Requests = append(out.Requests.Requests, dao.ReservationRequest{Duration: q.GetDuration(), NumContainers: q.GetNumContainers(),
+			MinConcurrency: q.GetConcurrency(), Capability: dao.Resource{Memory: q.GetCapability().GetMemory(), VCores: int64(q.GetCapability().GetVirtualCores())}})
+	}
+	out.Requests.Request, _ = json.Marshal(out.Requests.Requests)
+	return out
+}
+
+func newReservation(c *call) error {
+	resp, err := c.s.b.GetNewReservation(c.ctx(), &pb.GetNewReservationRequestProto{})
+	if err != nil {
+		return reservationErr(err)
+	}
+	return c.json(http.StatusOK, dao.NewReservation{ReservationID: reservationName(resp.GetReservationId())})
+}
+
+// readReservationBody reads a submit, update or delete body; root is its
+// XML root element.
+func readReservationBody(c *call, root string) (*dao.ReservationSubmission, *pb.ReservationIdProto, *pb.ReservationDefinitionProto, error) {
+	var body dao.ReservationSubmission
+	if err := readJSONOrXML(c, &body, root, reservationNumbers, nil); err != nil {
+		return nil, nil, nil, err
+	}
+	id, err := parseReservationID(body.ReservationID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	def, err := definitionProto(body.Definition)
+	return &body, id, def, err
+}
+
+func submitReservation(c *call) error {
+	body, id, def, err := readReservationBody(c, "reservation-submission-context")
+	if err != nil {
 		return err
-	})
-	submitReservation = reservation(func(c *call) error {
-		_, err := c.s.b.SubmitReservation(c.ctx(), &pb.ReservationSubmissionRequestProto{})
+	}
+	if _, err := c.s.b.SubmitReservation(c.ctx(), &pb.ReservationSubmissionRequestProto{Queue: proto.String(body.Queue),
+		ReservationId: id, ReservationDefinition: def}); err != nil {
+		return reservationErr(err)
+	}
+	c.w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+func updateReservation(c *call) error {
+	_, id, def, err := readReservationBody(c, "reservation-update-context")
+	if err != nil {
 		return err
-	})
-	updateReservation = reservation(func(c *call) error {
-		_, err := c.s.b.UpdateReservation(c.ctx(), &pb.ReservationUpdateRequestProto{})
+	}
+	if _, err := c.s.b.UpdateReservation(c.ctx(), &pb.ReservationUpdateRequestProto{ReservationId: id, ReservationDefinition: def}); err != nil {
+		return reservationErr(err)
+	}
+	c.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func deleteReservation(c *call) error {
+	_, id, _, err := readReservationBody(c, "reservation-delete-context")
+	if err != nil {
 		return err
-	})
-	deleteReservation = reservation(func(c *call) error {
-		_, err := c.s.b.DeleteReservation(c.ctx(), &pb.ReservationDeleteRequestProto{})
-		return err
-	})
-	listReservations = reservation(func(c *call) error {
-		_, err := c.s.b.ListReservations(c.ctx(), &pb.ReservationListRequestProto{Queue: proto.String(c.r.URL.Query().Get("queue"))})
-		return err
-	})
-)
+	}
+	if _, err := c.s.b.DeleteReservation(c.ctx(), &pb.ReservationDeleteRequestProto{ReservationId: id}); err != nil {
+		return reservationErr(err)
+	}
+	c.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// listReservations is GET /reservation/list?queue=&reservation-id=&
+// start-time=&end-time=&include-resource-allocations=, YARN's defaults
+// for what is left out.
+func listReservations(c *call) error {
+	q := c.r.URL.Query()
+	queue := q.Get("queue")
+	if queue == "" {
+		queue = "default"
+	}
+	num := func(k string, def int64) int64 {
+		if v, err := strconv.ParseInt(q.Get(k), 10, 64); err == nil {
+			return v
+		}
+		return def
+	}
+	req := &pb.ReservationListRequestProto{Queue: proto.String(queue), ReservationId: proto.String(q.Get("reservation-id")),
+		StartTime: proto.Int64(num("start-time", 0)), EndTime: proto.Int64(num("end-time", -1)),
+		IncludeResourceAllocations: proto.Bool(q.Get("include-resource-allocations") == "true")}
+	resp, err := c.s.b.ListReservations(c.ctx(), req)
+	if err != nil {
+		return reservationErr(err)
+	}
+	out := dao.ReservationList{Reservations: []dao.ReservationInfo{}}
+	for _, st := range resp.GetReservations() {
+		info := dao.ReservationInfo{AcceptanceTime: st.GetAcceptanceTime(), User: st.GetUser(),
+			ReservationID: reservationName(st.GetReservationId()), Definition: definitionInfo(st.GetReservationDefinition()),
+			ResourceAllocations: []dao.ResourceAllocation{}}
+		for _, a := range st.GetAllocationRequests() {
+			info.ResourceAllocations = append(info.ResourceAllocations, dao.ResourceAllocation{StartTime: a.GetStartTime(), EndTime: a.GetEndTime(),
+				Resource: dao.Resource{Memory: a.GetResource().GetMemory(), VCores: int64(a.GetResource().GetVirtualCores())}})
+		}
+		out.Reservations = append(out.Reservations, info)
+	}
+	return c.json(http.StatusOK, out)
+}

@@ -37,6 +37,13 @@ func submissionContext(b *dao.AppSubmission) (*pb.ApplicationSubmissionContextPr
 	if b.Priority != nil {
 		sc.Priority = &pb.PriorityProto{Priority: b.Priority}
 	}
+	if b.ReservationID != nil && strings.TrimSpace(*b.ReservationID) != "" {
+		rid, err := parseReservationID(*b.ReservationID)
+		if err != nil {
+			return nil, badRequest("reservation-id: %q is not reservation_<cluster timestamp>_<number>", *b.ReservationID)
+		}
+		sc.ReservationId = rid
+	}
 	if b.MaxAppAttempts != nil {
 		if *b.MaxAppAttempts < 0 {
 			return nil, badRequest("max-app-attempts must not be negative, got %d", *b.MaxAppAttempts)

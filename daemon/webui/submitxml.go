@@ -66,16 +66,16 @@ func (e *xmlElem) read(d *xml.Decoder, start xml.StartElement, depth int) error 
 // json writes the element's content as YARN's JSON has it: an element
 // with children is an object, a name repeated is a list, a leaf is a
 // string, or a number or boolean where the submission has one.
-func (e *xmlElem) json(b *bytes.Buffer) error {
+func (e *xmlElem) json(b *bytes.Buffer, numbers, bools map[string]bool) error {
 	if len(e.kids) == 0 {
 		text := strings.TrimSpace(e.text.String())
 		switch {
-		case submissionNumbers[e.name]:
+		case numbers[e.name]:
 			if !json.Valid([]byte(text)) || strings.ContainsAny(text, `"{[tfn`) {
 				return badRequest("<%s>: expected a number, got %q", e.name, text)
 			}
 			b.WriteString(text)
-		case submissionBools[e.name]:
+		case bools[e.name]:
 			if text != "true" && text != "false" {
 				return badRequest("<%s>: expected true or false, got %q", e.name, text)
 			}
@@ -110,7 +110,7 @@ func (e *xmlElem) json(b *bytes.Buffer) error {
 			if j > 0 {
 				b.WriteByte(',')
 			}
-			if err := k.json(b); err != nil {
+			if err := k.json(b, numbers, bools); err != nil {
 				return err
 			}
 		}
@@ -132,18 +132,25 @@ func isXMLBody(r *http.Request) bool {
 // too, as XML: the XML is read as the same document and checked the same
 // way, so its errors name the same fields.
 func readSubmission(c *call, sub *dao.AppSubmission) error {
+	return readJSONOrXML(c, sub, submissionRoot, submissionNumbers, submissionBools)
+}
+
+// readJSONOrXML reads a JSON body into v, or an XML one whose root is
+// root as the same document: its leaves named in numbers and bools are
+// read as such, the others as strings.
+func readJSONOrXML(c *call, v any, root string, numbers, bools map[string]bool) error {
 	if !isXMLBody(c.r) {
-		return readBody(c, sub)
+		return readBody(c, v)
 	}
-	var root xmlElem
-	if err := decodeXML(http.MaxBytesReader(c.w, c.r.Body, maxBody), submissionRoot, &root); err != nil {
+	var doc xmlElem
+	if err := decodeXML(http.MaxBytesReader(c.w, c.r.Body, maxBody), root, &doc); err != nil {
 		return err
 	}
 	var b bytes.Buffer
-	if len(root.kids) == 0 {
+	if len(doc.kids) == 0 {
 		b.WriteString("{}")
-	} else if err := root.json(&b); err != nil {
+	} else if err := doc.json(&b, numbers, bools); err != nil {
 		return err
 	}
-	return decodeJSON(&b, sub)
+	return decodeJSON(&b, v)
 }

@@ -54,9 +54,9 @@ var writeCases = []struct {
 	{"postDelegationTokenExpiration", http.MethodPost, "/ws/v1/cluster/delegation-token/expiration", "", false, http.StatusForbidden, ""},
 	{"cancelDelegationToken", http.MethodDelete, "/ws/v1/cluster/delegation-token", "", false, http.StatusForbidden, ""},
 	{"createNewReservation", http.MethodPost, "/ws/v1/cluster/reservation/new-reservation", "", false, http.StatusServiceUnavailable, "GetNewReservation"},
-	{"submitReservation", http.MethodPost, "/ws/v1/cluster/reservation/submit", "{}", false, http.StatusServiceUnavailable, "SubmitReservation"},
-	{"updateReservation", http.MethodPost, "/ws/v1/cluster/reservation/update", "{}", false, http.StatusServiceUnavailable, "UpdateReservation"},
-	{"deleteReservation", http.MethodPost, "/ws/v1/cluster/reservation/delete", "{}", false, http.StatusServiceUnavailable, "DeleteReservation"},
+	{"submitReservation", http.MethodPost, "/ws/v1/cluster/reservation/submit", `{"reservation-id":"reservation_1700000000000_0001"}`, false, http.StatusServiceUnavailable, "SubmitReservation"},
+	{"updateReservation", http.MethodPost, "/ws/v1/cluster/reservation/update", `{"reservation-id":"reservation_1700000000000_0001"}`, false, http.StatusServiceUnavailable, "UpdateReservation"},
+	{"deleteReservation", http.MethodPost, "/ws/v1/cluster/reservation/delete", `{"reservation-id":"reservation_1700000000000_0001"}`, false, http.StatusServiceUnavailable, "DeleteReservation"},
 	// Node labels are off in Loom: refused as YARN refuses them then.
 	{"addToClusterNodeLabels", http.MethodPost, "/ws/v1/cluster/add-node-labels", `{"nodeLabelInfo":[{"name":"gpu","exclusivity":true}]}`,
 		false, http.StatusServiceUnavailable, ""},

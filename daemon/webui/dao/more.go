@@ -1,5 +1,7 @@
 package dao
 
+import "encoding/json"
+
 // AppAttemptResponse is /ws/v1/cluster/apps/{appid}/appattempts/{appattemptid}.
 type AppAttemptResponse struct {
 	AppAttempt AppAttemptInfo `json:"appAttempt" xml:"appAttempt"`
@@ -221,3 +223,70 @@ type DelegationToken struct {
 
 // XMLRoot is the root element of the document in XML, as YARN names it.
 func (DelegationToken) XMLRoot() string { return "delegation-token" }
+
+// NewReservation is the answer of POST /reservation/new-reservation.
+type NewReservation struct {
+	ReservationID string `json:"reservation-id" xml:"reservation-id"`
+}
+
+// XMLRoot is the root element of the document in XML, as YARN names it.
+func (NewReservation) XMLRoot() string { return "new-reservation" }
+
+// ReservationSubmission is the body of POST /reservation/submit, and of
+// /reservation/update (without the queue) and /reservation/delete (the
+// id alone).
+type ReservationSubmission struct {
+	Queue         string                 `json:"queue,omitempty"`
+	ReservationID string                 `json:"reservation-id"`
+	Definition    *ReservationDefinition `json:"reservation-definition,omitempty"`
+}
+
+// ReservationDefinition is when and what a reservation asks for.
+type ReservationDefinition struct {
+	Arrival  int64               `json:"arrival" xml:"arrival"`
+	Deadline int64               `json:"deadline" xml:"deadline"`
+	Name     string              `json:"reservation-name" xml:"reservation-name"`
+	Requests ReservationRequests `json:"reservation-requests" xml:"reservation-requests"`
+}
+
+// ReservationRequests are its stages and how to read them: 0 ANY, 1 ALL,
+// 2 ORDER, 3 ORDER_NO_GAP. Request is one or a list (YARN's JSON writes
+// a list of one as the element).
+type ReservationRequests struct {
+	Interpreter int                  `json:"reservation-request-interpreter" xml:"reservation-request-interpreter"`
+	Request     json.RawMessage      `json:"reservation-request,omitempty" xml:"-"`
+	Requests    []ReservationRequest `json:"-" xml:"reservation-request"`
+}
+
+// ReservationRequest is one stage: containers of a capability for a
+// duration (ms).
+type ReservationRequest struct {
+	Duration       int64    `json:"duration" xml:"duration"`
+	NumContainers  int32    `json:"num-containers" xml:"num-containers"`
+	MinConcurrency int32    `json:"min-concurrency" xml:"min-concurrency"`
+	Capability     Resource `json:"capability" xml:"capability"`
+}
+
+// ReservationList is GET /reservation/list.
+type ReservationList struct {
+	Reservations []ReservationInfo `json:"reservations" xml:"reservations"`
+}
+
+// XMLRoot is the root element of the document in XML, as YARN names it.
+func (ReservationList) XMLRoot() string { return "reservationListInfo" }
+
+// ReservationInfo is one reservation held.
+type ReservationInfo struct {
+	AcceptanceTime      int64                 `json:"acceptance-time" xml:"acceptance-time"`
+	User                string                `json:"user" xml:"user"`
+	ResourceAllocations []ResourceAllocation  `json:"resource-allocations" xml:"resource-allocations"`
+	ReservationID       string                `json:"reservation-id" xml:"reservation-id"`
+	Definition          ReservationDefinition `json:"reservation-definition" xml:"reservation-definition"`
+}
+
+// ResourceAllocation is what a reservation holds over a span.
+type ResourceAllocation struct {
+	Resource  Resource `json:"resource" xml:"resource"`
+	StartTime int64    `json:"startTime" xml:"startTime"`
+	EndTime   int64    `json:"endTime" xml:"endTime"`
+}

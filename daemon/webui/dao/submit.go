@@ -29,6 +29,8 @@ type AppSubmission struct {
 	// AttemptFailuresValidityInterval is in ms; -1 counts every failure.
 	AttemptFailuresValidityInterval *int64  `json:"attempt-failures-validity-interval"`
 	AppNodeLabelExpression          *string `json:"app-node-label-expression"`
+	// ReservationID submits the app to a reservation.
+	ReservationID *string `json:"reservation-id"`
 }
 
 // ContainerLaunchContext is YARN's am-container-spec.
