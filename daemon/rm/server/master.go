@@ -137,9 +137,28 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		r.metrics.observeDecision(time.Since(t0))
 	}
 	resp := r.allocateResponse(ctx, a, at, req.GetResponseId()+1)
+	resp.UpdateErrors = r.refuseUpdates(a, req.GetUpdateRequests())
 	a.newConts, a.newKeys, a.completed = nil, nil, nil
 	a.lastResp = resp
 	return resp, nil
+}
+
+// refuseUpdates answers container update requests (resource increase or
+// decrease, promotion or demotion) with an error each, as YARN answers
+// the ones it cannot take, rather than dropping them: a container that is
+// not the app's live one is YARN's INVALID_CONTAINER_ID; any other
+// Loom does not do. Callers hold mu.
+func (r *RM) refuseUpdates(a *appRec, reqs []*pb.UpdateContainerRequestProto) []*pb.UpdateContainerErrorProto {
+	var out []*pb.UpdateContainerErrorProto
+	for _, u := range reqs {
+		reason := "UPDATE_NOT_SUPPORTED: Loom does not change a running container's resource or execution type (" +
+			u.GetUpdateType().String() + "); release it and ask for a new one"
+		if cr := r.contOf(u.GetContainerId(), nil); cr == nil || cr.app != a || a.live[cr.c.ID] == nil {
+			reason = "INVALID_CONTAINER_ID"
+		}
+		out = append(out, &pb.UpdateContainerErrorProto{Reason: proto.String(reason), UpdateRequest: u, CurrentContainerVersion: proto.Int32(0)})
+	}
+	return out
 }
 
 // askState is what an allocate call says the app wants: its asks by
