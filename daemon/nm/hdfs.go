@@ -10,9 +10,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"time"
 
-	"github.com/colinmarc/hdfs/v2"
+	"github.com/loomrm/loom/internal/logagg"
 )
 
 // fetchHDFS copies an HDFS file or directory tree to dst as user (SIMPLE
@@ -26,10 +25,7 @@ func fetchHDFS(ctx context.Context, u *url.URL, user, dst string) (int64, error)
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), "8020")
 	}
-	d := net.Dialer{Timeout: 10 * time.Second}
-	client, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{addr}, User: user,
-		NamenodeDialFunc: func(_ context.Context, network, a string) (net.Conn, error) { return d.DialContext(ctx, network, a) },
-		DatanodeDialFunc: func(_ context.Context, network, a string) (net.Conn, error) { return d.DialContext(ctx, network, a) }})
+	client, err := logagg.DialHDFS(ctx, addr, user)
 	if err != nil {
 		return 0, fmt.Errorf("cannot reach the HDFS namenode at %s: %v", addr, err)
 	}

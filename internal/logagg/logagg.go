@@ -87,16 +87,21 @@ func Open(ctx context.Context, remoteDir, defaultFS, user string) (Store, string
 		if u.Port() == "" {
 			addr = net.JoinHostPort(u.Hostname(), "8020")
 		}
-		d := net.Dialer{Timeout: 10 * time.Second}
-		c, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{addr}, User: user,
-			NamenodeDialFunc: func(_ context.Context, network, a string) (net.Conn, error) { return d.DialContext(ctx, network, a) },
-			DatanodeDialFunc: func(_ context.Context, network, a string) (net.Conn, error) { return d.DialContext(ctx, network, a) }})
+		c, err := DialHDFS(ctx, addr, user)
 		if err != nil {
 			return nil, "", fmt.Errorf("cannot reach the HDFS namenode at %s for %s: %v", addr, KeyRemoteDir, err)
 		}
 		return hdfsStore{c}, path.Clean(u.Path), nil
 	}
 	return nil, "", fmt.Errorf("%s: scheme %q is neither file nor hdfs", KeyRemoteDir, u.Scheme)
+}
+
+// DialHDFS connects to a namenode as user (SIMPLE auth: HDFS trusts the
+// name), its and the datanodes' connections bounded by ctx and 10 s each.
+func DialHDFS(ctx context.Context, addr, user string) (*hdfs.Client, error) {
+	d := net.Dialer{Timeout: 10 * time.Second}
+	dial := func(_ context.Context, network, a string) (net.Conn, error) { return d.DialContext(ctx, network, a) }
+	return hdfs.NewClient(hdfs.ClientOptions{Addresses: []string{addr}, User: user, NamenodeDialFunc: dial, DatanodeDialFunc: dial})
 }
 
 // AppDir is where an app's aggregated logs go.
