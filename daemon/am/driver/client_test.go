@@ -67,7 +67,8 @@ func env(s *pb.StartContainerRequestProto) map[string]string {
 func TestClientAgainstARealRM(t *testing.T) {
 	c := hadoopconf.New(server.Defaults)
 	for k, v := range map[string]string{"yarn.resourcemanager.address": "127.0.0.1:0",
-		"yarn.resourcemanager.scheduler.address": "127.0.0.1:0", "yarn.resourcemanager.resource-tracker.address": "127.0.0.1:0"} {
+		"yarn.resourcemanager.scheduler.address": "127.0.0.1:0", "yarn.resourcemanager.resource-tracker.address": "127.0.0.1:0",
+		"yarn.resourcemanager.webapp.address": "127.0.0.1:0", "loom.history.dir": t.TempDir()} {
 		c.Set(k, v)
 	}
 	cfg, err := server.LoadConfig(c)
