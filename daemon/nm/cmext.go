@@ -123,20 +123,87 @@ func (s cmService) Localize(ctx context.Context, req *pb.ResourceLocalizationReq
 	return nil, s.notSupported(ctx, req.GetContainerId(), "localize for", "localize resources for a running container")
 }
 
+// ReInitializeContainer relaunches a running container's process with a
+// new launch context (its new resources localised first), as YARN's
+// container upgrade: the container keeps its id, resource and working
+// dir. Without auto_commit the old context is kept for a rollback until
+// the upgrade is committed.
 func (s cmService) ReInitializeContainer(ctx context.Context, req *pb.ReInitializeContainerRequestProto) (*pb.ReInitializeContainerResponseProto, error) {
-	return nil, s.notSupported(ctx, req.GetContainerId(), "re-initialize", "re-initialize a container with a new launch context")
+	n := s.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c, err := s.ownContainer(ctx, req.GetContainerId(), "re-initialize")
+	if err != nil {
+		return nil, err
+	}
+	if req.GetContainerLaunchContext() == nil {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Container %s: re-initialization needs a container launch context", c.idStr)
+	}
+	prev := c.launch
+	if err := n.relaunchLocked(c, req.GetContainerLaunchContext()); err != nil {
+		return nil, err
+	}
+	c.rollback = nil
+	if !req.GetAutoCommit() {
+		c.rollback = prev
+	}
+	n.log.Info().Str("container", c.idStr).Bool("auto_commit", req.GetAutoCommit()).Msg("container re-initializing")
+	return &pb.ReInitializeContainerResponseProto{}, nil
 }
 
+// RestartContainer relaunches a running container's process with the
+// launch context it has.
 func (s cmService) RestartContainer(ctx context.Context, req *pb.ContainerIdProto) (*pb.RestartContainerResponseProto, error) {
-	return nil, s.notSupported(ctx, req, "restart", "restart a container in place (stop it and ask the RM for another)")
+	n := s.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c, err := s.ownContainer(ctx, req, "restart")
+	if err != nil {
+		return nil, err
+	}
+	if err := n.relaunchLocked(c, c.launch); err != nil {
+		return nil, err
+	}
+	n.log.Info().Str("container", c.idStr).Msg("container restarting")
+	return &pb.RestartContainerResponseProto{}, nil
 }
 
+// RollbackLastReInitialization relaunches a container with the launch
+// context its last uncommitted re-initialization replaced.
 func (s cmService) RollbackLastReInitialization(ctx context.Context, req *pb.ContainerIdProto) (*pb.RollbackResponseProto, error) {
-	return nil, s.notSupported(ctx, req, "roll back", "re-initialize containers, so there is nothing to roll back")
+	n := s.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c, err := s.ownContainer(ctx, req, "roll back")
+	if err != nil {
+		return nil, err
+	}
+	if c.rollback == nil {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Container %s is not eligible for rollback: it has no uncommitted re-initialization", c.idStr)
+	}
+	if err := n.relaunchLocked(c, c.rollback); err != nil {
+		return nil, err
+	}
+	c.rollback = nil
+	n.log.Info().Str("container", c.idStr).Msg("container rolling back its re-initialization")
+	return &pb.RollbackResponseProto{}, nil
 }
 
+// CommitLastReInitialization forgets the context a re-initialization
+// replaced: there is no rollback after it.
 func (s cmService) CommitLastReInitialization(ctx context.Context, req *pb.ContainerIdProto) (*pb.CommitResponseProto, error) {
-	return nil, s.notSupported(ctx, req, "commit", "re-initialize containers, so there is nothing to commit")
+	n := s.n
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c, err := s.ownContainer(ctx, req, "commit")
+	if err != nil {
+		return nil, err
+	}
+	if c.rollback == nil {
+		return nil, rpc.Errorf(rpc.ClassYarnException, "Container %s is not eligible for commit: it has no uncommitted re-initialization", c.idStr)
+	}
+	c.rollback = nil
+	return &pb.CommitResponseProto{}, nil
 }
 
 // GetLocalizationStatuses: Loom localises every resource before the

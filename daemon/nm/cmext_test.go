@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/loomrm/loom/rpc"
 	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -81,10 +83,10 @@ func TestContainerManagementExtras(t *testing.T) {
 	wantErr("signal an absent container", err, rpc.ClassYarnException, "is not handled by this NodeManager")
 	_, err = cm.Localize(ctx, &pb.ResourceLocalizationRequestProto{ContainerId: cid})
 	wantErr("localize", err, rpc.ClassYarnException, "does not localize resources for a running container")
-	_, err = cm.RestartContainer(ctx, cid)
-	wantErr("restart", err, rpc.ClassYarnException, "does not restart a container in place")
+	_, err = cm.RestartContainer(ctx, absent)
+	wantErr("restart an absent container", err, rpc.ClassYarnException, "is not handled by this NodeManager")
 	_, err = cm.ReInitializeContainer(ctx, &pb.ReInitializeContainerRequestProto{ContainerId: cid})
-	wantErr("re-initialize", err, rpc.ClassYarnException, "re-initialize")
+	wantErr("re-initialize without a launch context", err, rpc.ClassYarnException, "needs a container launch context")
 	up, err := cm.UpdateContainer(ctx, &pb.ContainerUpdateRequestProto{UpdateContainerToken: []*hadooppb.TokenProto{token(t, n, cid, 256)}})
 	if err != nil || len(up.GetFailedRequests()) != 1 || !strings.Contains(up.GetFailedRequests()[0].GetException().GetMessage(), "does not change a running container's resource") {
 		t.Errorf("update: %v, %v", up, err)
@@ -109,3 +111,80 @@ func fileExists(p string) bool {
 }
 
 func asRemote(err error, re **rpc.RemoteError) bool { return errors.As(err, re) }
+
+// TestRestartAndReInitialize: a running container is relaunched in place
+// by restartContainer (the same command), reInitializeContainer (a new
+// one), and rolled back to the old one; commit ends the rollback; the
+// container stays RUNNING throughout and completes once.
+func TestRestartAndReInitialize(t *testing.T) {
+	n, stub, cm := startRegistered(t, nil)
+	ctx := context.Background()
+	cid := containerID(32, 1)
+	cmd := func(tag string) *pb.ContainerLaunchContextProto {
+		return launch(`echo `+tag+` >> runs; trap 'exit 0' TERM; while true; do sleep 0.05; done`, nil, nil)
+	}
+	start(t, cm, token(t, n, cid, 128), cmd("A"))
+	var dir string
+	runs := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			n.mu.Lock()
+			dir = n.containers[ContainerIDString(cid)].workDir
+			n.mu.Unlock()
+			b, _ := os.ReadFile(dir + "/runs")
+			if strings.Join(strings.Fields(string(b)), " ") == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("runs %q, want %q", b, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		resp, err := cm.GetContainerStatuses(ctx, &pb.GetContainerStatusesRequestProto{ContainerId: []*pb.ContainerIdProto{cid}})
+		if err != nil || len(resp.GetStatus()) != 1 || resp.GetStatus()[0].GetState() != pb.ContainerStateProto_C_RUNNING {
+			t.Fatalf("after %q: %v %v, want RUNNING", want, resp, err)
+		}
+	}
+	runs("A")
+	if _, err := cm.RestartContainer(ctx, cid); err != nil {
+		t.Fatal(err)
+	}
+	runs("A A")
+	if _, err := cm.ReInitializeContainer(ctx, &pb.ReInitializeContainerRequestProto{ContainerId: cid, ContainerLaunchContext: cmd("B"),
+		AutoCommit: proto.Bool(false)}); err != nil {
+		t.Fatal(err)
+	}
+	runs("A A B")
+	if _, err := cm.RollbackLastReInitialization(ctx, cid); err != nil {
+		t.Fatal(err)
+	}
+	runs("A A B A")
+	if _, err := cm.RollbackLastReInitialization(ctx, cid); err == nil || !strings.Contains(err.Error(), "not eligible for rollback") {
+		t.Errorf("a second rollback: %v", err)
+	}
+	if _, err := cm.ReInitializeContainer(ctx, &pb.ReInitializeContainerRequestProto{ContainerId: cid, ContainerLaunchContext: cmd("C"),
+		AutoCommit: proto.Bool(false)}); err != nil {
+		t.Fatal(err)
+	}
+	runs("A A B A C")
+	if _, err := cm.CommitLastReInitialization(ctx, cid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cm.CommitLastReInitialization(ctx, cid); err == nil || !strings.Contains(err.Error(), "not eligible for commit") {
+		t.Errorf("a second commit: %v", err)
+	}
+	if _, err := cm.RollbackLastReInitialization(ctx, cid); err == nil {
+		t.Error("rolled back a committed re-initialization")
+	}
+	// Stopped, it completes once, as killed.
+	if _, err := cm.StopContainers(ctx, &pb.StopContainersRequestProto{ContainerId: []*pb.ContainerIdProto{cid}}); err != nil {
+		t.Fatal(err)
+	}
+	if cs := stub.completed(t, cid, 10*time.Second); cs.GetExitStatus() != ExitKilledByAppMaster {
+		t.Errorf("stopped: %v", cs)
+	}
+	if _, err := cm.RestartContainer(ctx, cid); err == nil || !strings.Contains(err.Error(), "not in RUNNING state") {
+		t.Errorf("restart a completed container: %v", err)
+	}
+}

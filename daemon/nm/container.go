@@ -13,8 +13,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rs/zerolog"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -73,6 +75,11 @@ type container struct {
 	diag       []string
 	acked      bool // the RM has seen its completed status
 	ackedAt    time.Time
+	// relaunch: the process is being stopped to be launched again;
+	// rollback is the launch context a re-initialisation replaced, until
+	// it is committed (nil when there is none).
+	relaunch bool
+	rollback *pb.ContainerLaunchContextProto
 }
 
 func (c *container) addDiag(s string) {
@@ -122,6 +129,25 @@ func (c *container) nmStatus() *pb.NMContainerStatusProto {
 func (n *NodeManager) run(c *container) {
 	defer n.work.Done()
 	log := n.log.With().Str("container", c.idStr).Logger()
+	// The process gets SIGKILL if this thread, and so the NM, dies
+	// (Pdeathsig): Loom's NM does not recover containers after a restart,
+	// so one that outlived its NM would run unmanaged. The thread stays
+	// locked until the process is reaped, which holds it anyway (wait4).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for {
+		if !n.runOnce(c, log) {
+			return
+		}
+		log.Info().Msg("container relaunching (restart or re-initialisation)")
+	}
+}
+
+// runOnce localises, launches and reaps the container's process once.
+// It reports true when the process was stopped to be launched again
+// (restartContainer, reInitializeContainer, rollback); otherwise the
+// container is done.
+func (n *NodeManager) runOnce(c *container, log zerolog.Logger) bool {
 	cmd, files, err := n.prepare(c)
 	if err != nil {
 		for _, f := range files {
@@ -136,7 +162,7 @@ func (n *NodeManager) run(c *container) {
 		}
 		n.mu.Unlock()
 		log.Warn().Err(err).Msg("container failed before its launch")
-		return
+		return false
 	}
 
 	n.mu.Lock()
@@ -146,14 +172,8 @@ func (n *NodeManager) run(c *container) {
 		for _, f := range files {
 			f.Close()
 		}
-		return
+		return false
 	}
-	// The process gets SIGKILL if this thread, and so the NM, dies
-	// (Pdeathsig): Loom's NM does not recover containers after a restart,
-	// so one that outlived its NM would run unmanaged. The thread stays
-	// locked until the process is reaped, which holds it anyway (wait4).
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	err = cmd.Start()
 	if err != nil {
 		c.addDiag(fmt.Sprintf("Exception from container-launch.\nContainer id: %s\n%v", c.idStr, err))
@@ -163,22 +183,28 @@ func (n *NodeManager) run(c *container) {
 			f.Close()
 		}
 		log.Warn().Err(err).Msg("container launch failed")
-		return
+		return false
 	}
-	c.state, c.pid = stateRunning, cmd.Process.Pid
+	c.state, c.pid, c.relaunch = stateRunning, cmd.Process.Pid, false
+	exited := c.exited
 	n.mu.Unlock()
 	log.Info().Int("pid", c.pid).Str("user", c.user).Str("dir", c.workDir).Msg("container running")
 
 	werr := cmd.Wait()
-	close(c.exited)
+	close(exited)
 	// What the container left in its process group goes with it.
-	_ = syscall.Kill(-c.pid, syscall.SIGKILL)
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	for _, f := range files {
 		f.Close()
 	}
 	code := exitCode(cmd.ProcessState, werr)
 
 	n.mu.Lock()
+	defer n.mu.Unlock()
+	if c.relaunch && !c.killing {
+		c.pid, c.exited = 0, make(chan struct{})
+		return true
+	}
 	if c.killing {
 		c.addDiag(fmt.Sprintf("Container killed on request. Exit code is %d", code))
 		if code != 0 {
@@ -193,9 +219,34 @@ func (n *NodeManager) run(c *container) {
 		}
 		n.finishLocked(c, int32(code))
 	}
-	status := c.exitStatus
-	n.mu.Unlock()
-	log.Info().Int32("exit_status", status).Msg("container completed")
+	log.Info().Int32("exit_status", c.exitStatus).Msg("container completed")
+	return false
+}
+
+// relaunchLocked stops a running container's process to launch it
+// again with launch (its own for a restart, a new one to re-initialise):
+// SIGTERM to its process group, SIGKILL after the kill delay. Callers
+// hold mu.
+func (n *NodeManager) relaunchLocked(c *container, launch *pb.ContainerLaunchContextProto) error {
+	switch {
+	case c.exec != nil:
+		return rpc.Errorf(rpc.ClassYarnException, "Container %s is a lease on its app's executor: it has no process of its own to relaunch", c.idStr)
+	case c.state != stateRunning || c.killing || c.pid <= 0 || c.relaunch:
+		return rpc.Errorf(rpc.ClassYarnException, "Container %s is not in RUNNING state: it cannot be re-initialized or restarted", c.idStr)
+	}
+	c.launch, c.relaunch = launch, true
+	pid, exited, delay := c.pid, c.exited, n.cfg.KillDelay
+	_ = syscall.Kill(-pid, syscall.SIGTERM)
+	go func() {
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-exited:
+		case <-t.C:
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	}()
+	return nil
 }
 
 // finishLocked marks a container done and asks for a heartbeat, so the
@@ -224,7 +275,9 @@ func (n *NodeManager) killLocked(c *container, status int32, diag string) {
 	c.killing, c.killStatus = true, status
 	c.addDiag(diag)
 	c.cancel()
-	if c.state != stateRunning {
+	// Not yet launched, or between two launches (a relaunch): the run
+	// loop sees killing before it starts a process.
+	if c.state != stateRunning || c.pid <= 0 {
 		return
 	}
 	pid, exited, delay := c.pid, c.exited, n.cfg.KillDelay

@@ -181,7 +181,7 @@ func (n *NodeManager) checkMemory(procs map[int]*proc) {
 	var ws []watched
 	n.mu.Lock()
 	for _, c := range n.containers {
-		if c.state == stateRunning && !c.killing && c.exec == nil {
+		if c.state == stateRunning && !c.killing && c.exec == nil && c.pid > 0 {
 			ws = append(ws, watched{c, c.pid, c.memLimit})
 		}
 	}
