@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/user"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,6 +76,13 @@ type ClientOptions struct {
 	// RetryBackoff (100 ms).
 	Retries      int
 	RetryBackoff time.Duration
+	// Failover are the other servers of the same service (RM HA's
+	// rm-ids), tried in turn, as Hadoop's ConfiguredRMFailoverProxyProvider
+	// does, when the current one cannot be reached or answers
+	// StandbyException; the client then retries up to FailoverRetries
+	// times (30), backing off from RetryBackoff up to 2 s.
+	Failover        []string
+	FailoverRetries int
 }
 
 func (o *ClientOptions) defaults() {
@@ -526,12 +534,13 @@ func remoteError(h *hadooppb.RpcResponseHeaderProto) *RemoteError {
 		Fatal: h.GetStatus() == hadooppb.RpcResponseHeaderProto_FATAL}
 }
 
-// Client is a pool of connections to one server. It dials lazily,
-// replaces broken connections, and retries idempotent calls whose
-// connection failed.
+// Client is a pool of connections to one server (or, with Failover, to
+// the one of several that answers). It dials lazily, replaces broken
+// connections, and retries idempotent calls whose connection failed.
 type Client struct {
-	addr string
-	opts ClientOptions
+	addr  string
+	addrs []string // addr first, then Failover
+	opts  ClientOptions
 
 	mu    sync.Mutex
 	conns []*Conn
@@ -541,11 +550,42 @@ type Client struct {
 // NewClient makes a pooled client for addr; it connects on first use.
 func NewClient(addr string, opts ClientOptions) *Client {
 	opts.defaults()
-	return &Client{addr: addr, opts: opts, conns: make([]*Conn, opts.Conns)}
+	if opts.FailoverRetries <= 0 {
+		opts.FailoverRetries = 30
+	}
+	addrs := []string{addr}
+	for _, a := range opts.Failover {
+		if a != "" && a != addr {
+			addrs = append(addrs, a)
+		}
+	}
+	return &Client{addr: addr, addrs: addrs, opts: opts, conns: make([]*Conn, opts.Conns)}
 }
 
-// Addr returns the server address.
-func (c *Client) Addr() string { return c.addr }
+// Addr returns the address of the server the client speaks to now.
+func (c *Client) Addr() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.addr
+}
+
+// failover moves to the next server after from, unless another call
+// already has: its connections are closed.
+func (c *Client) failover(from string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.addr != from || len(c.addrs) < 2 {
+		return
+	}
+	i := slices.Index(c.addrs, from)
+	c.addr = c.addrs[(i+1)%len(c.addrs)]
+	for i, cn := range c.conns {
+		if cn != nil {
+			cn.Close()
+			c.conns[i] = nil
+		}
+	}
+}
 
 func (c *Client) conn(ctx context.Context) (*Conn, error) {
 	i := int(c.next.Add(1)) % len(c.conns)
@@ -560,6 +600,12 @@ func (c *Client) conn(ctx context.Context) (*Conn, error) {
 	}
 	c.conns[i] = cn
 	return cn, nil
+}
+
+// isStandby: the server is a standby of an HA pair; the call was not run.
+func isStandby(err error) bool {
+	var re *RemoteError
+	return errors.As(err, &re) && re.Class == ClassStandby
 }
 
 // SetToken replaces the token new connections authenticate with, as when
@@ -578,20 +624,31 @@ func (c *Client) Call(ctx context.Context, protocol, method string, req, resp pr
 	}
 	backoff := c.opts.RetryBackoff
 	for attempt := 0; ; attempt++ {
+		addr := c.Addr()
 		cn, err := c.conn(ctx)
 		if err == nil {
 			err = cn.Call(ctx, protocol, method, req, resp)
 		}
 		var ce *ConnError
-		if err == nil || !errors.As(err, &ce) || (ce.Sent && !o.idempotent) || attempt >= c.opts.Retries {
+		isConn := errors.As(err, &ce)
+		retries := c.opts.Retries
+		if len(c.addrs) > 1 {
+			// A standby did not run the call; a server that cannot be
+			// reached may be the old active: try the next one.
+			if isStandby(err) || isConn && (!ce.Sent || o.idempotent) {
+				c.failover(addr)
+				retries = max(retries, c.opts.FailoverRetries)
+			}
+		}
+		if err == nil || !(isConn || isStandby(err) && len(c.addrs) > 1) || isConn && ce.Sent && !o.idempotent || attempt >= retries {
 			return err
 		}
 		select {
 		case <-time.After(backoff):
 		case <-ctx.Done():
-			return fmt.Errorf("%s on %s: %w (last: %v)", method, c.addr, ctx.Err(), err)
+			return fmt.Errorf("%s on %s: %w (last: %v)", method, addr, ctx.Err(), err)
 		}
-		backoff *= 2
+		backoff = min(backoff*2, max(2*time.Second, c.opts.RetryBackoff))
 	}
 }
 
