@@ -61,11 +61,19 @@ func (f *rmFlags) client(ctx context.Context) (rpc.ApplicationClient, func(), er
 		}
 	}
 	if addr == "" {
-		if addr, err = c.Addr("yarn.resourcemanager.address"); err != nil {
+		addrs, err := c.RMAddrs("yarn.resourcemanager.address")
+		if err != nil {
 			return rpc.ApplicationClient{}, nil, err
 		}
+		for i := range addrs {
+			addrs[i] = strings.Replace(addrs[i], "0.0.0.0:", "127.0.0.1:", 1)
+		}
+		// With RM HA, the other RMs are tried when one is standby or gone.
+		addr, opts.Failover = addrs[0], addrs[1:]
 		where = "yarn.resourcemanager.address (" + c.Source("yarn.resourcemanager.address") + ")"
-		addr = strings.Replace(addr, "0.0.0.0:", "127.0.0.1:", 1)
+		if len(addrs) > 1 {
+			where = "the RMs of " + hadoopconf.KeyHAIDs + " " + strings.Join(addrs, ", ")
+		}
 	}
 	cl := rpc.NewClient(addr, opts)
 	ac := rpc.ApplicationClient{C: cl}

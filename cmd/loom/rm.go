@@ -62,6 +62,7 @@ func untilSignal() os.Signal {
 
 func rmCommand() *cobra.Command {
 	var cf confFlags
+	var haID string
 	cmd := &cobra.Command{
 		Use:   "rm",
 		Short: "Run the ResourceManager",
@@ -111,6 +112,9 @@ A broken or contradictory config is refused at start, naming the key.`,
 			if err != nil {
 				return err
 			}
+			if haID != "" {
+				c.Set("yarn.resourcemanager.ha.id", haID)
+			}
 			cfg, err := server.LoadConfig(c)
 			if err != nil {
 				return err
@@ -118,6 +122,14 @@ A broken or contradictory config is refused at start, naming the key.`,
 			cfg.WhatIf = rmWhatIf
 			log := daemonLogger()
 			raiseFileLimit(log)
+			if cfg.HA.Enabled {
+				// One of several RMs: standby until elected (RunHA).
+				ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+				defer stop()
+				err := server.RunHA(ctx, cfg, log)
+				fmt.Fprintf(os.Stderr, "loom rm: stopping\n")
+				return err
+			}
 			r, err := server.New(cfg, log)
 			if err != nil {
 				return err
@@ -133,6 +145,7 @@ A broken or contradictory config is refused at start, naming the key.`,
 		},
 	}
 	cf.add(cmd)
+	cmd.Flags().StringVar(&haID, "ha-id", "", "this RM's id among yarn.resourcemanager.ha.rm-ids (yarn.resourcemanager.ha.id)")
 	return cmd
 }
 

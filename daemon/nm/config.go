@@ -85,8 +85,10 @@ type Config struct {
 	WebAddress          string
 	WebAddressDefaulted bool
 	// TrackerAddress is the RM's ResourceTracker
-	// (yarn.resourcemanager.resource-tracker.address).
-	TrackerAddress string
+	// (yarn.resourcemanager.resource-tracker.address); with RM HA,
+	// TrackerFailover are the other RMs' trackers.
+	TrackerAddress  string
+	TrackerFailover []string
 	// RetryInterval caps the back-off between attempts to reach the RM
 	// (yarn.resourcemanager.connect.retry-interval.ms).
 	RetryInterval time.Duration
@@ -174,6 +176,13 @@ func LoadConfig(c *hadoopconf.Conf) (*Config, error) {
 		cfg.HTTPPort, _ = strconv.Atoi(p)
 		cfg.WebAddress = web
 		cfg.WebAddressDefaulted = c.Source("yarn.nodemanager.webapp.address") == "default"
+	}
+	if trackers, err := c.RMAddrs("yarn.resourcemanager.resource-tracker.address"); err != nil {
+		add(err)
+	} else if len(trackers) > 1 {
+		// RM HA: every RM's tracker, failed over across.
+		cfg.TrackerFailover = trackers[1:]
+		c.Set("yarn.resourcemanager.resource-tracker.address", trackers[0])
 	}
 	cfg.TrackerAddress, err = c.Addr("yarn.resourcemanager.resource-tracker.address")
 	add(err)

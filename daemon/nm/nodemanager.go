@@ -204,6 +204,7 @@ func (n *NodeManager) Start(ctx context.Context) error {
 		copts.Token, copts.Kerberos = nil, cl
 		n.log.Info().Str("principal", k.Protocol+"/"+k.Host+"@"+k.Realm).Msg("logs in to the ResourceManager with Kerberos")
 	}
+	copts.Failover = n.cfg.TrackerFailover
 	n.rm = rpc.NewClient(n.cfg.TrackerAddress, copts)
 	if n.cfg.ClusterSecretInConf {
 		n.log.Warn().Str("key", n.cfg.ClusterSecretKey).

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -172,7 +173,10 @@ type askKey struct {
 // Dial connects to the scheduler as the launched attempt, authenticating
 // with its AMRM token.
 func Dial(l Launch) *Client {
-	cl := rpc.NewClient(l.Addr, rpc.ClientOptions{Token: l.Token})
+	// With RM HA the address is every RM's scheduler, comma-separated:
+	// the client fails over across them.
+	addrs := strings.Split(l.Addr, ",")
+	cl := rpc.NewClient(addrs[0], rpc.ClientOptions{Token: l.Token, Failover: addrs[1:]})
 	return &Client{rpc: cl, am: rpc.ApplicationMasterClient{C: cl}, attempt: l.Attempt}
 }
 

@@ -25,6 +25,7 @@ import (
 
 // Defaults are YARN's, for the keys Loom reads, and Loom's own.
 var Defaults = map[string]string{
+	"yarn.resourcemanager.ha.automatic-failover.zk-base-path": "/yarn-leader-election",
 	keyReservations:                                                      "false",
 	keyReservableShare:                                                   "0.8",
 	logagg.KeyRemoteDir:                                                  logagg.DefaultRemoteDir,
@@ -164,6 +165,9 @@ type Config struct {
 	// principal and key (yarn.resourcemanager.principal, .keytab): the
 	// client port then takes Kerberos (SASL GSSAPI) and no SIMPLE.
 	Kerberos *rpc.Kerberos
+	// HA is RM high availability (yarn.resourcemanager.ha.*): this RM's
+	// id among the rm-ids, elected active through ZooKeeper (ha.go).
+	HA HAConfig
 	// Recovery keeps apps and attempts in Store and recovers them on a
 	// restart (yarn.resourcemanager.recovery.enabled).
 	Recovery bool
@@ -192,6 +196,11 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		errs = append(errs, err)
 		return n
 	}
+	ha, err := loadHA(c)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.HA = ha
 	cfg.ClientAddr = addr("yarn.resourcemanager.address")
 	cfg.SchedulerAddr = addr("yarn.resourcemanager.scheduler.address")
 	cfg.TrackerAddr = addr("yarn.resourcemanager.resource-tracker.address")
@@ -356,6 +365,10 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		if cfg.Store, err = store.LoadConfig(c); err != nil {
 			return cfg, err
 		}
+	}
+	if cfg.HA.Enabled && (!cfg.Recovery || cfg.Store.Kind != store.KindZooKeeper) {
+		return cfg, c.Errorf(hadoopconf.KeyHAEnabled, "RM HA needs the RMs to share their state in ZooKeeper: set "+
+			"yarn.resourcemanager.recovery.enabled=true and %s=%s (and its ZooKeeper address)", store.KeyKind, store.KindZooKeeper)
 	}
 	cfg.SchedulerLayout, cfg.SchedulerClass = schedulerLayout(c)
 	for _, prefix := range []string{"loom.scheduler.", "loom.queue", "yarn.scheduler."} {

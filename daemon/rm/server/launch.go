@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -57,7 +58,7 @@ func (r *RM) launchRequest(cr *contRec) *pb.StartContainersRequestProto {
 		{EnvAppSubmitTime, strconv.FormatInt(a.submitted.UnixMilli(), 10)},
 		{EnvMaxAppAttempts, strconv.Itoa(first(r.maxAttempts(a)))},
 		{EnvHadoopUser, a.user},
-		{EnvSchedulerAddress, advertised(r.Addr("scheduler"))},
+		{EnvSchedulerAddress, r.schedulerAddrs()},
 		{EnvAppSubmitter, a.user},
 		{EnvHistoryDir, r.cfg.HistoryDir},
 	}
@@ -116,4 +117,16 @@ func (r *RM) launchAM(cr *contRec, req *pb.StartContainersRequestProto) {
 		r.lifeStepLogged(lifecycle.Running{Container: lifecycle.ContainerID(cr.c.ID)})
 	}
 	r.log.Info().Str("container", rpc.ContainerIDString(cr.yid)).Str("node", n.key).Msg("AM launched")
+}
+
+// schedulerAddrs is where an AM finds the scheduler: this RM's, and with
+// HA every RM's after it, comma-separated, for the AM to fail over.
+func (r *RM) schedulerAddrs() string {
+	addrs := []string{advertised(r.Addr("scheduler"))}
+	for _, id := range r.cfg.HA.IDs {
+		if a := r.cfg.HA.Schedulers[id]; id != r.cfg.HA.ID && a != "" {
+			addrs = append(addrs, advertised(a))
+		}
+	}
+	return strings.Join(addrs, ",")
 }

@@ -249,14 +249,13 @@ func (r *RM) recoverApp(id *pb.ApplicationIdProto, stored store.App) (*appRec, e
 // clean up. Callers hold mu; the node is up in the core.
 func (r *RM) adopt(n *nodeRec, statuses []*pb.NMContainerStatusProto) []*pb.ContainerIdProto {
 	var cleanup []*pb.ContainerIdProto
+	var ended []*pb.NMContainerStatusProto
 	for _, cs := range statuses {
 		cid := cs.GetContainerId()
-		if cs.GetContainerState() == pb.ContainerStateProto_C_COMPLETE {
-			continue
-		}
 		if r.contOf(cid, nil) != nil {
 			continue
 		}
+		complete := cs.GetContainerState() == pb.ContainerStateProto_C_COMPLETE
 		// Container ids are numbered per attempt on the wire; the core's
 		// are the RM's own.
 		id := r.core.LastContainerID() + 1
@@ -270,7 +269,9 @@ func (r *RM) adopt(n *nodeRec, statuses []*pb.NMContainerStatusProto) []*pb.Cont
 		}
 		res, err := rpc.VectorFromResource(cs.GetResource())
 		if at == nil || at != a.current() || err != nil {
-			cleanup = append(cleanup, cid)
+			if !complete {
+				cleanup = append(cleanup, cid)
+			}
 			continue
 		}
 		c := rm.Container{ID: id, App: a.id, Node: n.id, Resource: res, Priority: int(cs.GetPriority().GetPriority())}
@@ -297,7 +298,19 @@ func (r *RM) adopt(n *nodeRec, statuses []*pb.NMContainerStatusProto) []*pb.Cont
 		if cr.lc.IsAM {
 			at.lastSeen = time.Now()
 		}
-		r.log.Info().Str("container", rpc.ContainerIDString(cid)).Str("node", n.key).Bool("am", cr.lc.IsAM).Msg("container recovered")
+		r.log.Info().Str("container", rpc.ContainerIDString(cid)).Str("node", n.key).Bool("am", cr.lc.IsAM).Bool("completed", complete).Msg("container recovered")
+		if complete {
+			ended = append(ended, cs)
+		}
+	}
+	// A container of a current attempt that ended while no RM was there
+	// to hear it (an RM restart, a failover) ends now, as its heartbeat
+	// would have said: an AM container's exit decides its attempt, a
+	// task's reaches its AM.
+	for _, cs := range ended {
+		if cr := r.contOf(cs.GetContainerId(), nil); cr != nil {
+			r.endContainer(cr.c.ID, cs.GetContainerExitStatus(), cs.GetDiagnostics(), false)
+		}
 	}
 	return cleanup
 }

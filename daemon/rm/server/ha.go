@@ -1,0 +1,226 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/rs/zerolog"
+)
+
+// RM high availability, as YARN's ActiveStandbyElector runs it: every RM
+// of the cluster races to create an ephemeral lock znode,
+// <base>/<cluster-id>/ActiveStandbyElectorLock; the one that holds it is
+// active and leaves a breadcrumb (ActiveBreadCrumb) naming itself; the
+// others watch the lock and try again when it goes, that is when the
+// active's ZooKeeper session ends (it died, or lost ZooKeeper). A new
+// active recovers the apps from the shared ZooKeeper state store, as
+// after a restart: NodeManagers register again with their running
+// containers and AMs register again and keep theirs. A standby keeps the
+// RPC ports closed, as YARN's standby does for its active services, so
+// clients fail over to the next rm-id; its web port says it is standby
+// and sends REST callers to the active.
+//
+// An RM that loses its session stops being active at once, before
+// another can take the lock (which needs that session to expire). Not
+// yet: fencing the state store by the active's ACL, so that an old active
+// that has not noticed cannot write.
+
+const (
+	lockNode  = "ActiveStandbyElectorLock"
+	crumbNode = "ActiveBreadCrumb"
+	// haSession is the election's ZooKeeper session timeout: how long a
+	// dead active holds the lock.
+	haSession = 5 * time.Second
+)
+
+// activeInfo is what the lock and the breadcrumb say of the active.
+type activeInfo struct {
+	ClusterID string `json:"clusterId"`
+	ID        string `json:"rmId"`
+	Web       string `json:"web"`
+}
+
+// RunHA runs an RM of an HA cluster until ctx ends: standby until the
+// election makes it active, then the RM itself (New, Start) until it
+// loses the lock, then standby again.
+func RunHA(ctx context.Context, cfg Config, log zerolog.Logger) error {
+	h := cfg.HA
+	log = log.With().Str("rm_id", h.ID).Logger()
+	conn, events, err := zk.Connect(cfg.Store.ZKAddresses, haSession, zk.WithLogger(haZKLogger{log}))
+	if err != nil {
+		return fmt.Errorf("RM HA: cannot reach ZooKeeper %v: %v", cfg.Store.ZKAddresses, err)
+	}
+	defer conn.Close()
+	lost := make(chan struct{}, 1)
+	go func() {
+		for ev := range events {
+			if ev.Type == zk.EventSession && (ev.State == zk.StateDisconnected || ev.State == zk.StateExpired) {
+				select {
+				case lost <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	dir := path.Join(h.BasePath, h.ClusterID)
+	lock, crumb := path.Join(dir, lockNode), path.Join(dir, crumbNode)
+	if err := ensurePath(conn, dir); err != nil {
+		return fmt.Errorf("RM HA: cannot make %s in ZooKeeper: %v", dir, err)
+	}
+	me, _ := json.Marshal(activeInfo{ClusterID: h.ClusterID, ID: h.ID, Web: h.Web[h.ID]})
+	for ctx.Err() == nil {
+		sb, err := serveStandby(cfg, conn, lock, log)
+		if err != nil {
+			return err
+		}
+		log.Info().Str("lock", lock).Msg("standby: waiting to be elected")
+		won := false
+		for !won && ctx.Err() == nil {
+			drain(lost)
+			_, err := conn.Create(lock, me, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+			switch {
+			case err == nil:
+				won = true
+			case errors.Is(err, zk.ErrNodeExists):
+				ok, _, ch, err := conn.ExistsW(lock)
+				if err == nil && ok {
+					select {
+					case <-ch:
+					case <-ctx.Done():
+					case <-time.After(haSession):
+					}
+				}
+			default:
+				log.Warn().Err(err).Msg("election: cannot create the lock; trying again")
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Second):
+				}
+			}
+		}
+		sb.Close()
+		if !won {
+			break
+		}
+		var was activeInfo
+		if b, _, err := conn.Get(crumb); err == nil {
+			json.Unmarshal(b, &was)
+		}
+		if _, err := conn.Set(crumb, me, -1); errors.Is(err, zk.ErrNoNode) {
+			conn.Create(crumb, me, 0, zk.WorldACL(zk.PermAll))
+		}
+		t0 := time.Now()
+		log.Info().Str("was", was.ID).Msg("elected active: recovering the cluster's state")
+		r, err := New(cfg, log)
+		if err == nil {
+			err = r.Start()
+		}
+		if err != nil {
+			log.Error().Err(err).Msg("cannot become active; giving the lock up")
+			conn.Delete(lock, -1)
+			time.Sleep(time.Second)
+			continue
+		}
+		log.Info().Dur("took", time.Since(t0)).Msg("active")
+		select {
+		case <-ctx.Done():
+		case <-lost:
+			log.Warn().Msg("lost ZooKeeper: no longer active")
+		}
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		r.Stop(stopCtx)
+		cancel()
+		conn.Delete(lock, -1)
+	}
+	return nil
+}
+
+func drain(ch chan struct{}) {
+	select {
+	case <-ch:
+	default:
+	}
+}
+
+// ensurePath makes a znode path and its parents.
+func ensurePath(conn *zk.Conn, p string) error {
+	cur := ""
+	for _, part := range strings.Split(strings.Trim(p, "/"), "/") {
+		cur += "/" + part
+		if _, err := conn.Create(cur, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return err
+		}
+	}
+	return nil
+}
+
+// standbyWeb is a standby's web port: /ws/v1/cluster/info says it is a
+// standby; every other path is redirected to the active, as YARN's
+// standby does (307, so that a POST stays a POST), or is a 503 when no
+// RM is active.
+type standbyWeb struct {
+	srv *http.Server
+}
+
+func (s *standbyWeb) Close() {
+	if s.srv != nil {
+		s.srv.Close()
+	}
+}
+
+func serveStandby(cfg Config, conn *zk.Conn, lock string, log zerolog.Logger) (*standbyWeb, error) {
+	ln, err := listenRetry(cfg.WebAddr)
+	if err != nil {
+		return nil, fmt.Errorf("web address %s (yarn.resourcemanager.webapp.address): %w", cfg.WebAddr, err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ws/v1/cluster/info", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"clusterInfo":{"state":"STARTED","haState":"STANDBY","rmStateStoreName":"loom ZooKeeper state store","resourceManagerVersion":%q}}`, Version)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		var act activeInfo
+		if b, _, err := conn.Get(lock); err == nil && json.Unmarshal(b, &act) == nil && act.Web != "" {
+			u := *r.URL
+			u.Scheme, u.Host = "http", act.Web
+			w.Header().Set("Location", u.String())
+			w.WriteHeader(http.StatusTemporaryRedirect)
+			fmt.Fprintf(w, "This is standby RM %s. The redirect url is: %s\n", cfg.HA.ID, u.String())
+			return
+		}
+		http.Error(w, "This is standby RM "+cfg.HA.ID+"; no ResourceManager is active now", http.StatusServiceUnavailable)
+	})
+	s := &standbyWeb{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
+	go s.srv.Serve(ln)
+	log.Debug().Str("addr", ln.Addr().String()).Msg("standby web port")
+	return s, nil
+}
+
+// listenRetry binds an address the previous holder (this process's
+// active RM, just stopped) may still be releasing.
+func listenRetry(addr string) (net.Listener, error) {
+	var err error
+	for range 50 {
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", addr); err == nil {
+			return ln, nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return nil, err
+}
+
+// haZKLogger sends go-zookeeper's messages to the RM's log at debug.
+type haZKLogger struct{ log zerolog.Logger }
+
+func (l haZKLogger) Printf(format string, args ...any) {
+	l.log.Debug().Msgf("zookeeper: "+format, args...)
+}
