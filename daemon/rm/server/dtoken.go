@@ -62,6 +62,7 @@ func (r *RM) saveToken(d *dtoken) {
 	}
 	if err != nil {
 		r.log.Error().Err(err).Int32("seq", d.id.GetSequenceNumber()).Msg("state store: could not save a delegation token; an RM restart will forget it")
+		r.storeFailed(err)
 	}
 }
 
@@ -75,6 +76,7 @@ func (r *RM) forgetToken(seq int32) {
 	defer cancel()
 	if err := r.store.RemoveSecret(ctx, dtSecretPrefix+strconv.Itoa(int(seq))); err != nil {
 		r.log.Error().Err(err).Int32("seq", seq).Msg("state store: could not remove a cancelled delegation token")
+		r.storeFailed(err)
 	}
 }
 

@@ -29,9 +29,10 @@ import (
 // and sends REST callers to the active.
 //
 // An RM that loses its session stops being active at once, before
-// another can take the lock (which needs that session to expire). Not
-// yet: fencing the state store by the active's ACL, so that an old active
-// that has not noticed cannot write.
+// another can take the lock (which needs that session to expire). And an
+// old active that has not noticed cannot write: the new one bumps the
+// store's epoch, and every write of the ZooKeeper store checks the epoch's
+// version in the same multi-op (store.ErrFenced); a fenced RM stops.
 
 const (
 	lockNode  = "ActiveStandbyElectorLock"
@@ -134,6 +135,8 @@ func RunHA(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		case <-ctx.Done():
 		case <-lost:
 			log.Warn().Msg("lost ZooKeeper: no longer active")
+		case <-r.Fenced():
+			log.Warn().Msg("fenced out of the state store: no longer active")
 		}
 		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		r.Stop(stopCtx)

@@ -81,6 +81,7 @@ func (r *RM) persistApp(a *appRec) {
 	}
 	if err != nil {
 		r.log.Error().Err(err).Str("app", rpc.AppIDString(a.yid)).Msg("state store: could not save the app")
+		r.storeFailed(err)
 	}
 }
 
@@ -102,6 +103,7 @@ func (r *RM) persistAttempt(a *appRec, at *attemptRec) {
 	}
 	if err != nil {
 		r.log.Error().Err(err).Str("attempt", rpc.AttemptIDString(at.yid)).Msg("state store: could not save the attempt")
+		r.storeFailed(err)
 	}
 }
 
@@ -114,6 +116,7 @@ func (r *RM) unpersistApp(a *appRec) {
 	defer cancel()
 	if err := r.store.RemoveApp(ctx, rpc.AppIDString(a.yid)); err != nil {
 		r.log.Error().Err(err).Str("app", rpc.AppIDString(a.yid)).Msg("state store: could not remove the app")
+		r.storeFailed(err)
 	}
 }
 

@@ -90,6 +90,10 @@ type RM struct {
 	altChanges []webui.AltruismChange
 	// grants are the last grants, for the scheduler's activities.
 	grants []webui.Grant
+	// fenced is closed when the state store says another RM has taken
+	// over (store.ErrFenced): this one must stop being active.
+	fenced     chan struct{}
+	fencedOnce sync.Once
 	// reservations are the reservations held, by name (reservation.go);
 	// resvIssued the ids given out and not yet used.
 	reservations map[string]*resvRec
@@ -224,7 +228,7 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 		stop:         make(chan struct{}),
 		timeline:     timeline{apps: map[rm.AppID][]webui.AppSample{}},
 		altChanges:   []webui.AltruismChange{{UnixMs: now.UnixMilli(), P: cfg.PAltruism, Who: "config"}},
-		reservations: map[string]*resvRec{}, resvIssued: map[int64]bool{}}
+		reservations: map[string]*resvRec{}, resvIssued: map[int64]bool{}, fenced: make(chan struct{})}
 	r.metrics = newMetrics(r)
 	if c := cfg.SchedulerClass; c != "" && !strings.HasSuffix(c, ".CapacityScheduler") && !strings.HasSuffix(c, ".FairScheduler") {
 		log.Warn().Str(keySchedulerClass, c).Msg("Loom schedules with loom.scheduler.policy whatever this names; " +
@@ -330,6 +334,7 @@ func (r *RM) saveKey(name string, k *pb.MasterKeyProto) error {
 		err = r.store.PutSecret(ctx, name, b)
 	}
 	if err != nil {
+		r.storeFailed(err)
 		return fmt.Errorf("saving the %s: %w", name, err)
 	}
 	return nil
@@ -679,3 +684,17 @@ func (r *RM) contOf(cid *pb.ContainerIdProto, at *attemptRec) *contRec {
 	}
 	return a.byWire[wireKey{attempt, cid.GetId()}]
 }
+
+// storeFailed notes a state store write that failed: one fenced out by
+// another RM's takeover means this RM is no longer the active one.
+func (r *RM) storeFailed(err error) {
+	if errors.Is(err, store.ErrFenced) {
+		r.fencedOnce.Do(func() {
+			r.log.Error().Err(err).Msg("fenced: another ResourceManager is active; this one stops")
+			close(r.fenced)
+		})
+	}
+}
+
+// Fenced is closed when another RM has taken over the state store.
+func (r *RM) Fenced() <-chan struct{} { return r.fenced }

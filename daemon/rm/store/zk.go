@@ -50,6 +50,14 @@ type ZooKeeper struct {
 	log       zerolog.Logger
 	closed    atomic.Bool
 	retries   atomic.Int64 // calls repeated after a lost connection or session
+	// fence is the epoch node's version after this store's BumpEpoch
+	// (-1 before): every write checks it in the same multi-op, so that
+	// once another RM has bumped the epoch this one can no longer write
+	// (ErrFenced), as YARN fences an old active out of its ZK store.
+	fence atomic.Int32
+	// bumping counts this store's epoch bumps in flight: a write whose
+	// check fails meanwhile may have met its own store's bump.
+	bumping atomic.Int32
 }
 
 var _ Store = (*ZooKeeper)(nil)
@@ -94,6 +102,7 @@ func OpenZooKeeper(cfg Config) (*ZooKeeper, error) {
 		maxBuffer: cfg.ZKMaxBuffer,
 		log:       cfg.Log,
 	}
+	s.fence.Store(-1) // no fencing until this store bumps the epoch
 	if s.maxBuffer <= 0 {
 		s.maxBuffer = DefaultMaxBuffer
 	}
@@ -392,6 +401,52 @@ func (s *ZooKeeper) multi(ctx context.Context, p string, ops ...any) error {
 	return err
 }
 
+// ErrFenced: another ResourceManager has bumped the store's epoch since
+// this one did: it is the active now, and this one may not write.
+var ErrFenced = errors.New("fenced: another ResourceManager has taken over the state store since this one opened it (its epoch moved on)")
+
+// write runs a write as one multi-op, after a check that the epoch node
+// still has the version this store's BumpEpoch left, once it has run: a
+// failed check is ErrFenced; the writes' own errors are returned as they
+// are, for the caller to tell apart.
+func (s *ZooKeeper) write(ctx context.Context, p string, ops ...any) error {
+	for range maxConflicts {
+		fence := s.fence.Load()
+		all := ops
+		if fence >= 0 {
+			all = append([]any{&zk.CheckVersionRequest{Path: s.path(epochNode), Version: fence}}, ops...)
+		}
+		resps, err := zkCall(ctx, s, "write", p, func() ([]zk.MultiResponse, error) {
+			return s.conn.Multi(all...)
+		})
+		if err != nil && fence >= 0 && len(resps) > 0 && (errors.Is(resps[0].Error, zk.ErrBadVersion) || errors.Is(resps[0].Error, zk.ErrNoNode)) {
+			if s.fence.Load() != fence || s.bumping.Load() > 0 {
+				// This store bumped the epoch meanwhile.
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			return fmt.Errorf("zookeeper store (%s): %s: %w", s.addrs, p, ErrFenced)
+		}
+		if err != nil {
+			// The failing write's own error, not the multi's.
+			for _, r := range resps[min(len(resps), boolInt(fence >= 0)):] {
+				if r.Error != nil && !errors.Is(r.Error, zk.ErrAPIError) && !errors.Is(r.Error, zk.ErrUnknown) {
+					return r.Error
+				}
+			}
+		}
+		return err
+	}
+	return fmt.Errorf("zookeeper store (%s): write %s: the epoch kept moving under us after %d tries", s.addrs, p, maxConflicts)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // maxConflicts bounds the read-and-write loops below against writers
 // that keep changing the same znode.
 const maxConflicts = 100
@@ -400,13 +455,20 @@ const maxConflicts = 100
 // servers' jute.maxbuffer: the server would drop the connection rather
 // than answer, and every retry would do the same.
 func (s *ZooKeeper) checkSize(what, p string, data []byte) error {
-	n := createRequestSize(p, data, s.acl)
+	n := s.writeRequestSize(p, data)
 	if n <= s.maxBuffer {
 		return nil
 	}
 	most := s.maxBuffer - (n - len(data))
 	return fmt.Errorf("zookeeper store (%s): %s: a %d-byte record makes a %d-byte request, over ZooKeeper's jute.maxbuffer of %d bytes (%s); at most %d bytes fit at %s: %w",
 		s.addrs, what, len(data), n, s.maxBuffer, KeyZKMaxBuffer, max(most, 0), p, ErrTooLarge)
+}
+
+// writeRequestSize is the length of the multi-op a put sends: the create,
+// the epoch check before it (once fencing is on) and the multi's headers
+// (type, done and error: 9 bytes each, one per op and one to end).
+func (s *ZooKeeper) writeRequestSize(p string, data []byte) int {
+	return createRequestSize(p, data, s.acl) + 9 + 9 + 9 + 4 + len(s.path(epochNode)) + 4
 }
 
 // createRequestSize is the length ZooKeeper checks against jute.maxbuffer
@@ -438,13 +500,13 @@ func (s *ZooKeeper) put(ctx context.Context, what, p string, data []byte) error 
 			return err
 		}
 		if !ok {
-			err = s.create(ctx, p, data)
+			err = s.write(ctx, p, &zk.CreateRequest{Path: p, Data: data, Acl: s.acl})
 			if err == nil || !errors.Is(err, zk.ErrNodeExists) {
 				return err
 			}
 			continue
 		}
-		err = s.set(ctx, p, data, stat.Version)
+		err = s.write(ctx, p, &zk.SetDataRequest{Path: p, Data: data, Version: stat.Version})
 		if err == nil || !(errors.Is(err, zk.ErrBadVersion) || errors.Is(err, zk.ErrNoNode)) {
 			return err
 		}
@@ -501,7 +563,7 @@ func (s *ZooKeeper) RemoveApp(ctx context.Context, appID string) error {
 			ops = append(ops, &zk.DeleteRequest{Path: path.Join(p, k), Version: -1})
 		}
 		ops = append(ops, &zk.DeleteRequest{Path: p, Version: -1})
-		err = s.multi(ctx, p, ops...)
+		err = s.write(ctx, p, ops...)
 		// NoNode: removed meanwhile (or by our own earlier try, whose
 		// reply was lost); NotEmpty: an attempt was added. Look again.
 		if err == nil || !(errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNotEmpty)) {
@@ -528,7 +590,7 @@ func (s *ZooKeeper) RemoveSecret(ctx context.Context, name string) error {
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
 	p := s.path(secretRoot, name)
-	err := s.delete(ctx, p)
+	err := s.write(ctx, p, &zk.DeleteRequest{Path: p, Version: -1})
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil
 	}
@@ -540,12 +602,15 @@ func (s *ZooKeeper) RemoveSecret(ctx context.Context, name string) error {
 func (s *ZooKeeper) BumpEpoch(ctx context.Context) (int64, error) {
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
+	s.bumping.Add(1)
+	defer s.bumping.Add(-1)
 	p := s.path(epochNode)
 	for range maxConflicts {
 		data, stat, err := s.get(ctx, p)
 		if errors.Is(err, zk.ErrNoNode) {
 			err = s.create(ctx, p, epochBytes(1))
 			if err == nil {
+				s.fence.Store(0)
 				return 1, nil
 			}
 			if errors.Is(err, zk.ErrNodeExists) {
@@ -561,6 +626,7 @@ func (s *ZooKeeper) BumpEpoch(ctx context.Context) (int64, error) {
 		}
 		err = s.set(ctx, p, epochBytes(n+1), stat.Version)
 		if err == nil {
+			s.fence.Store(stat.Version + 1)
 			return n + 1, nil
 		}
 		if !errors.Is(err, zk.ErrBadVersion) && !errors.Is(err, zk.ErrNoNode) {

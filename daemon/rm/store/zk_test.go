@@ -226,7 +226,7 @@ func TestZKRecordSize(t *testing.T) {
 	ctx := context.Background()
 	s := openZK(t, zkTestConfig(t))
 	const app = "application_1_0001"
-	most := DefaultMaxBuffer - createRequestSize(s.path(appRoot, app), nil, s.acl)
+	most := DefaultMaxBuffer - s.writeRequestSize(s.path(appRoot, app), nil)
 	check(t, "put the largest record", s.PutApp(ctx, app, make([]byte, most)))
 	check(t, "replace it", s.PutApp(ctx, app, make([]byte, most)))
 	err := s.PutApp(ctx, app, make([]byte, most+1))
@@ -571,4 +571,43 @@ func (p *zkProxy) thaw() {
 		p.frozen = false
 		close(p.thawed)
 	}
+}
+
+// TestZKFencing: once a second RM's store has bumped the epoch, the
+// first one's writes of every kind fail with ErrFenced and change
+// nothing; the second one's go through.
+func TestZKFencing(t *testing.T) {
+	ctx := context.Background()
+	cfg := zkTestConfig(t)
+	old := openZK(t, cfg)
+	if _, err := old.BumpEpoch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check(t, "old active writes", old.PutApp(ctx, "application_1_0001", []byte("v1")))
+	check(t, "old active writes a secret", old.PutSecret(ctx, "k", []byte("s1")))
+	cur := openZK(t, cfg)
+	if _, err := cur.BumpEpoch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for what, err := range map[string]error{
+		"put app":       old.PutApp(ctx, "application_1_0001", []byte("v2")),
+		"new app":       old.PutApp(ctx, "application_1_0002", []byte("v2")),
+		"put attempt":   old.PutAttempt(ctx, "application_1_0001", "appattempt_1_0001_000001", []byte("a")),
+		"remove app":    old.RemoveApp(ctx, "application_1_0001"),
+		"put secret":    old.PutSecret(ctx, "k", []byte("s2")),
+		"remove secret": old.RemoveSecret(ctx, "k"),
+	} {
+		if !errors.Is(err, ErrFenced) {
+			t.Errorf("the fenced store's %s: %v, want ErrFenced", what, err)
+		}
+	}
+	st, err := cur.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := st.Apps["application_1_0001"]; string(a.Data) != "v1" || len(st.Apps) != 1 || string(st.Secrets["k"]) != "s1" {
+		t.Errorf("the fenced writes changed the store: %+v", st)
+	}
+	check(t, "the new active writes", cur.PutApp(ctx, "application_1_0001", []byte("v3")))
+	check(t, "and removes", cur.RemoveSecret(ctx, "k"))
 }
