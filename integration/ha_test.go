@@ -141,6 +141,15 @@ func TestRMFailover(t *testing.T) {
 		t.Errorf("the standby answered %d, Location %q; want 307 to rm1", resp.StatusCode, loc)
 	}
 
+	// Its RPC ports answer StandbyException, on which Hadoop's failover
+	// proxies move on.
+	plain := rpc.NewClient(h.addrs["rm2"]["address"], rpc.ClientOptions{User: "tester", Retries: -1})
+	defer plain.Close()
+	_, err = rpc.ApplicationClient{C: plain}.GetClusterMetrics(context.Background(), &pb.GetClusterMetricsRequestProto{})
+	if !rpc.IsClass(err, rpc.ClassStandby) {
+		t.Errorf("the standby's client port answered %v, want StandbyException", err)
+	}
+
 	marker := filepath.Join(h.dir, "ran")
 	id := h.submit(t, "survives-failover", fmt.Sprintf("echo run >> %s; sleep 6", marker))
 	h.waitFor(t, "the AM container to run", func() bool { _, err := os.Stat(marker); return err == nil })

@@ -90,6 +90,10 @@ func CallFromContext(ctx context.Context) (*CallInfo, bool) {
 // ServerOptions bound what a server accepts. Zero values take the
 // defaults.
 type ServerOptions struct {
+	// Standby, when set, answers every call of every protocol with this
+	// error instead of running it: an HA standby's StandbyException, on
+	// which Hadoop's failover proxies move to the next server.
+	Standby *RemoteError
 	// MaxFrame is the largest frame accepted (ipc.maximum.data.length,
 	// 64 MB).
 	MaxFrame int
@@ -966,6 +970,10 @@ func (c *serverConn) call(h *requestHeader, rest []byte) error {
 	}
 	if err != nil {
 		return c.fatalCall(id, h.clientID, fatal(FatalInvalidHeader, ClassIPC, "unparseable RequestHeaderProto: %v", err))
+	}
+	if sb := c.s.opts.Standby; sb != nil {
+		c.reply(c.errorFrame(id, h.clientID, retry, sb), false)
+		return nil
 	}
 	p, ok := c.s.protocols[string(protocol)]
 	if !ok {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
+
+	"github.com/loomrm/loom/rpc"
 )
 
 // RM high availability, as YARN's ActiveStandbyElector runs it: every RM
@@ -23,10 +25,10 @@ import (
 // active's ZooKeeper session ends (it died, or lost ZooKeeper). A new
 // active recovers the apps from the shared ZooKeeper state store, as
 // after a restart: NodeManagers register again with their running
-// containers and AMs register again and keep theirs. A standby keeps the
-// RPC ports closed, as YARN's standby does for its active services, so
-// clients fail over to the next rm-id; its web port says it is standby
-// and sends REST callers to the active.
+// containers and AMs register again and keep theirs. A standby answers
+// every RPC with StandbyException, so that clients fail over to the next
+// rm-id; its web port says it is standby and sends REST callers to the
+// active.
 //
 // An RM that loses its session stops being active at once, before
 // another can take the lock (which needs that session to expire). And an
@@ -170,12 +172,16 @@ func ensurePath(conn *zk.Conn, p string) error {
 // standby does (307, so that a POST stays a POST), or is a 503 when no
 // RM is active.
 type standbyWeb struct {
-	srv *http.Server
+	srv  *http.Server
+	rpcs []*rpc.Server
 }
 
 func (s *standbyWeb) Close() {
 	if s.srv != nil {
 		s.srv.Close()
+	}
+	for _, r := range s.rpcs {
+		r.Close()
 	}
 }
 
@@ -203,6 +209,22 @@ func serveStandby(cfg Config, conn *zk.Conn, lock string, log zerolog.Logger) (*
 	})
 	s := &standbyWeb{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
 	go s.srv.Serve(ln)
+	// The RPC ports answer every call with StandbyException, on which
+	// Hadoop's failover proxies (and Loom's clients) try the next RM.
+	sb := &rpc.RemoteError{Class: rpc.ClassStandby,
+		Message: fmt.Sprintf("Operation category is not supported in state standby: this is standby ResourceManager %s", cfg.HA.ID)}
+	for _, addr := range []string{cfg.ClientAddr, cfg.SchedulerAddr, cfg.TrackerAddr} {
+		l, err := listenRetry(addr)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("standby: %s: %w", addr, err)
+		}
+		opts := cfg.RPC
+		opts.Standby = sb
+		srv := rpc.NewServer(opts)
+		go srv.Serve(l)
+		s.rpcs = append(s.rpcs, srv)
+	}
 	log.Debug().Str("addr", ln.Addr().String()).Msg("standby web port")
 	return s, nil
 }
