@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -150,6 +151,17 @@ func TestRMFailover(t *testing.T) {
 		t.Errorf("the standby's client port answered %v, want StandbyException", err)
 	}
 
+	haadmin := func(args ...string) (string, error) {
+		out, err := exec.Command(loomBin, append(append([]string{"haadmin"}, h.args...), args...)...).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	if out, err := haadmin("-getAllServiceState"); err != nil || !strings.Contains(out, "rm1  active") || !strings.Contains(out, "rm2  standby") {
+		t.Errorf("haadmin -getAllServiceState: %v\n%s", err, out)
+	}
+	if out, err := haadmin("-transitionToStandby", "rm1"); err == nil || !strings.Contains(out, "Refusing to manually manage HA state") {
+		t.Errorf("haadmin -transitionToStandby: %v\n%s", err, out)
+	}
+
 	marker := filepath.Join(h.dir, "ran")
 	id := h.submit(t, "survives-failover", fmt.Sprintf("echo run >> %s; sleep 6", marker))
 	h.waitFor(t, "the AM container to run", func() bool { _, err := os.Stat(marker); return err == nil })
@@ -162,6 +174,9 @@ func TestRMFailover(t *testing.T) {
 	t.Logf("failover: rm2 active %v after rm1 was killed", failover.Round(10*time.Millisecond))
 	if failover > 10*time.Second {
 		t.Errorf("failover took %v, want within 10 s", failover)
+	}
+	if out, err := haadmin("-getServiceState", "rm2"); err != nil || out != "active" {
+		t.Errorf("haadmin -getServiceState rm2 after the failover: %v %q", err, out)
 	}
 	rep := h.waitState(t, id, pb.YarnApplicationStateProto_FINISHED)
 	if rep.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
