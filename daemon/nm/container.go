@@ -235,17 +235,7 @@ func (n *NodeManager) relaunchLocked(c *container, launch *pb.ContainerLaunchCon
 		return rpc.Errorf(rpc.ClassYarnException, "Container %s is not in RUNNING state: it cannot be re-initialized or restarted", c.idStr)
 	}
 	c.launch, c.relaunch = launch, true
-	pid, exited, delay := c.pid, c.exited, n.cfg.KillDelay
-	_ = syscall.Kill(-pid, syscall.SIGTERM)
-	go func() {
-		t := time.NewTimer(delay)
-		defer t.Stop()
-		select {
-		case <-exited:
-		case <-t.C:
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-		}
-	}()
+	n.terminate(c.pid, c.exited)
 	return nil
 }
 
@@ -280,8 +270,15 @@ func (n *NodeManager) killLocked(c *container, status int32, diag string) {
 	if c.state != stateRunning || c.pid <= 0 {
 		return
 	}
-	pid, exited, delay := c.pid, c.exited, n.cfg.KillDelay
 	n.log.Info().Str("container", c.idStr).Int32("exit_status", status).Msg("killing container")
+	n.terminate(c.pid, c.exited)
+}
+
+// terminate sends a process group SIGTERM, and SIGKILL after the kill
+// delay (yarn.nodemanager.sleep-delay-before-sigkill.ms) unless it has
+// exited by then.
+func (n *NodeManager) terminate(pid int, exited <-chan struct{}) {
+	delay := n.cfg.KillDelay
 	_ = syscall.Kill(-pid, syscall.SIGTERM)
 	go func() {
 		t := time.NewTimer(delay)

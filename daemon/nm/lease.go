@@ -255,18 +255,8 @@ func (n *NodeManager) stopExecutorLocked(x *appExecutor, status int32, diag stri
 	if x.pid == 0 {
 		return // runExecutor sees stopping before it starts the process
 	}
-	pid, exited, delay := x.pid, x.exited, n.cfg.KillDelay
-	n.log.Info().Str("app", x.app.idStr).Int("pid", pid).Int32("exit_status", status).Msg("killing executor")
-	_ = syscall.Kill(-pid, syscall.SIGTERM)
-	go func() {
-		t := time.NewTimer(delay)
-		defer t.Stop()
-		select {
-		case <-exited:
-		case <-t.C:
-			_ = syscall.Kill(-pid, syscall.SIGKILL)
-		}
-	}()
+	n.log.Info().Str("app", x.app.idStr).Int("pid", x.pid).Int32("exit_status", status).Msg("killing executor")
+	n.terminate(x.pid, x.exited)
 }
 
 // runLease hands a lease container to its app's executor once the
