@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/rs/zerolog"
 
+	"github.com/loomrm/loom/daemon/rm/store"
 	"github.com/loomrm/loom/rpc"
 )
 
@@ -57,11 +58,18 @@ type activeInfo struct {
 func RunHA(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	h := cfg.HA
 	log = log.With().Str("rm_id", h.ID).Logger()
+	acl, addAuth, err := store.ZKSecurity(cfg.Store)
+	if err != nil {
+		return fmt.Errorf("RM HA: %w", err)
+	}
 	conn, events, err := zk.Connect(cfg.Store.ZKAddresses, haSession, zk.WithLogger(haZKLogger{log}))
 	if err != nil {
 		return fmt.Errorf("RM HA: cannot reach ZooKeeper %v: %v", cfg.Store.ZKAddresses, err)
 	}
 	defer conn.Close()
+	if err := addAuth(conn); err != nil {
+		return fmt.Errorf("RM HA: ZooKeeper: %w", err)
+	}
 	lost := make(chan struct{}, 1)
 	go func() {
 		for ev := range events {
@@ -75,7 +83,7 @@ func RunHA(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	}()
 	dir := path.Join(h.BasePath, h.ClusterID)
 	lock, crumb := path.Join(dir, lockNode), path.Join(dir, crumbNode)
-	if err := ensurePath(conn, dir); err != nil {
+	if err := ensurePath(conn, dir, acl); err != nil {
 		return fmt.Errorf("RM HA: cannot make %s in ZooKeeper: %v", dir, err)
 	}
 	me, _ := json.Marshal(activeInfo{ClusterID: h.ClusterID, ID: h.ID, Web: h.Web[h.ID]})
@@ -88,12 +96,18 @@ func RunHA(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		won := false
 		for !won && ctx.Err() == nil {
 			drain(lost)
-			_, err := conn.Create(lock, me, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+			_, err := conn.Create(lock, me, zk.FlagEphemeral, acl)
 			switch {
 			case err == nil:
 				won = true
 			case errors.Is(err, zk.ErrNodeExists):
-				ok, _, ch, err := conn.ExistsW(lock)
+				ok, st, ch, err := conn.ExistsW(lock)
+				if err == nil && ok && st.EphemeralOwner == conn.SessionID() {
+					// Our own lock, left when we stepped down on a
+					// disconnection that the session outlived.
+					won = true
+					break
+				}
 				if err == nil && ok {
 					select {
 					case <-ch:
@@ -118,7 +132,7 @@ func RunHA(ctx context.Context, cfg Config, log zerolog.Logger) error {
 			json.Unmarshal(b, &was)
 		}
 		if _, err := conn.Set(crumb, me, -1); errors.Is(err, zk.ErrNoNode) {
-			conn.Create(crumb, me, 0, zk.WorldACL(zk.PermAll))
+			conn.Create(crumb, me, 0, acl)
 		}
 		t0 := time.Now()
 		log.Info().Str("was", was.ID).Msg("elected active: recovering the cluster's state")
@@ -156,11 +170,11 @@ func drain(ch chan struct{}) {
 }
 
 // ensurePath makes a znode path and its parents.
-func ensurePath(conn *zk.Conn, p string) error {
+func ensurePath(conn *zk.Conn, p string, acl []zk.ACL) error {
 	cur := ""
 	for _, part := range strings.Split(strings.Trim(p, "/"), "/") {
 		cur += "/" + part
-		if _, err := conn.Create(cur, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, err := conn.Create(cur, nil, 0, acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return err
 		}
 	}

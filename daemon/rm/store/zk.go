@@ -62,6 +62,33 @@ type ZooKeeper struct {
 
 var _ Store = (*ZooKeeper)(nil)
 
+// ZKSecurity is the store's ZooKeeper ACL (loom.store.zk-acl /
+// hadoop.zk.acl) and a function that adds its credentials
+// (loom.store.zk-auth / hadoop.zk.auth) to a session, for other znodes the
+// RM keeps beside its state: RM HA's election lock.
+func ZKSecurity(cfg Config) ([]zk.ACL, func(*zk.Conn) error, error) {
+	aclText := cfg.ZKACL
+	if aclText == "" {
+		aclText = DefaultZKACL
+	}
+	acl, err := parseACL(aclText)
+	if err != nil {
+		return nil, nil, configErrorf(KeyZKACL, "%v", err)
+	}
+	auths, err := parseAuth(cfg.ZKAuth)
+	if err != nil {
+		return nil, nil, configErrorf(KeyZKAuth, "%v", err)
+	}
+	return acl, func(c *zk.Conn) error {
+		for _, a := range auths {
+			if err := c.AddAuth(a.scheme, a.auth); err != nil {
+				return fmt.Errorf("%s credentials (%s): %w", a.scheme, KeyZKAuth, err)
+			}
+		}
+		return nil
+	}, nil
+}
+
 // goZKBuffer is the largest request go-zookeeper can encode (its send
 // buffer, less the length prefix).
 const goZKBuffer = 1536*1024 - 4
