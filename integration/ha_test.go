@@ -38,6 +38,7 @@ type haCluster struct {
 	*cluster
 	ids    []string
 	rms    map[string]*proc
+	all    []*proc // every RM process started, killed ones too
 	addrs  map[string]map[string]string // by rm-id, then address key
 	args   []string                     // the HA keys every daemon takes
 	rmArgs []string
@@ -96,6 +97,7 @@ func startHA(t *testing.T, n, m int) *haCluster {
 
 func (h *haCluster) startRM(t *testing.T, id string) {
 	h.rms[id] = start(t, id, append(h.rmArgs, "--ha-id", id)...)
+	h.all = append(h.all, h.rms[id])
 }
 
 // haState is what an RM's web port says it is: ACTIVE, STANDBY, or ""
@@ -233,4 +235,16 @@ func TestRMFailoverUnderLoad(t *testing.T) {
 		}
 	}
 	checkEveryTaskOnce(t, h.cluster, apps)
+	// No RM took a node or a container for lost, and no attempt failed
+	// (read once they have stopped writing).
+	for _, p := range h.all {
+		p.stop()
+	}
+	for _, p := range h.all {
+		for _, bad := range []string{"node LOST", "Container lost", "attempt failed"} {
+			if strings.Contains(p.out.String(), bad) {
+				t.Errorf("%s logged %q", p.name, bad)
+			}
+		}
+	}
 }
