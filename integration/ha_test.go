@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,7 @@ type haCluster struct {
 
 // startHA starts n RMs (rm1 first, so that it is the first active) and
 // m NMs, and a client that fails over across the RMs.
-func startHA(t *testing.T, n, m int) *haCluster {
+func startHA(t *testing.T, n, m int, extra ...string) *haCluster {
 	t.Helper()
 	zk := testZK(t)
 	dir := t.TempDir()
@@ -67,9 +68,21 @@ func startHA(t *testing.T, n, m int) *haCluster {
 		"-D", "yarn.resourcemanager.cluster-id=loom-test", "-D", "yarn.resourcemanager.recovery.enabled=true",
 		"-D", "loom.store.kind=zookeeper", "-D", "loom.store.zk-address="+zk, "-D", "loom.store.zk-root="+root+"/store",
 		"-D", "yarn.resourcemanager.ha.automatic-failover.zk-base-path="+root+"/election")
+	h.args = append(h.args, extra...)
+	manual := slices.Contains(extra, "yarn.resourcemanager.ha.automatic-failover.enabled=false")
 	h.rmArgs = append([]string{"rm", "-D", "loom.history.dir=" + h.history, "-D", "loom.heartbeat.interval-ms=100",
 		"-D", "yarn.nm.liveness-monitor.expiry-interval-ms=30000", "-D", "yarn.scheduler.minimum-allocation-mb=64"}, h.args...)
 	h.startRM(t, "rm1")
+	if manual {
+		// Every RM starts standby; the test makes one active.
+		for _, id := range h.ids[1:] {
+			h.startRM(t, id)
+		}
+		for _, id := range h.ids {
+			h.waitFor(t, id+" to be standby", func() bool { return h.haState(id) == "STANDBY" })
+		}
+		return h
+	}
 	h.waitWithin(t, 30*time.Second, "rm1 to be active", func() bool { return h.haState("rm1") == "ACTIVE" })
 	for _, id := range h.ids[1:] {
 		h.startRM(t, id)
@@ -246,5 +259,41 @@ func TestRMFailoverUnderLoad(t *testing.T) {
 				t.Errorf("%s logged %q", p.name, bad)
 			}
 		}
+	}
+}
+
+// TestRMManualFailover: with automatic failover off, both RMs start
+// standby; `loom haadmin -transitionToActive` makes one active, a second
+// one is refused while the first is, -transitionToStandby steps the first
+// down, and then the second can be made active. Without the admin
+// credential nothing changes.
+func TestRMManualFailover(t *testing.T) {
+	h := startHA(t, 2, 0, "-D", "yarn.resourcemanager.ha.automatic-failover.enabled=false", "-D", "loom.admin.secret=s3cret")
+	haadmin := func(args ...string) (string, error) {
+		out, err := exec.Command(loomBin, append(append([]string{"haadmin"}, h.args...), args...)...).CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	wrongKey := append(slices.Clone(h.args), "-D", "loom.admin.secret=guess")
+	if out, err := exec.Command(loomBin, append(append([]string{"haadmin"}, wrongKey...), "-transitionToActive", "rm1")...).CombinedOutput(); err == nil ||
+		!strings.Contains(string(out), "admin credential") {
+		t.Errorf("a wrong credential: %v\n%s", err, out)
+	}
+	if out, err := haadmin("-transitionToActive", "rm1"); err != nil {
+		t.Fatalf("rm1 to active: %v\n%s", err, out)
+	}
+	h.waitFor(t, "rm1 to be active", func() bool { return h.haState("rm1") == "ACTIVE" })
+	if out, err := haadmin("-transitionToActive", "rm2"); err == nil || !strings.Contains(out, "rm1 is active") {
+		t.Errorf("rm2 to active while rm1 is: %v\n%s", err, out)
+	}
+	if out, err := haadmin("-transitionToStandby", "rm1"); err != nil {
+		t.Fatalf("rm1 to standby: %v\n%s", err, out)
+	}
+	h.waitFor(t, "rm1 to be standby", func() bool { return h.haState("rm1") == "STANDBY" })
+	if out, err := haadmin("-transitionToActive", "rm2"); err != nil {
+		t.Fatalf("rm2 to active: %v\n%s", err, out)
+	}
+	h.waitFor(t, "rm2 to be active", func() bool { return h.haState("rm2") == "ACTIVE" })
+	if out, err := haadmin("-getAllServiceState"); err != nil || !strings.Contains(out, "rm1  standby") || !strings.Contains(out, "rm2  active") {
+		t.Errorf("after the manual failover: %v\n%s", err, out)
 	}
 }

@@ -57,8 +57,22 @@ func haadminCommand() *cobra.Command {
 			out := cmd.OutOrStdout()
 			switch {
 			case toActive || toStandby:
-				return errors.New("Refusing to manually manage HA state, since it may cause a split-brain scenario or other incorrect state. " +
-					"Loom's RMs elect the active one through ZooKeeper (automatic failover): stop the active RM to make another one active")
+				auto, err := c.Bool("yarn.resourcemanager.ha.automatic-failover.enabled")
+				if err != nil {
+					return err
+				}
+				if auto {
+					return errors.New("Refusing to manually manage HA state, since it may cause a split-brain scenario or other incorrect state. " +
+						"Loom's RMs elect the active one through ZooKeeper (yarn.resourcemanager.ha.automatic-failover.enabled): stop the active RM to make another one active")
+				}
+				if len(rest) != 1 {
+					return errors.New("-transitionToActive and -transitionToStandby take one rm-id")
+				}
+				target := "active"
+				if toStandby {
+					target = "standby"
+				}
+				return transition(c, rest[0], target)
 			case all:
 				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 				for _, id := range ids {
@@ -123,4 +137,36 @@ func serviceState(c *hadoopconf.Conf, id string) (string, error) {
 		return "", fmt.Errorf("%s at %s: not a ResourceManager's answer: %.100s", id, web, b)
 	}
 	return strings.ToLower(ci.ClusterInfo.HAState), nil
+}
+
+// transition asks an RM, through its web port and with the admin
+// credential (loom.admin.secret), to become active or standby (manual
+// failover).
+func transition(c *hadoopconf.Conf, id, state string) error {
+	secret, err := c.String("loom.admin.secret")
+	if err != nil || secret == "" {
+		return errors.New("manual transitions need the admin credential: set loom.admin.secret (as on the RMs)")
+	}
+	web, err := c.RMAddrOf("yarn.resourcemanager.webapp.address", id)
+	if err != nil {
+		return err
+	}
+	web = strings.Replace(web, "0.0.0.0:", "127.0.0.1:", 1)
+	req, err := http.NewRequest(http.MethodPut, "http://"+web+"/ws/v1/loom/ha/state", strings.NewReader(`{"state":"`+state+`"}`))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+secret)
+	hc := http.Client{Timeout: 30 * time.Second}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s at %s: %v", id, web, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s refused to become %s: %s", id, state, strings.TrimSpace(string(b)))
+	}
+	return nil
 }

@@ -235,3 +235,27 @@ func getRecordedWorkload(c *call) error {
 	_, err := c.w.Write(buf.Bytes())
 	return err
 }
+
+// setHAState is an admin's request to change this RM's HA state,
+// {"state": "standby"} on an active RM (loom haadmin
+// -transitionToStandby): the admin credential, as for P(Altruism).
+func setHAState(c *call) error {
+	if err := c.checkAdmin(); err != nil {
+		return err
+	}
+	var body struct {
+		State string `json:"state"`
+	}
+	if err := readBody(c, &body); err != nil {
+		return err
+	}
+	if c.s.cfg.HATransition == nil {
+		return badRequest("this ResourceManager is not one of an HA cluster (yarn.resourcemanager.ha.enabled)")
+	}
+	if err := c.s.cfg.HATransition(strings.ToLower(strings.TrimSpace(body.State))); err != nil {
+		return badRequest("%v", err)
+	}
+	c.s.cfg.Log.Warn().Str("state", body.State).Str("remote", remoteIP(c.r)).Msg("HA state change asked by an admin")
+	c.w.WriteHeader(http.StatusOK)
+	return nil
+}

@@ -77,6 +77,7 @@ var routes = []route{
 	{"getAppLogFile", http.MethodGet, "/ws/v1/loom/apps/{appid}/logs/{containerid}/{file}", getAppLogFile},
 	{"getRecordedWorkload", http.MethodGet, "/ws/v1/loom/history/workload", getRecordedWorkload},
 	{"getWhatIf", http.MethodGet, "/ws/v1/loom/whatif", getWhatIf},
+	{"setHAState", http.MethodPut, "/ws/v1/loom/ha/state", setHAState},
 
 	// Prometheus.
 	{"metrics", http.MethodGet, "/metrics", serveMetrics},

@@ -41,6 +41,9 @@ type Config struct {
 	// Logs is where apps' logs are aggregated, for the app pages; nil
 	// when aggregation is off.
 	Logs *LogsConfig
+	// HATransition changes this RM's HA state on an admin's request
+	// (PUT /ws/v1/loom/ha/state); nil outside an HA cluster.
+	HATransition func(state string) error
 }
 
 // defaultUser is Hadoop's static web user, the caller when a request

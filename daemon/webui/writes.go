@@ -12,7 +12,7 @@ const RESTWritesKey = "loom.webapp.rest-write.enabled"
 // ownCheck names the routes that change state under a check of their
 // own rather than RESTWritesKey: P(Altruism) asks for the admin
 // credential (loom.admin.secret) whatever the key says.
-var ownCheck = map[string]bool{"setAltruism": true}
+var ownCheck = map[string]bool{"setAltruism": true, "setHAState": true}
 
 // writes reports whether a route changes state: every route but a GET
 // does.

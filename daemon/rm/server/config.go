@@ -26,6 +26,7 @@ import (
 // Defaults are YARN's, for the keys Loom reads, and Loom's own.
 var Defaults = map[string]string{
 	"yarn.resourcemanager.ha.automatic-failover.zk-base-path": "/yarn-leader-election",
+	"yarn.resourcemanager.ha.automatic-failover.enabled":      "true",
 	keyReservations:                                                      "false",
 	keyReservableShare:                                                   "0.8",
 	logagg.KeyRemoteDir:                                                  logagg.DefaultRemoteDir,
@@ -168,6 +169,9 @@ type Config struct {
 	// HA is RM high availability (yarn.resourcemanager.ha.*): this RM's
 	// id among the rm-ids, elected active through ZooKeeper (ha.go).
 	HA HAConfig
+	// HATransition, set by RunHA, takes an admin's request to change this
+	// RM's HA state (PUT /ws/v1/loom/ha/state).
+	HATransition func(state string) error
 	// Recovery keeps apps and attempts in Store and recovers them on a
 	// restart (yarn.resourcemanager.recovery.enabled).
 	Recovery bool

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,13 +89,56 @@ func RunHA(ctx context.Context, cfg Config, log zerolog.Logger) error {
 		return fmt.Errorf("RM HA: cannot make %s in ZooKeeper: %v", dir, err)
 	}
 	me, _ := json.Marshal(activeInfo{ClusterID: h.ClusterID, ID: h.ID, Web: h.Web[h.ID]})
+	// Manual mode: an admin's transitionToActive takes the lock (the
+	// standby's web port) and says so here; transitionToStandby on the
+	// active says so on stepDown.
+	manualWon, stepDown := make(chan struct{}, 1), make(chan struct{}, 1)
+	cfg.HATransition = func(state string) error {
+		switch {
+		case h.Automatic:
+			return errors.New(refuseManual)
+		case state == "standby":
+			select {
+			case stepDown <- struct{}{}:
+			default:
+			}
+			return nil
+		case state == "active":
+			return fmt.Errorf("ResourceManager %s is active already", h.ID)
+		}
+		return fmt.Errorf("unknown HA state %q: want active or standby", state)
+	}
+	take := func() error {
+		if _, err := conn.Create(lock, me, zk.FlagEphemeral, acl); err != nil {
+			var act activeInfo
+			if b, _, gerr := conn.Get(lock); errors.Is(err, zk.ErrNodeExists) && gerr == nil && json.Unmarshal(b, &act) == nil {
+				return fmt.Errorf("ResourceManager %s is active: make it standby first", act.ID)
+			}
+			return fmt.Errorf("cannot take the HA lock %s: %v", lock, err)
+		}
+		select {
+		case manualWon <- struct{}{}:
+		default:
+		}
+		return nil
+	}
 	for ctx.Err() == nil {
-		sb, err := serveStandby(cfg, conn, lock, log)
+		sb, err := serveStandby(cfg, conn, lock, take, log)
 		if err != nil {
 			return err
 		}
-		log.Info().Str("lock", lock).Msg("standby: waiting to be elected")
 		won := false
+		if !h.Automatic {
+			log.Info().Msg("standby: waiting for an admin to make this RM active (loom haadmin -transitionToActive " + h.ID + ")")
+			drain(manualWon)
+			select {
+			case <-manualWon:
+				won = true
+			case <-ctx.Done():
+			}
+		} else {
+			log.Info().Str("lock", lock).Msg("standby: waiting to be elected")
+		}
 		for !won && ctx.Err() == nil {
 			drain(lost)
 			_, err := conn.Create(lock, me, zk.FlagEphemeral, acl)
@@ -153,6 +198,8 @@ func RunHA(ctx context.Context, cfg Config, log zerolog.Logger) error {
 			log.Warn().Msg("lost ZooKeeper: no longer active")
 		case <-r.Fenced():
 			log.Warn().Msg("fenced out of the state store: no longer active")
+		case <-stepDown:
+			log.Warn().Msg("made standby by an admin")
 		}
 		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		r.Stop(stopCtx)
@@ -199,7 +246,12 @@ func (s *standbyWeb) Close() {
 	}
 }
 
-func serveStandby(cfg Config, conn *zk.Conn, lock string, log zerolog.Logger) (*standbyWeb, error) {
+// refuseManual is YARN's refusal of a manual transition under automatic
+// failover.
+const refuseManual = "Refusing to manually manage HA state, since it may cause a split-brain scenario or other incorrect state: " +
+	"this cluster fails over automatically through ZooKeeper (yarn.resourcemanager.ha.automatic-failover.enabled); stop the active RM to make another one active"
+
+func serveStandby(cfg Config, conn *zk.Conn, lock string, take func() error, log zerolog.Logger) (*standbyWeb, error) {
 	ln, err := listenRetry(cfg.WebAddr)
 	if err != nil {
 		return nil, fmt.Errorf("web address %s (yarn.resourcemanager.webapp.address): %w", cfg.WebAddr, err)
@@ -208,6 +260,36 @@ func serveStandby(cfg Config, conn *zk.Conn, lock string, log zerolog.Logger) (*
 	mux.HandleFunc("/ws/v1/cluster/info", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"clusterInfo":{"state":"STARTED","haState":"STANDBY","rmStateStoreName":"loom ZooKeeper state store","resourceManagerVersion":%q}}`, Version)
+	})
+	mux.HandleFunc("/ws/v1/loom/ha/state", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPut {
+			http.Error(w, "PUT {\"state\": \"active\"}", http.StatusMethodNotAllowed)
+			return
+		}
+		if !adminBearer(r, cfg.AdminSecret) {
+			http.Error(w, "the admin credential is missing or wrong: send Authorization: Bearer <loom.admin.secret>", http.StatusForbidden)
+			return
+		}
+		var body struct{ State string }
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1024)).Decode(&body); err != nil {
+			http.Error(w, "the body must be {\"state\": \"active\"}: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		var err error
+		switch st := strings.ToLower(strings.TrimSpace(body.State)); {
+		case cfg.HA.Automatic:
+			err = errors.New(refuseManual)
+		case st == "standby":
+		case st == "active":
+			err = take()
+		default:
+			err = fmt.Errorf("unknown HA state %q: want active or standby", body.State)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusConflict)
+			return
+		}
+		log.Warn().Str("state", body.State).Msg("HA state change asked by an admin")
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		var act activeInfo
@@ -262,4 +344,15 @@ type haZKLogger struct{ log zerolog.Logger }
 
 func (l haZKLogger) Printf(format string, args ...any) {
 	l.log.Debug().Msgf("zookeeper: "+format, args...)
+}
+
+// adminBearer says whether a request carries the admin credential
+// (loom.admin.secret) as a bearer token, compared in constant time.
+func adminBearer(r *http.Request, secret string) bool {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	if secret == "" || !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	got, want := sha256.Sum256([]byte(strings.TrimSpace(token))), sha256.Sum256([]byte(secret))
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }

@@ -19,6 +19,10 @@ type HAConfig struct {
 	// (yarn.resourcemanager.cluster-id); BasePath is where they go
 	// (yarn.resourcemanager.ha.automatic-failover.zk-base-path).
 	ClusterID, BasePath string
+	// Automatic is automatic failover through the ZooKeeper election
+	// (yarn.resourcemanager.ha.automatic-failover.enabled, true); off, the
+	// RMs start standby and an admin makes one active (loom haadmin).
+	Automatic bool
 	// Web is each RM's web address by id, for the standby's redirects;
 	// Schedulers each RM's scheduler address, for AMs to fail over.
 	Web, Schedulers map[string]string
@@ -46,6 +50,9 @@ func loadHA(c *hadoopconf.Conf) (HAConfig, error) {
 		return h, c.Errorf("yarn.resourcemanager.cluster-id", "RM HA needs a cluster id, the same on every RM")
 	}
 	if h.BasePath, err = c.String("yarn.resourcemanager.ha.automatic-failover.zk-base-path"); err != nil {
+		return h, err
+	}
+	if h.Automatic, err = c.Bool("yarn.resourcemanager.ha.automatic-failover.enabled"); err != nil {
 		return h, err
 	}
 	for _, key := range rmAddressKeys {

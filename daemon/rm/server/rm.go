@@ -415,7 +415,8 @@ func (r *RM) Start() error {
 	r.addrs["web"] = ln.Addr().String()
 	web := webui.New(webBackend{clientService{r}}, webui.Config{AdminSecret: r.cfg.AdminSecret, WhatIf: r.cfg.WhatIf,
 		Metrics: promhttp.HandlerFor(r.metrics.reg, promhttp.HandlerOpts{}), Log: r.log,
-		SchedulerLayout: r.cfg.SchedulerLayout, SchedulerConf: r.schedulerConf, Logs: r.cfg.Logs})
+		SchedulerLayout: r.cfg.SchedulerLayout, SchedulerConf: r.schedulerConf, Logs: r.cfg.Logs,
+		HATransition: r.cfg.HATransition})
 	r.web = serveWeb(ln, r.cfg.WebAuth.wrap(web, r.log), r.cfg.Web, r.log)
 	if r.cfg.WebAuth.kerberos() {
 		r.log.Info().Str("principal", r.cfg.WebAuth.principal+"@"+r.cfg.WebAuth.realm).Msg("the web port authenticates callers with Kerberos (SPNEGO)")
