@@ -39,7 +39,7 @@ type haCluster struct {
 	*cluster
 	ids    []string
 	rms    map[string]*proc
-	all    []*proc // every RM process started, killed ones too
+	all    []*proc                      // every RM process started, killed ones too
 	addrs  map[string]map[string]string // by rm-id, then address key
 	args   []string                     // the HA keys every daemon takes
 	rmArgs []string
