@@ -449,6 +449,9 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 		"yarn.resourcemanager.webapp.address":           "127.0.0.1:0",
 		"loom.heartbeat.interval-ms":                    strconv.FormatInt(opts.Heartbeat.Milliseconds(), 10),
 		"loom.history.dir":                              hist,
+		// The checks read every app's report at the end: the RM must not
+		// forget finished ones first (YARN's default keeps 1,000).
+		"yarn.resourcemanager.max-completed-applications": strconv.Itoa(max(1000, opts.Apps)),
 	} {
 		c.Set(k, v)
 	}
