@@ -277,6 +277,7 @@ A run of the defaults takes about 70 s.`,
 	f.IntVar(&o.Tasks, "tasks", o.Tasks, "tasks over all apps (spread 0.1x to 1.9x the mean per app)")
 	f.IntVar(&taskMS, "task-ms", int(o.TaskTime/time.Millisecond), "a task's mean run time in ms (each draws 0.5x to 1.5x)")
 	f.DurationVar(&o.Heartbeat, "heartbeat", o.Heartbeat, "the NMs' heartbeat interval (the RM's loom.heartbeat.interval-ms)")
+	f.DurationVar(&o.AsyncInterval, "async", 0, "schedule asynchronously, a pass every this long (loom.scheduler.async.interval-ms; 0: in each heartbeat)")
 	f.DurationVar(&o.AMInterval, "am-interval", o.AMInterval, "wait between an AM's allocate calls")
 	f.IntVar(&o.NodeVCores, "node-vcores", o.NodeVCores, "each NM's vcores (a task takes 1)")
 	f.IntVar(&o.NodeMB, "node-mb", o.NodeMB, "each NM's memory in MB (a task takes 1024)")

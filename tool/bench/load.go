@@ -60,6 +60,9 @@ type LoadOptions struct {
 	// Heartbeat is the NMs' heartbeat interval, set as the RM's
 	// (loom.heartbeat.interval-ms).
 	Heartbeat time.Duration
+	// AsyncInterval, when positive, has the RM schedule asynchronously
+	// (loom.scheduler.async.interval-ms).
+	AsyncInterval time.Duration
 	// AMInterval is the wait between an AM's allocate calls (Loom's DAG
 	// AM ticks at 100 ms).
 	AMInterval time.Duration
@@ -452,6 +455,7 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 		// The checks read every app's report at the end: the RM must not
 		// forget finished ones first (YARN's default keeps 1,000).
 		"yarn.resourcemanager.max-completed-applications": strconv.Itoa(max(1000, opts.Apps)),
+		"loom.scheduler.async.interval-ms":                strconv.FormatInt(opts.AsyncInterval.Milliseconds(), 10),
 	} {
 		c.Set(k, v)
 	}

@@ -25,6 +25,7 @@ import (
 
 // Defaults are YARN's, for the keys Loom reads, and Loom's own.
 var Defaults = map[string]string{
+	"loom.scheduler.async.interval-ms":                        "0",
 	"yarn.resourcemanager.ha.automatic-failover.zk-base-path": "/yarn-leader-election",
 	"yarn.resourcemanager.ha.automatic-failover.enabled":      "true",
 	keyReservations:                                                      "false",
@@ -126,6 +127,11 @@ type Config struct {
 	// (loom.reservation.max-share).
 	Reservations    bool
 	ReservableShare float64
+	// AsyncInterval, when positive, schedules asynchronously: a loop
+	// places asks on the nodes that heartbeated, every interval
+	// (loom.scheduler.async.interval-ms; 0, the default: in each
+	// heartbeat).
+	AsyncInterval time.Duration
 	// MaxAppPriority is the highest application priority
 	// (yarn.cluster.max-application-priority): higher ones are capped to
 	// it. Loom's policies do not order apps by priority.
@@ -333,6 +339,11 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		return cfg, c.Errorf("yarn.cluster.max-application-priority", "%d is not between 0 and %d", p, math.MaxInt32)
 	} else {
 		cfg.MaxAppPriority = int32(p)
+	}
+	if cfg.AsyncInterval, err = c.Millis("loom.scheduler.async.interval-ms"); err != nil {
+		return cfg, err
+	} else if cfg.AsyncInterval < 0 {
+		return cfg, c.Errorf("loom.scheduler.async.interval-ms", "%v must not be negative (0: schedule in each heartbeat)", cfg.AsyncInterval)
 	}
 	if cfg.Reservations, err = c.Bool(keyReservations); err != nil {
 		return cfg, err

@@ -90,6 +90,10 @@ type RM struct {
 	altChanges []webui.AltruismChange
 	// grants are the last grants, for the scheduler's activities.
 	grants []webui.Grant
+	// dirty are the nodes that heartbeated since the last asynchronous
+	// scheduling pass (async.go).
+	dirty    []rm.NodeID
+	dirtySet map[rm.NodeID]bool
 	// fenced is closed when the state store says another RM has taken
 	// over (store.ErrFenced): this one must stop being active.
 	fenced     chan struct{}
@@ -228,7 +232,8 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 		stop:         make(chan struct{}),
 		timeline:     timeline{apps: map[rm.AppID][]webui.AppSample{}},
 		altChanges:   []webui.AltruismChange{{UnixMs: now.UnixMilli(), P: cfg.PAltruism, Who: "config"}},
-		reservations: map[string]*resvRec{}, resvIssued: map[int64]bool{}, fenced: make(chan struct{})}
+		reservations: map[string]*resvRec{}, resvIssued: map[int64]bool{}, fenced: make(chan struct{}),
+		dirtySet: map[rm.NodeID]bool{}}
 	r.metrics = newMetrics(r)
 	if c := cfg.SchedulerClass; c != "" && !strings.HasSuffix(c, ".CapacityScheduler") && !strings.HasSuffix(c, ".FairScheduler") {
 		log.Warn().Str(keySchedulerClass, c).Msg("Loom schedules with loom.scheduler.policy whatever this names; " +
@@ -422,6 +427,10 @@ func (r *RM) Start() error {
 		r.log.Info().Str("principal", r.cfg.WebAuth.principal+"@"+r.cfg.WebAuth.realm).Msg("the web port authenticates callers with Kerberos (SPNEGO)")
 	}
 	r.log.Info().Str("role", "web").Str("addr", ln.Addr().String()).Msg("listening")
+	if r.cfg.AsyncInterval > 0 {
+		r.wg.Add(1)
+		go r.scheduleLoop()
+	}
 	r.wg.Add(2)
 	go r.monitor()
 	go r.sampler()

@@ -199,11 +199,17 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 			r.endContainer(cr.c.ID, cs.GetExitStatus(), cs.GetDiagnostics(), false)
 		}
 	}
-	t0 := time.Now()
-	if err := r.step(rm.Schedule{Nodes: []rm.NodeID{n.id}}); err != nil {
-		r.log.Error().Err(err).Str("node", n.key).Msg("scheduling pass failed")
+	if r.cfg.AsyncInterval > 0 {
+		// Asynchronous scheduling: the heartbeat only records the node's
+		// state; the scheduling loop places asks on it with the others.
+		r.markDirty(n.id)
+	} else {
+		t0 := time.Now()
+		if err := r.step(rm.Schedule{Nodes: []rm.NodeID{n.id}}); err != nil {
+			r.log.Error().Err(err).Str("node", n.key).Msg("scheduling pass failed")
+		}
+		r.metrics.observeDecision(time.Since(t0))
 	}
-	r.metrics.observeDecision(time.Since(t0))
 	n.respID = st.GetResponseId() + 1
 	resp := &pb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(n.respID), NodeAction: pb.NodeActionProto_NORMAL.Enum(),
 		ContainersToCleanup: n.cleanup, ApplicationsToCleanup: n.appsClean, ContainersToSignal: n.signals,
