@@ -239,7 +239,13 @@ type standbyWeb struct {
 
 func (s *standbyWeb) Close() {
 	if s.srv != nil {
-		s.srv.Close()
+		// Shutdown, not Close: the answer to the admin call that made
+		// this RM active is still being written.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if s.srv.Shutdown(ctx) != nil {
+			s.srv.Close()
+		}
+		cancel()
 	}
 	for _, r := range s.rpcs {
 		r.Close()
