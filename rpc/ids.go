@@ -77,3 +77,23 @@ func ParseAppID(s string) (*pb.ApplicationIdProto, error) {
 	}
 	return &pb.ApplicationIdProto{Id: proto.Int32(int32(app)), ClusterTimestamp: proto.Int64(ts)}, nil
 }
+
+// ReservationIDString is YARN's ReservationId.toString():
+// reservation_<cluster timestamp>_<id, 4 digits at least>.
+func ReservationIDString(id *pb.ReservationIdProto) string {
+	return fmt.Sprintf("reservation_%d_%04d", id.GetClusterTimestamp(), id.GetId())
+}
+
+// ParseReservationID reads reservation_<ts>_<id>.
+func ParseReservationID(s string) (*pb.ReservationIdProto, error) {
+	parts := strings.Split(strings.TrimSpace(s), "_")
+	if len(parts) != 3 || parts[0] != "reservation" {
+		return nil, fmt.Errorf("%q is not a reservation id (reservation_<cluster timestamp>_<number>)", s)
+	}
+	ts, err1 := strconv.ParseInt(parts[1], 10, 64)
+	n, err2 := strconv.ParseInt(parts[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("%q is not a reservation id (reservation_<cluster timestamp>_<number>)", s)
+	}
+	return &pb.ReservationIdProto{ClusterTimestamp: proto.Int64(ts), Id: proto.Int64(n)}, nil
+}

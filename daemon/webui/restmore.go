@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -113,28 +114,19 @@ func checkUserAccessToQueue(c *call) error {
 	if _, ok := mine[name]; !ok {
 		return notFound("queue %s does not exist", queue)
 	}
-	if !contains(mine[name], pb.QueueACLProto_QACL_ADMINISTER_QUEUE) {
+	if !slices.Contains(mine[name], pb.QueueACLProto_QACL_ADMINISTER_QUEUE) {
 		return forbidden("User=%s doesn't haven access to queue=%s so it cannot check ACLs for other users.", c.user(), queue)
 	}
 	theirs, err := has(c, user)
 	if err != nil {
 		return err
 	}
-	allowed := contains(theirs[name], pb.QueueACLProto(want))
+	allowed := slices.Contains(theirs[name], pb.QueueACLProto(want))
 	out := dao.QueueACLInfo{Allowed: allowed, User: user}
 	if !allowed {
 		out.Diagnostics = fmt.Sprintf("User=%s doesn't have access to queue=%s with acl-type=%s", user, queue, aclType)
 	}
 	return c.json(http.StatusOK, out)
-}
-
-func contains[T comparable](s []T, v T) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // delegationHeader carries the token to renew or cancel, as YARN's.
@@ -239,21 +231,6 @@ func reservationErr(err error) error {
 var reservationNumbers = map[string]bool{"arrival": true, "deadline": true, "reservation-request-interpreter": true,
 	"duration": true, "num-containers": true, "min-concurrency": true, "memory": true, "vCores": true}
 
-func parseReservationID(s string) (*pb.ReservationIdProto, error) {
-	rest, ok := strings.CutPrefix(strings.TrimSpace(s), "reservation_")
-	ts, seq, ok2 := strings.Cut(rest, "_")
-	t, err1 := strconv.ParseInt(ts, 10, 64)
-	n, err2 := strconv.ParseInt(seq, 10, 64)
-	if !ok || !ok2 || err1 != nil || err2 != nil {
-		return nil, badRequest("Invalid reservation id %q: want reservation_<cluster timestamp>_<number>", s)
-	}
-	return &pb.ReservationIdProto{ClusterTimestamp: proto.Int64(t), Id: proto.Int64(n)}, nil
-}
-
-func reservationName(id *pb.ReservationIdProto) string {
-	return fmt.Sprintf("reservation_%d_%04d", id.GetClusterTimestamp(), id.GetId())
-}
-
 // definitionProto turns the REST definition into the protocol's.
 func definitionProto(d *dao.ReservationDefinition) (*pb.ReservationDefinitionProto, error) {
 	if d == nil {
@@ -294,7 +271,7 @@ func newReservation(c *call) error {
 	if err != nil {
 		return reservationErr(err)
 	}
-	return c.json(http.StatusOK, dao.NewReservation{ReservationID: reservationName(resp.GetReservationId())})
+	return c.json(http.StatusOK, dao.NewReservation{ReservationID: rpc.ReservationIDString(resp.GetReservationId())})
 }
 
 // readReservationBody reads a submit, update or delete body; root is its
@@ -304,9 +281,9 @@ func readReservationBody(c *call, root string) (*dao.ReservationSubmission, *pb.
 	if err := readJSONOrXML(c, &body, root, reservationNumbers, nil); err != nil {
 		return nil, nil, nil, err
 	}
-	id, err := parseReservationID(body.ReservationID)
+	id, err := rpc.ParseReservationID(body.ReservationID)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, badRequest("reservation-id: %v", err)
 	}
 	def, err := definitionProto(body.Definition)
 	return &body, id, def, err
@@ -374,7 +351,7 @@ func listReservations(c *call) error {
 	out := dao.ReservationList{Reservations: []dao.ReservationInfo{}}
 	for _, st := range resp.GetReservations() {
 		info := dao.ReservationInfo{AcceptanceTime: st.GetAcceptanceTime(), User: st.GetUser(),
-			ReservationID: reservationName(st.GetReservationId()), Definition: definitionInfo(st.GetReservationDefinition()),
+			ReservationID: rpc.ReservationIDString(st.GetReservationId()), Definition: definitionInfo(st.GetReservationDefinition()),
 			ResourceAllocations: []dao.ResourceAllocation{}}
 		for _, a := range st.GetAllocationRequests() {
 			info.ResourceAllocations = append(info.ResourceAllocations, dao.ResourceAllocation{StartTime: a.GetStartTime(), EndTime: a.GetEndTime(),

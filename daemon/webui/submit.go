@@ -38,7 +38,7 @@ func submissionContext(b *dao.AppSubmission) (*pb.ApplicationSubmissionContextPr
 		sc.Priority = &pb.PriorityProto{Priority: b.Priority}
 	}
 	if b.ReservationID != nil && strings.TrimSpace(*b.ReservationID) != "" {
-		rid, err := parseReservationID(*b.ReservationID)
+		rid, err := rpc.ParseReservationID(*b.ReservationID)
 		if err != nil {
 			return nil, badRequest("reservation-id: %q is not reservation_<cluster timestamp>_<number>", *b.ReservationID)
 		}

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/loomrm/loom/daemon/rm/store"
+	"github.com/loomrm/loom/daemon/webui"
 	"github.com/loomrm/loom/rpc"
 )
 
@@ -272,7 +271,7 @@ func serveStandby(cfg Config, conn *zk.Conn, lock string, take func() error, log
 			http.Error(w, "PUT {\"state\": \"active\"}", http.StatusMethodNotAllowed)
 			return
 		}
-		if !adminBearer(r, cfg.AdminSecret) {
+		if !webui.AdminBearer(r, cfg.AdminSecret) {
 			http.Error(w, "the admin credential is missing or wrong: send Authorization: Bearer <loom.admin.secret>", http.StatusForbidden)
 			return
 		}
@@ -350,15 +349,4 @@ type haZKLogger struct{ log zerolog.Logger }
 
 func (l haZKLogger) Printf(format string, args ...any) {
 	l.log.Debug().Msgf("zookeeper: "+format, args...)
-}
-
-// adminBearer says whether a request carries the admin credential
-// (loom.admin.secret) as a bearer token, compared in constant time.
-func adminBearer(r *http.Request, secret string) bool {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	if secret == "" || !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	got, want := sha256.Sum256([]byte(strings.TrimSpace(token))), sha256.Sum256([]byte(secret))
-	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
 }

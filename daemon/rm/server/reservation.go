@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -47,11 +46,6 @@ type resvRec struct {
 	res         fairness.Vector
 	start, end  time.Time
 	accepted    time.Time
-}
-
-// reservationName is YARN's ReservationId.toString().
-func reservationName(id *pb.ReservationIdProto) string {
-	return fmt.Sprintf("reservation_%d_%04d", id.GetClusterTimestamp(), id.GetId())
 }
 
 func (s clientService) GetNewReservation(ctx context.Context, _ *pb.GetNewReservationRequestProto) (*pb.GetNewReservationResponseProto, error) {
@@ -181,9 +175,9 @@ func (s clientService) SubmitReservation(ctx context.Context, req *pb.Reservatio
 	defer r.mu.Unlock()
 	id := req.GetReservationId()
 	if id == nil || id.GetClusterTimestamp() != r.clusterTS || !r.resvIssued[id.GetId()] {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "The reservation id %s was not issued by this ResourceManager: ask getNewReservation for one first", reservationName(id))
+		return nil, rpc.Errorf(rpc.ClassYarnException, "The reservation id %s was not issued by this ResourceManager: ask getNewReservation for one first", rpc.ReservationIDString(id))
 	}
-	name := reservationName(id)
+	name := rpc.ReservationIDString(id)
 	if _, ok := r.reservations[name]; ok {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "Reservation %s already exists", name)
 	}
@@ -211,7 +205,7 @@ func (s clientService) SubmitReservation(ctx context.Context, req *pb.Reservatio
 // ownReservation finds a reservation the caller may change: its owner's,
 // or any for an admin.
 func (r *RM) ownReservation(ctx context.Context, id *pb.ReservationIdProto) (*resvRec, error) {
-	name := reservationName(id)
+	name := rpc.ReservationIDString(id)
 	v := r.reservations[name]
 	if id == nil || v == nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "The specified reservation with ID: %s is unknown (it was never accepted, was deleted, or has ended)", name)
@@ -222,41 +216,50 @@ func (r *RM) ownReservation(ctx context.Context, id *pb.ReservationIdProto) (*re
 	return v, nil
 }
 
-func (s clientService) UpdateReservation(ctx context.Context, req *pb.ReservationUpdateRequestProto) (*pb.ReservationUpdateResponseProto, error) {
+// changeReservation runs change, with mu held, on a reservation the
+// caller may change (update, delete).
+func (s clientService) changeReservation(ctx context.Context, id *pb.ReservationIdProto, change func(*resvRec) error) error {
 	r := s.r
 	if !r.cfg.Reservations {
-		return nil, errNoReservations
+		return errNoReservations
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	v, err := r.ownReservation(ctx, req.GetReservationId())
+	v, err := r.ownReservation(ctx, id)
+	if err != nil {
+		return err
+	}
+	return change(v)
+}
+
+func (s clientService) UpdateReservation(ctx context.Context, req *pb.ReservationUpdateRequestProto) (*pb.ReservationUpdateResponseProto, error) {
+	r := s.r
+	err := s.changeReservation(ctx, req.GetReservationId(), func(v *resvRec) error {
+		res, start, end, err := r.plan(req.GetReservationDefinition(), v.name, time.Now())
+		if err != nil {
+			return err
+		}
+		v.def, v.res, v.start, v.end = proto.Clone(req.GetReservationDefinition()).(*pb.ReservationDefinitionProto), res, start, end
+		if err := r.hold(v); err != nil {
+			return rpc.Errorf(rpc.ClassYarnException, "reservation %s: %v", v.name, err)
+		}
+		r.log.Info().Str("reservation", v.name).Str("resource", res.String()).Time("start", start).Time("end", end).Msg("reservation updated")
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	res, start, end, err := r.plan(req.GetReservationDefinition(), v.name, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	v.def, v.res, v.start, v.end = proto.Clone(req.GetReservationDefinition()).(*pb.ReservationDefinitionProto), res, start, end
-	if err := r.hold(v); err != nil {
-		return nil, rpc.Errorf(rpc.ClassYarnException, "reservation %s: %v", v.name, err)
-	}
-	r.log.Info().Str("reservation", v.name).Str("resource", res.String()).Time("start", start).Time("end", end).Msg("reservation updated")
 	return &pb.ReservationUpdateResponseProto{}, nil
 }
 
 func (s clientService) DeleteReservation(ctx context.Context, req *pb.ReservationDeleteRequestProto) (*pb.ReservationDeleteResponseProto, error) {
-	r := s.r
-	if !r.cfg.Reservations {
-		return nil, errNoReservations
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	v, err := r.ownReservation(ctx, req.GetReservationId())
+	err := s.changeReservation(ctx, req.GetReservationId(), func(v *resvRec) error {
+		s.r.dropReservation(v, "deleted by "+caller(ctx))
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	r.dropReservation(v, "deleted by "+caller(ctx))
 	return &pb.ReservationDeleteResponseProto{}, nil
 }
 
@@ -329,7 +332,7 @@ func (r *RM) reservationOf(sc *pb.ApplicationSubmissionContextProto, queue strin
 	if !r.cfg.Reservations {
 		return "", errNoReservations
 	}
-	name := reservationName(id)
+	name := rpc.ReservationIDString(id)
 	v := r.reservations[name]
 	if v == nil {
 		return "", rpc.Errorf(rpc.ClassYarnException, "Application submitted to reservation %s, which does not exist (never accepted, deleted, or over)", name)
