@@ -11,7 +11,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -88,6 +90,19 @@ func startHA(t *testing.T, n, m int, extra ...string) *haCluster {
 		h.startRM(t, id)
 		h.waitFor(t, id+" to be standby", func() bool { return h.haState(id) == "STANDBY" })
 	}
+	// On failure, the tail of every AM's log: what the jobs were waiting
+	// for (runs before the NMs stop; the logs outlive them).
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		logs, _ := filepath.Glob(filepath.Join(dir, "nm*", "logs", "application_*", "container_*", "am.log"))
+		for _, f := range logs {
+			b, _ := os.ReadFile(f)
+			lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+			t.Logf("--- %s (last %d lines):\n%s", strings.TrimPrefix(f, dir), min(len(lines), 300), strings.Join(lines[max(0, len(lines)-300):], "\n"))
+		}
+	})
 	for i := range m {
 		d := filepath.Join(dir, fmt.Sprintf("nm%d", i))
 		h.nms = append(h.nms, start(t, fmt.Sprintf("nm%d", i), append([]string{"nm", "--address", "127.0.0.1:0", "--memory-mb", "4096",
@@ -233,7 +248,7 @@ func TestRMFailoverUnderLoad(t *testing.T) {
 			t.Errorf("failover %d took %v, want within 10 s", i+1, d)
 		}
 	}
-	h.waitWithin(t, 4*time.Minute, "every job to end", func() bool {
+	ended := func() bool {
 		for _, id := range apps {
 			r, err := h.reportErr(id)
 			if err != nil || !strings.Contains("FINISHED FAILED KILLED", r.GetYarnApplicationState().String()) {
@@ -241,7 +256,28 @@ func TestRMFailoverUnderLoad(t *testing.T) {
 			}
 		}
 		return true
-	})
+	}
+	for deadline := time.Now().Add(4 * time.Minute); !ended(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			// Where each running RM waits (SIGQUIT dumps its goroutines
+			// into its output, printed below) and what each app says.
+			for _, id := range apps {
+				if r, err := h.reportErr(id); err == nil {
+					t.Logf("%s: %v, progress %.2f: %s", rpc.AppIDString(id), r.GetYarnApplicationState(), r.GetProgress(), r.GetDiagnostics())
+				}
+			}
+			quitAMs(h.dir)
+			for _, p := range h.rms {
+				if p.cmd.Process.Signal(syscall.SIGQUIT) == nil {
+					select {
+					case <-p.done:
+					case <-time.After(5 * time.Second):
+					}
+				}
+			}
+			t.Fatal("timed out waiting for every job to end")
+		}
+	}
 	for _, id := range apps {
 		if n := h.report(t, id).GetCurrentApplicationAttemptId().GetAttemptId(); n != 1 {
 			t.Errorf("%s is on attempt %d, want its first AM to have gone on", rpc.AppIDString(id), n)
@@ -296,4 +332,22 @@ func TestRMManualFailover(t *testing.T) {
 	if out, err := haadmin("-getAllServiceState"); err != nil || !strings.Contains(out, "rm1  standby") || !strings.Contains(out, "rm2  active") {
 		t.Errorf("after the manual failover: %v\n%s", err, out)
 	}
+}
+
+// quitAMs sends SIGQUIT to the AM processes running under dir (their
+// working dirs are in the NMs' local dirs there): each writes its
+// goroutines to its am.log.
+func quitAMs(dir string) {
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cwd, err := os.Readlink(filepath.Join(p, "cwd"))
+		cmdline, _ := os.ReadFile(filepath.Join(p, "cmdline"))
+		if err != nil || !strings.HasPrefix(cwd, dir) || !strings.Contains(string(cmdline), "\x00am\x00") {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {
+			syscall.Kill(pid, syscall.SIGQUIT)
+		}
+	}
+	time.Sleep(time.Second)
 }

@@ -427,7 +427,7 @@ func (s clientService) SignalToContainer(ctx context.Context, req *pb.SignalCont
 	if _, ok := pb.SignalContainerCommandProto_name[int32(req.GetCommand())]; !ok || req.Command == nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "Invalid signal command %v for container %s", req.GetCommand(), rpc.ContainerIDString(cid))
 	}
-	cr.node.signals = append(cr.node.signals, &pb.SignalContainerRequestProto{ContainerId: cr.yid, Command: req.GetCommand().Enum()})
+	cr.node.mail.signal(&pb.SignalContainerRequestProto{ContainerId: cr.yid, Command: req.GetCommand().Enum()})
 	r.log.Info().Str("container", rpc.ContainerIDString(cr.yid)).Str("signal", req.GetCommand().String()).Str("by", caller(ctx)).
 		Msg("signal sent to the container's node")
 	return &pb.SignalContainerResponseProto{}, nil

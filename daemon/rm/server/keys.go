@@ -74,7 +74,9 @@ func (r *RM) roll(k *rollingKey, now time.Time) (activated bool, err error) {
 			return false, err
 		}
 		r.mu.Lock()
+		r.keyMu.Lock()
 		k.next, k.rolled = nk, now
+		r.keyMu.Unlock()
 		r.mu.Unlock()
 		r.log.Info().Int32("key", nk.GetKeyId()).Msgf("%s master key rolled: a next key is out", k.what)
 	case next != nil && since >= k.activation:
@@ -85,7 +87,9 @@ func (r *RM) roll(k *rollingKey, now time.Time) (activated bool, err error) {
 			return false, err
 		}
 		r.mu.Lock()
+		r.keyMu.Lock()
 		k.cur, k.next = next, nil
+		r.keyMu.Unlock()
 		r.mu.Unlock()
 		r.log.Info().Int32("key", next.GetKeyId()).Int32("retired", cur.GetKeyId()).Msgf("%s master key activated", k.what)
 		return true, nil

@@ -91,7 +91,7 @@ func (r *RM) carryOut(act lifecycle.Action) {
 		}
 	case lifecycle.Stop:
 		cr := r.conts[rm.ContainerID(act.Container.ID)]
-		cr.node.cleanup = append(cr.node.cleanup, cr.yid)
+		cr.node.mail.cleanupContainer(cr.yid)
 	case lifecycle.Freed:
 		r.freed(r.conts[rm.ContainerID(act.Container.ID)], act.Cause)
 	case lifecycle.Completed:
@@ -133,7 +133,7 @@ func (r *RM) freed(cr *contRec, cause lifecycle.Cause) {
 func (r *RM) appEnded(a *appRec) {
 	r.recordReplay(a)
 	for n := range a.nodesUsed {
-		n.appsClean = append(n.appsClean, a.yid)
+		n.mail.cleanupApp(a.yid)
 	}
 	if _, err := r.core.Usage(a.id); err == nil {
 		if err := r.step(rm.AppRemoved{App: a.id}); err != nil {

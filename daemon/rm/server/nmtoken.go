@@ -99,8 +99,10 @@ func (r *RM) forgetNMTokens(n *nodeRec) {
 // nodeKeys are the master keys a node's heartbeat reply carries: the
 // container-token key when the node's differs, and the next NM-token key
 // while one is waiting to become current, until the node has it (YARN
-// sends nothing otherwise). Callers hold mu.
+// sends nothing otherwise). It takes keyMu, not mu.
 func (r *RM) nodeKeys(req *pb.NodeHeartbeatRequestProto, resp *pb.NodeHeartbeatResponseProto) {
+	r.keyMu.RLock()
+	defer r.keyMu.RUnlock()
 	if req.GetLastKnownContainerTokenMasterKey().GetKeyId() != r.tokenKey.GetKeyId() {
 		resp.ContainerTokenMasterKey = r.tokenKey
 	}

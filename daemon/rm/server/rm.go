@@ -79,6 +79,9 @@ type RM struct {
 	// amrm signs AMRM tokens (see amrm.go); nmKey signs NMTokens (see
 	// nmtoken.go).
 	amrm, nmKey rollingKey
+	// keyMu guards the rolling keys' cur and next for the heartbeat
+	// path (nodeKeys), which does not take mu; writers hold both.
+	keyMu sync.RWMutex
 	// dtKey signs RM delegation tokens; dtokens are those issued and
 	// live, by sequence number (dtoken.go).
 	dtKey   rollingKey
@@ -90,10 +93,13 @@ type RM struct {
 	altChanges []webui.AltruismChange
 	// grants are the last grants, for the scheduler's activities.
 	grants []webui.Grant
-	// dirty are the nodes that heartbeated since the last asynchronous
-	// scheduling pass (async.go).
-	dirty    []rm.NodeID
-	dirtySet map[rm.NodeID]bool
+	// hbQueue are the nodes whose heartbeats left reports since the last
+	// asynchronous scheduling pass (async.go, nodemail.go), under hbMu.
+	hbMu    sync.Mutex
+	hbQueue []*nodeRec
+	// nodesMu guards the nodes map for the heartbeat path, which does not
+	// take mu; writers hold both.
+	nodesMu sync.RWMutex
 	// fenced is closed when the state store says another RM has taken
 	// over (store.ErrFenced): this one must stop being active.
 	fenced     chan struct{}
@@ -203,13 +209,10 @@ type nodeRec struct {
 	// of its containers (nil until it says).
 	nodeUtil, contUtil *pb.ResourceUtilizationProto
 	state              pb.NodeStateProto
-	lastSeen           time.Time
-	respID             int32
-	cleanup            []*pb.ContainerIdProto
-	appsClean          []*pb.ApplicationIdProto
-	// signals go to the node's containers with its next heartbeat.
-	signals []*pb.SignalContainerRequestProto
-	conts   map[rm.ContainerID]*contRec
+	// mail is what its heartbeats touch, under its own lock: when it
+	// last heartbeated, and what goes back to it (nodemail.go).
+	mail  nodeMail
+	conts map[rm.ContainerID]*contRec
 	// session is the RPC client that registered the node (callSession):
 	// without a cluster secret, the only one that may heartbeat and
 	// unregister for it.
@@ -233,7 +236,7 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 		timeline:     timeline{apps: map[rm.AppID][]webui.AppSample{}},
 		altChanges:   []webui.AltruismChange{{UnixMs: now.UnixMilli(), P: cfg.PAltruism, Who: "config"}},
 		reservations: map[string]*resvRec{}, resvIssued: map[int64]bool{}, fenced: make(chan struct{}),
-		dirtySet: map[rm.NodeID]bool{}}
+	}
 	r.metrics = newMetrics(r)
 	if c := cfg.SchedulerClass; c != "" && !strings.HasSuffix(c, ".CapacityScheduler") && !strings.HasSuffix(c, ".FairScheduler") {
 		log.Warn().Str(keySchedulerClass, c).Msg("Loom schedules with loom.scheduler.policy whatever this names; " +
@@ -494,8 +497,11 @@ func (r *RM) monitor() {
 		r.mu.Lock()
 		now := time.Now()
 		for _, n := range r.nodeByID {
-			if n != nil && n.state == pb.NodeStateProto_NS_RUNNING && now.Sub(n.lastSeen) > r.cfg.NMExpiry {
-				r.log.Warn().Str("node", n.key).Dur("silent", now.Sub(n.lastSeen)).Msg("node LOST")
+			if n == nil || n.state != pb.NodeStateProto_NS_RUNNING {
+				continue
+			}
+			if seen := n.mail.seen(); now.Sub(seen) > r.cfg.NMExpiry {
+				r.log.Warn().Str("node", n.key).Dur("silent", now.Sub(seen)).Msg("node LOST")
 				r.nodeLost(n)
 			}
 		}
@@ -517,6 +523,7 @@ func (r *RM) monitor() {
 
 func (r *RM) nodeLost(n *nodeRec) {
 	n.state = pb.NodeStateProto_NS_LOST
+	n.mail.setLive(false, "", time.Time{})
 	if err := r.step(rm.NodeLost{Node: n.id}); err != nil {
 		r.log.Error().Err(err).Str("node", n.key).Msg("core refused a lost node")
 	}

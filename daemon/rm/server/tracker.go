@@ -63,7 +63,9 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 	n, ok := r.nodes[key]
 	if !ok {
 		n = &nodeRec{id: rm.NodeID(len(r.nodeByID)), yid: proto.Clone(id).(*pb.NodeIdProto), key: key, conts: map[rm.ContainerID]*contRec{}}
+		r.nodesMu.Lock()
 		r.nodes[key] = n
+		r.nodesMu.Unlock()
 		r.nodeByID = append(r.nodeByID, n)
 	} else {
 		r.forgetNMTokens(n)
@@ -84,7 +86,7 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 				continue // ended below, from the RM's side
 			}
 			if cs.GetContainerState() != pb.ContainerStateProto_C_COMPLETE {
-				n.cleanup = append(n.cleanup, cs.GetContainerId())
+				n.mail.cleanupContainer(cs.GetContainerId())
 			}
 		}
 		for cid := range n.conts {
@@ -96,14 +98,15 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 	n.httpPort, n.capacity, n.version = req.GetHttpPort(), capacity, req.GetNmVersion()
 	n.nodeUtil, n.contUtil = nil, nil
 	n.session = callSession(ctx)
-	n.state, n.lastSeen, n.respID = pb.NodeStateProto_NS_RUNNING, time.Now(), 0
+	n.state = pb.NodeStateProto_NS_RUNNING
+	n.mail.setLive(true, n.session, time.Now())
 	if err := r.step(rm.NodeUp{Node: n.id, Capacity: capacity}); err != nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "node %s: %v", key, err)
 	}
 	if !ok {
 		// A node this RM has not seen: after a restart, the containers
 		// of recovered apps it still runs are taken back.
-		n.cleanup = append(n.cleanup, r.adopt(n, req.GetContainerStatuses())...)
+		n.mail.cleanupContainers(r.adopt(n, req.GetContainerStatuses()))
 	}
 	r.log.Info().Str("node", key).Str("capacity", capacity.String()).Msg("node registered")
 	resp.NodeAction = pb.NodeActionProto_NORMAL.Enum()
@@ -136,7 +139,7 @@ func (s trackerService) UnRegisterNodeManager(ctx context.Context, req *pb.UnReg
 	if n.state == pb.NodeStateProto_NS_RUNNING {
 		r.log.Info().Str("node", n.key).Msg("node shut down")
 		r.nodeLost(n)
-		n.state = pb.NodeStateProto_NS_SHUTDOWN
+		n.state = pb.NodeStateProto_NS_SHUTDOWN // still not live (nodeLost)
 	}
 	return &pb.UnRegisterNodeManagerResponseProto{}, nil
 }
@@ -148,26 +151,75 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 	if err := r.checkNodeCaller(ctx, "nodeHeartbeat", key); err != nil {
 		return nil, err
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n, ok := r.nodes[key]
-	if !ok || n.state != pb.NodeStateProto_NS_RUNNING {
-		// Unknown (or LOST, then back): register again, as YARN says.
+	r.nodesMu.RLock()
+	n := r.nodes[key]
+	r.nodesMu.RUnlock()
+	resync := func(diag string) *pb.NodeHeartbeatResponseProto {
 		return &pb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(st.GetResponseId()), NodeAction: pb.NodeActionProto_RESYNC.Enum(),
-			DiagnosticsMessage:    proto.String("node is not registered with this ResourceManager (or was LOST): re-register"),
-			NextHeartBeatInterval: proto.Int64(r.cfg.HeartbeatInterval.Milliseconds())}, nil
+			DiagnosticsMessage: proto.String(diag), NextHeartBeatInterval: proto.Int64(r.cfg.HeartbeatInterval.Milliseconds())}
 	}
-	if len(r.cfg.NodeAuth.Secret) == 0 && n.session != callSession(ctx) {
+	if n == nil {
+		// Unknown (or LOST, then back): register again, as YARN says.
+		return resync("node is not registered with this ResourceManager (or was LOST): re-register"), nil
+	}
+	async := r.cfg.AsyncInterval > 0
+	m := &n.mail
+	m.mu.Lock()
+	switch {
+	case !m.live:
+		m.mu.Unlock()
+		return resync("node is not registered with this ResourceManager (or was LOST): re-register"), nil
+	case len(r.cfg.NodeAuth.Secret) == 0 && m.session != callSession(ctx):
 		// Without a cluster secret, only the client that registered the
 		// node speaks for it. The node itself, on a new client, only
 		// has to register again; a stranger changes nothing.
+		m.mu.Unlock()
 		r.log.Warn().Str("node", key).Str("session", callSession(ctx)).Msg("a heartbeat from another client than the node's: told to resync")
-		return &pb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(st.GetResponseId()), NodeAction: pb.NodeActionProto_RESYNC.Enum(),
-			DiagnosticsMessage: proto.String(fmt.Sprintf("node %s was registered by another RPC client, and without a cluster secret (%s) "+
-				"only that client speaks for it: re-register", key, keyClusterSecret)),
-			NextHeartBeatInterval: proto.Int64(r.cfg.HeartbeatInterval.Milliseconds())}, nil
+		return resync(fmt.Sprintf("node %s was registered by another RPC client, and without a cluster secret (%s) "+
+			"only that client speaks for it: re-register", key, keyClusterSecret)), nil
 	}
-	n.lastSeen = time.Now()
+	m.lastSeen = time.Now()
+	m.respID = st.GetResponseId() + 1
+	respID := m.respID
+	queue := false
+	if async {
+		// Asynchronous scheduling: the heartbeat leaves its report for
+		// the scheduling loop, which applies it and places asks on the
+		// node with the others.
+		m.reports = append(m.reports, req)
+		queue, m.queued = !m.queued, true
+	}
+	m.mu.Unlock()
+	if queue {
+		r.enqueue(n)
+	}
+	if !async {
+		r.mu.Lock()
+		if n.state == pb.NodeStateProto_NS_RUNNING {
+			r.applyReport(n, req)
+			t0 := time.Now()
+			if err := r.step(rm.Schedule{Nodes: []rm.NodeID{n.id}}); err != nil {
+				r.log.Error().Err(err).Str("node", n.key).Msg("scheduling pass failed")
+			}
+			r.metrics.observeDecision(time.Since(t0))
+		}
+		r.mu.Unlock()
+	}
+	resp := &pb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(respID), NodeAction: pb.NodeActionProto_NORMAL.Enum(),
+		NextHeartBeatInterval: proto.Int64(r.cfg.HeartbeatInterval.Milliseconds())}
+	m.mu.Lock()
+	resp.ContainersToCleanup, resp.ApplicationsToCleanup, resp.ContainersToSignal = m.cleanup, m.appsClean, m.signals
+	m.cleanup, m.appsClean, m.signals = nil, nil, nil
+	m.mu.Unlock()
+	r.nodeKeys(req, resp)
+	return resp, nil
+}
+
+// applyReport takes in what a heartbeat said: the node's and its
+// containers' utilisation, log aggregation, and its containers' states.
+// Callers hold mu.
+func (r *RM) applyReport(n *nodeRec, req *pb.NodeHeartbeatRequestProto) {
+	st := req.GetNodeStatus()
 	if st.NodeUtilization != nil {
 		n.nodeUtil = st.GetNodeUtilization()
 	}
@@ -199,22 +251,4 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 			r.endContainer(cr.c.ID, cs.GetExitStatus(), cs.GetDiagnostics(), false)
 		}
 	}
-	if r.cfg.AsyncInterval > 0 {
-		// Asynchronous scheduling: the heartbeat only records the node's
-		// state; the scheduling loop places asks on it with the others.
-		r.markDirty(n.id)
-	} else {
-		t0 := time.Now()
-		if err := r.step(rm.Schedule{Nodes: []rm.NodeID{n.id}}); err != nil {
-			r.log.Error().Err(err).Str("node", n.key).Msg("scheduling pass failed")
-		}
-		r.metrics.observeDecision(time.Since(t0))
-	}
-	n.respID = st.GetResponseId() + 1
-	resp := &pb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(n.respID), NodeAction: pb.NodeActionProto_NORMAL.Enum(),
-		ContainersToCleanup: n.cleanup, ApplicationsToCleanup: n.appsClean, ContainersToSignal: n.signals,
-		NextHeartBeatInterval: proto.Int64(r.cfg.HeartbeatInterval.Milliseconds())}
-	r.nodeKeys(req, resp)
-	n.cleanup, n.appsClean, n.signals = nil, nil, nil
-	return resp, nil
 }
