@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
@@ -208,6 +209,7 @@ func loadCommand() *cobra.Command {
 	o := bench.DefaultLoadOptions()
 	var taskMS int
 	var quiet bool
+	var cpuLoad int
 	var cpuProfile, mutexProfile string
 	cmd := &cobra.Command{
 		Use:   "load",
@@ -226,7 +228,7 @@ Prints allocations/s, heartbeat round trips (p50, p99 against the 10 ms
 target, max) and the checks: every task completed exactly once, every app
 FINISHED SUCCEEDED, no container lost. Exits non-zero when a check fails.
 A run of the defaults takes about 70 s.`,
-		Example: "  loom bench load\n  loom bench load --nodes 200 --apps 20 --tasks 20000\n  loom bench load --cpuprofile rm.pprof",
+		Example: "  loom bench load\n  loom bench load --nodes 200 --apps 20 --tasks 20000\n  loom bench load --cpuprofile rm.pprof\n  loom bench load --nodes 10000 --nm-conns 100 --apps 2000 --tasks 200000 --async 10ms --cpu-load 1",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.TaskTime = time.Duration(taskMS) * time.Millisecond
@@ -252,6 +254,15 @@ A run of the defaults takes about 70 s.`,
 			}
 			ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 			defer stop()
+			// A competing CPU load: busy processes beside the run, which
+			// the report counts as other processes' CPU.
+			for range cpuLoad {
+				burn := exec.CommandContext(ctx, "sh", "-c", "while :; do :; done")
+				if err := burn.Start(); err != nil {
+					return fmt.Errorf("--cpu-load: %w", err)
+				}
+				defer func() { burn.Process.Kill(); burn.Wait() }()
+			}
 			rep, err := bench.RunLoad(ctx, o)
 			bar.finish()
 			if err != nil {
@@ -286,6 +297,7 @@ A run of the defaults takes about 70 s.`,
 	f.DurationVar(&o.Timeout, "timeout", o.Timeout, "give up after this long; unfinished apps count as lost")
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed for task durations")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
+	f.IntVar(&cpuLoad, "cpu-load", 0, "run this many busy processes beside the run (a competing CPU load: issue 19's no missed heartbeat)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run (RM and simulation) to this file")
 	f.StringVar(&mutexProfile, "mutexprofile", "", "write a mutex contention profile of the run to this file")
 	return cmd

@@ -66,7 +66,13 @@ func TestLoadSmall(t *testing.T) {
 		rep.Allocates == 0 || rep.Wall <= 0 {
 		t.Errorf("figures missing: %+v", rep)
 	}
-	for _, want := range []string{"heartbeat round trip p99", "< 10ms", "allocations/s, median of seconds",
+	// A heartbeat answered after the interval is missed: there is one
+	// exactly when the slowest was.
+	if rep.HeartbeatsMissed < 0 || rep.HeartbeatsMissed > rep.HeartbeatOverTarget || rep.HBMax <= o.Heartbeat && rep.HeartbeatsMissed != 0 ||
+		rep.HBMax > o.Heartbeat && rep.HeartbeatsMissed == 0 {
+		t.Errorf("%d heartbeats counted as missed, the slowest took %v against a %v interval", rep.HeartbeatsMissed, rep.HBMax, o.Heartbeat)
+	}
+	for _, want := range []string{"heartbeat round trip p99", "< 10ms", "allocations/s, median of seconds", "heartbeats answered after the interval (100ms)",
 		"tasks completed exactly once", "500/500", "apps FINISHED SUCCEEDED", "5/5"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q", want)
