@@ -369,7 +369,7 @@ func (r *RM) nodeReport(n *nodeRec) *pb.NodeReportProto {
 		used = used.Add(cr.c.Resource)
 	}
 	return &pb.NodeReportProto{NodeId: n.yid, HttpAddress: proto.String(fmt.Sprintf("%s:%d", n.yid.GetHost(), n.httpPort)),
-		RackName: proto.String("/default-rack"), Used: rpc.ResourceFromVector(used), Capability: rpc.ResourceFromVector(n.capacity),
+		RackName: proto.String(n.rack), Used: rpc.ResourceFromVector(used), Capability: rpc.ResourceFromVector(n.capacity),
 		NumContainers: proto.Int32(int32(len(n.conts))), NodeState: n.state.Enum(), HealthReport: proto.String(""),
 		LastHealthReportTime: millis(n.mail.seen()), NodeUtilization: n.nodeUtil, ContainersUtilization: n.contUtil}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/internal/logagg"
+	"github.com/loomrm/loom/internal/topology"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 )
@@ -172,6 +173,9 @@ type Config struct {
 	// principal and key (yarn.resourcemanager.principal, .keytab): the
 	// client port then takes Kerberos (SASL GSSAPI) and no SIMPLE.
 	Kerberos *rpc.Kerberos
+	// Topology says which rack each node is on (net.topology.* in
+	// core-site.xml: a script or a table; /default-rack without).
+	Topology *topology.Resolver
 	// HA is RM high availability (yarn.resourcemanager.ha.*): this RM's
 	// id among the rm-ids, elected active through ZooKeeper (ha.go).
 	HA HAConfig
@@ -324,6 +328,9 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	cfg.AdminACL = rpc.ParseACL(admins)
 	cfg.Groups = rpc.SystemGroups()
 	if cfg.RPC, err = rpc.ServerOptionsFromConf(c, cfg.Groups); err != nil {
+		return cfg, err
+	}
+	if cfg.Topology, err = topology.New(c); err != nil {
 		return cfg, err
 	}
 	rmHost, err := c.String("yarn.resourcemanager.hostname")

@@ -204,6 +204,7 @@ type nodeRec struct {
 	key      string
 	httpPort int32
 	version  string // the NM's nm_version
+	rack     string // from the topology (net.topology.*)
 	capacity fairness.Vector
 	// nodeUtil and contUtil are what the NM last measured of itself and
 	// of its containers (nil until it says).

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/internal/topology"
 	"github.com/loomrm/loom/lifecycle"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
@@ -55,6 +56,14 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 		resp.DiagnosticsMessage = proto.String(diag)
 		return resp, nil
 	}
+	// The rack, before taking the lock: a topology script may be slow.
+	rack := topology.DefaultRack
+	if r.cfg.Topology != nil {
+		var err error
+		if rack, err = r.cfg.Topology.Rack(id.GetHost()); err != nil {
+			r.log.Warn().Err(err).Str("node", key).Msg("could not resolve the node's rack")
+		}
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	// Both master keys, as YARN sends them: a stock NodeManager cannot
@@ -95,7 +104,7 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 			}
 		}
 	}
-	n.httpPort, n.capacity, n.version = req.GetHttpPort(), capacity, req.GetNmVersion()
+	n.httpPort, n.capacity, n.version, n.rack = req.GetHttpPort(), capacity, req.GetNmVersion(), rack
 	n.nodeUtil, n.contUtil = nil, nil
 	n.session = callSession(ctx)
 	n.state = pb.NodeStateProto_NS_RUNNING
@@ -108,7 +117,7 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 		// of recovered apps it still runs are taken back.
 		n.mail.cleanupContainers(r.adopt(n, req.GetContainerStatuses()))
 	}
-	r.log.Info().Str("node", key).Str("capacity", capacity.String()).Msg("node registered")
+	r.log.Info().Str("node", key).Str("rack", rack).Str("capacity", capacity.String()).Msg("node registered")
 	resp.NodeAction = pb.NodeActionProto_NORMAL.Enum()
 	return resp, nil
 }
