@@ -238,6 +238,21 @@ func (r *RM) release(a *appRec, at *attemptRec, ids []*pb.ContainerIdProto) []rm
 	var freed []rm.NodeID
 	for _, id := range ids {
 		cr := r.contOf(id, at)
+		if cr == nil && time.Since(r.start) <= r.cfg.NMExpiry {
+			// Not reported by its node yet: this RM may have just taken
+			// over, and the node not yet registered with the container.
+			// It is stopped when the node does, rather than taken back
+			// and held for an AM that has let it go.
+			attempt := id.GetAppAttemptId().GetAttemptId()
+			if id.GetAppAttemptId() == nil {
+				attempt = at.n
+			}
+			if a.pendingRelease == nil {
+				a.pendingRelease = map[wireKey]bool{}
+			}
+			a.pendingRelease[wireKey{attempt, id.GetId()}] = true
+			continue
+		}
 		if cr == nil || cr.app != a || cr.lc.State == lifecycle.ContainerComplete {
 			continue
 		}

@@ -277,6 +277,16 @@ func (r *RM) adopt(n *nodeRec, statuses []*pb.NMContainerStatusProto) []*pb.Cont
 			}
 			continue
 		}
+		if key := (wireKey{at.n, cid.GetId()}); a.pendingRelease[key] {
+			// Its AM released it before its node reported it (the AM
+			// registered again first): stopped, not taken back.
+			delete(a.pendingRelease, key)
+			r.log.Info().Str("container", rpc.ContainerIDString(cid)).Str("node", n.key).Msg("container released by its AM before its node reported it: stopped")
+			if !complete {
+				cleanup = append(cleanup, cid)
+			}
+			continue
+		}
 		c := rm.Container{ID: id, App: a.id, Node: n.id, Resource: res, Priority: int(cs.GetPriority().GetPriority())}
 		if err := r.step(rm.ContainerRecovered{Container: c}); err != nil {
 			r.log.Warn().Err(err).Str("container", rpc.ContainerIDString(cid)).Msg("could not recover a container")
@@ -324,6 +334,9 @@ func (r *RM) adopt(n *nodeRec, statuses []*pb.NMContainerStatusProto) []*pb.Cont
 func (r *RM) expireUnreportedAMs(now time.Time) {
 	if now.Sub(r.start) <= r.cfg.NMExpiry {
 		return
+	}
+	for _, a := range r.appOrder {
+		a.pendingRelease = nil // every live node has registered by now
 	}
 	for _, a := range r.appOrder {
 		if at := a.current(); at != nil && at.lc.AwaitingAM && !a.done() {

@@ -157,3 +157,95 @@ func TestWorkPreservingRestart(t *testing.T) {
 		t.Errorf("a new app after the restart got number %d", n.GetId())
 	}
 }
+
+// TestReleaseBeforeTheNodeReportsIt: after a restart (or a failover) an
+// AM may register again and release a container before that container's
+// node has registered with the new RM. The release is kept, and when the
+// node reports the container it is stopped, not taken back: taken back,
+// it was held for an AM that had let it go, and enough of them filled a
+// small cluster so that nothing could run (TestRMFailoverUnderLoad hung).
+func TestReleaseBeforeTheNodeReportsIt(t *testing.T) {
+	dir := t.TempDir()
+	conf := []string{"yarn.resourcemanager.recovery.enabled=true", "loom.store.dir=" + dir}
+	ctx := context.Background()
+	r1, err := New(testConfig(t, conf...), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r1.Start(); err != nil {
+		t.Fatal(err)
+	}
+	nm := startNM(t, r1.Addr("tracker"), 8192, 8)
+	ac := clientOf(t, r1, "ivy")
+	id := submit(t, ac, "default", 1024)
+	nm.beat()
+	start := nm.waitStarts(1)[0]
+	am := amClient(t, r1, start)
+	am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
+	ask := []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
+		Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(1)}}
+	resp, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: ask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm.beat()
+	resp, err = am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId())})
+	if err != nil || len(resp.GetAllocatedContainers()) != 1 {
+		t.Fatalf("%d containers before the restart, %v", len(resp.GetAllocatedContainers()), err)
+	}
+	task := resp.GetAllocatedContainers()[0].GetId()
+	nm.mu.Lock()
+	nm.status[rpc.ContainerIDString(task)] = &pb.ContainerStatusProto{ContainerId: task, State: pb.ContainerStateProto_C_RUNNING.Enum()}
+	nm.mu.Unlock()
+	nm.beat()
+	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	r1.Stop(stopCtx)
+	cancel()
+
+	r2, err := New(testConfig(t, append(conf, "yarn.resourcemanager.address="+r1.Addr("client"),
+		"yarn.resourcemanager.scheduler.address="+r1.Addr("scheduler"),
+		"yarn.resourcemanager.resource-tracker.address="+r1.Addr("tracker"))...), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		r2.Stop(ctx)
+	})
+	// The AM comes back first and releases its task container (its task
+	// ended while no RM was there): the new RM does not know it yet.
+	am2 := amClient(t, r2, start)
+	if _, err := am2.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := am2.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(0), Release: []*pb.ContainerIdProto{task}}); err != nil {
+		t.Fatal(err)
+	}
+	// Then the node registers with the AM's container and the task's.
+	var running []*pb.NMContainerStatusProto
+	nm.mu.Lock()
+	for _, s := range nm.status {
+		running = append(running, &pb.NMContainerStatusProto{ContainerId: s.GetContainerId(), ContainerState: s.GetState().Enum(),
+			Resource: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}})
+	}
+	nm.mu.Unlock()
+	if len(running) != 2 {
+		t.Fatalf("the NM runs %d containers, want the AM's and the task's", len(running))
+	}
+	if _, err := nm.rt.RegisterNodeManager(ctx, &pb.RegisterNodeManagerRequestProto{NodeId: nm.id, HttpPort: proto.Int32(8042),
+		Resource: &pb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(8)}, ContainerStatuses: running}); err != nil {
+		t.Fatal(err)
+	}
+	nm.respID = 0
+	cleanup := nm.beat().GetContainersToCleanup()
+	if len(cleanup) != 1 || cleanup[0].GetId() != task.GetId() {
+		t.Errorf("the node was told to clean up %v, want the released task container %s", cleanup, rpc.ContainerIDString(task))
+	}
+	if u := report(t, clientOf(t, r2, "ivy"), id).GetAppResource_Usage().GetUsedResources().GetMemory(); u != 1024 {
+		t.Errorf("the app holds %d MB, want only its AM's 1024: the released container was taken back", u)
+	}
+}

@@ -155,6 +155,13 @@ type appRec struct {
 	// numbered per attempt (see wireID); the core numbers them across
 	// the RM.
 	byWire map[wireKey]*contRec
+	// pendingRelease are containers the AM released that no node had
+	// reported yet after this RM took over (a restart, a failover): when
+	// their node registers they are stopped instead of taken back, as
+	// YARN's scheduler keeps an attempt's pending releases. Kept for one
+	// NodeManager expiry after the start, when every live node has
+	// registered.
+	pendingRelease map[wireKey]bool
 }
 
 // wireKey is a container's YARN id within its app: the attempt and the
