@@ -61,11 +61,14 @@ type Runner struct {
 	// changed says a stage finished or a task failed since the history
 	// was last written: it is written at once, so that a later attempt
 	// need not rerun a stage whose end the history missed.
-	changed   bool
-	nodes     map[string]*nodeConn
-	execs     map[string]*execConn
-	running   map[int64]*task
-	done      chan taskDone
+	changed bool
+	nodes   map[string]*nodeConn
+	execs   map[string]*execConn
+	running map[int64]*task
+	done    chan taskDone
+	// lost names executors whose completions could not be read for
+	// executorLostAfter: their tasks are failed and run again.
+	lost      chan string
 	wg        sync.WaitGroup
 	cancel    context.CancelFunc
 	templates map[string]execproto.Template
@@ -90,6 +93,7 @@ type execConn struct {
 type task struct {
 	rec  am.TaskRecord
 	node string
+	exec string // the executor it was started on ("" until then)
 }
 
 type taskDone struct {
@@ -133,6 +137,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	r.nodes, r.execs, r.running = map[string]*nodeConn{}, map[string]*execConn{}, map[int64]*task{}
 	r.done = make(chan taskDone, 1024)
+	r.lost = make(chan string, 16)
 	r.templates = map[string]execproto.Template{}
 	for _, s := range r.DAG.Job().Stages {
 		t := execproto.Template{ID: s.Name, Kind: r.TaskKind, Demand: s.Demand,
@@ -199,6 +204,8 @@ func (r *Runner) Run(ctx context.Context) error {
 		select {
 		case d := <-r.done:
 			release = append(release, r.finished(d)...)
+		case addr := <-r.lost:
+			release = append(release, r.lostExecutor(addr)...)
 		case <-timer.C:
 		case <-ctx.Done():
 			timer.Stop()
@@ -325,6 +332,9 @@ func (r *Runner) startOn(ctx context.Context, node string, recs []am.TaskRecord,
 	}
 	starts := make([]execproto.TaskStart, 0, len(recs))
 	for _, rec := range recs {
+		if t := r.running[rec.Container]; t != nil {
+			t.exec = addr
+		}
 		if !x.installed[rec.Stage] {
 			if err := x.client.Install(ctx, r.templates[rec.Stage]); err != nil {
 				return err
@@ -351,7 +361,16 @@ type nodeConn struct {
 	token *hadooppb.TokenProto
 }
 
+// executorLostAfter is how long an executor's completions may go unread
+// (every call failing) before its tasks are given up for lost.
+var executorLostAfter = 15 * time.Second
+
 // executor connects to an executor and starts collecting its completions.
+// A call that fails is tried again, backing off, so that a dropped
+// connection loses no completion the executor still holds; only an
+// executor unreachable for executorLostAfter is reported lost (to the
+// main loop, which fails its tasks so that they run again and forgets
+// it, so that a later start connects afresh).
 func (r *Runner) executor(ctx context.Context, addr string) (*execConn, error) {
 	if x, ok := r.execs[addr]; ok {
 		return x, nil
@@ -365,13 +384,38 @@ func (r *Runner) executor(ctx context.Context, addr string) (*execConn, error) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
+		var failing time.Time
+		wait := 100 * time.Millisecond
 		for ctx.Err() == nil {
 			cs, err := x.client.WaitCompletions(ctx, time.Second, 0)
 			if err != nil {
-				if ctx.Err() == nil {
-					r.Log.Warn().Err(err).Str("executor", addr).Msg("lost the executor")
+				if ctx.Err() != nil {
+					return
 				}
-				return
+				if failing.IsZero() {
+					failing = time.Now()
+					r.Log.Warn().Err(err).Str("executor", addr).Msg("reading the executor's completions failed; trying again")
+				}
+				if time.Since(failing) >= executorLostAfter {
+					r.Log.Warn().Err(err).Str("executor", addr).Dur("failing_for", time.Since(failing).Round(time.Millisecond)).
+						Msg("lost the executor: its tasks run again")
+					select {
+					case r.lost <- addr:
+					case <-ctx.Done():
+					}
+					return
+				}
+				select {
+				case <-time.After(wait):
+				case <-ctx.Done():
+					return
+				}
+				wait = min(2*wait, 2*time.Second)
+				continue
+			}
+			if !failing.IsZero() {
+				r.Log.Info().Str("executor", addr).Dur("failed_for", time.Since(failing).Round(time.Millisecond)).Msg("reading the executor's completions again")
+				failing, wait = time.Time{}, 100*time.Millisecond
 			}
 			for _, c := range cs {
 				why := c.Err
@@ -387,6 +431,31 @@ func (r *Runner) executor(ctx context.Context, addr string) (*execConn, error) {
 		}
 	}()
 	return x, nil
+}
+
+// lostExecutor forgets an executor whose completions cannot be read and
+// fails the tasks started on it; their containers are released.
+func (r *Runner) lostExecutor(addr string) []int64 {
+	if x, ok := r.execs[addr]; ok {
+		x.rpc.Close()
+		delete(r.execs, addr)
+	}
+	// Any completion already read comes first.
+	var release []int64
+	for drained := false; !drained; {
+		select {
+		case d := <-r.done:
+			release = append(release, r.finished(d)...)
+		default:
+			drained = true
+		}
+	}
+	for id, t := range r.running {
+		if t.exec == addr {
+			release = append(release, r.finished(taskDone{container: id, why: "lost its executor " + addr + ": its completions could not be read"})...)
+		}
+	}
+	return release
 }
 
 func (r *Runner) close() {
