@@ -264,24 +264,21 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 		resp, err = c.am.Allocate(ctx, ar)
 		return err
 	}
-	err := c.retry(ctx, call)
-	if rpc.IsClass(err, rpc.ClassApplicationMasterNotRegistered) && c.registration != nil {
-		// The RM restarted and recovered this attempt: register again
-		// and start the response ids over, as YARN's AMRMClient does.
-		// The ask table is whole in every call, so nothing is lost.
-		if err = c.register(ctx); err == nil {
-			ar.ResponseId = proto.Int32(0)
-			ar.Release = ar.Release[:0]
-			for _, id := range c.stale {
-				c.releasing[id] = true
-			}
-			c.stale = nil
-			for id := range c.releasing {
-				ar.Release = append(ar.Release, &pb.ContainerIdProto{Id: proto.Int64(id)})
-			}
-			err = c.retry(ctx, call)
+	// The RM restarted (or another took over) and recovered this
+	// attempt: register again and start the response ids over, as
+	// YARN's AMRMClient does. The ask table is whole in every call, so
+	// nothing is lost.
+	err := c.registered(ctx, call, func() {
+		ar.ResponseId = proto.Int32(0)
+		ar.Release = ar.Release[:0]
+		for _, id := range c.stale {
+			c.releasing[id] = true
 		}
-	}
+		c.stale = nil
+		for id := range c.releasing {
+			ar.Release = append(ar.Release, &pb.ContainerIdProto{Id: proto.Int64(id)})
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -338,11 +335,25 @@ func (c *Client) Finish(ctx context.Context, succeeded bool, diagnostics string)
 		_, err := c.am.FinishApplicationMaster(ctx, req)
 		return err
 	}
-	err := c.retry(ctx, finish)
-	if rpc.IsClass(err, rpc.ClassApplicationMasterNotRegistered) && c.registration != nil {
-		if err = c.register(ctx); err == nil {
-			err = c.retry(ctx, finish)
+	return c.registered(ctx, finish, func() {})
+}
+
+// maxReregisters bounds how often one call registers the AM again: each
+// time, another RM had taken over between the registration and the call
+// (quick successive failovers).
+const maxReregisters = 10
+
+// registered runs call (with retry), registering the AM again whenever
+// the RM says it is not registered, and then calls again after again
+// (which readies the call for a fresh registration).
+func (c *Client) registered(ctx context.Context, call func() error, again func()) error {
+	err := c.retry(ctx, call)
+	for n := 0; n < maxReregisters && rpc.IsClass(err, rpc.ClassApplicationMasterNotRegistered) && c.registration != nil; n++ {
+		if err = c.register(ctx); err != nil {
+			return err
 		}
+		again()
+		err = c.retry(ctx, call)
 	}
 	return err
 }

@@ -291,3 +291,50 @@ func TestClientTakesTheRolledToken(t *testing.T) {
 		t.Errorf("connections authenticated with %q, want first then rolled", secrets.used)
 	}
 }
+
+// TestReregistersAsOftenAsTheRMsChange: after quick successive failovers
+// the RM an AM registered with again may itself be gone by its next call,
+// and the next RM says the AM is not registered once more. The AM
+// registers again each time (it once gave up after one, and its attempt
+// failed with the exception), starting its response ids over.
+func TestReregistersAsOftenAsTheRMsChange(t *testing.T) {
+	var mu sync.Mutex
+	registers, refusals := 0, 2
+	var ids []int32
+	srv := rpc.NewServer(rpc.ServerOptions{})
+	srv.Register(rpc.Protocol{Name: rpc.ApplicationMasterProtocol, Methods: []rpc.Method{
+		rpc.Unary("registerApplicationMaster", func(ctx context.Context, req *pb.RegisterApplicationMasterRequestProto) (*pb.RegisterApplicationMasterResponseProto, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			registers++
+			return &pb.RegisterApplicationMasterResponseProto{MaximumCapability: &pb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(8)}}, nil
+		}),
+		rpc.Unary("allocate", func(ctx context.Context, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			ids = append(ids, req.GetResponseId())
+			if refusals > 0 {
+				refusals--
+				return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered, "AM is not registered for known application attempt")
+			}
+			return &pb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1)}, nil
+		})}})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go srv.Serve(ln)
+	defer srv.Close()
+	cl := Dial(Launch{Addr: ln.Addr().String(), Attempt: "appattempt_1_0001_000001"})
+	defer cl.Close()
+	ctx := context.Background()
+	if err := cl.Register(ctx, "h", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	cl.respID = 5 // well into the conversation with the first RM
+	if _, err := cl.Allocate(ctx, am.Request{}, nil, 0); err != nil {
+		t.Fatalf("allocate across two RMs that did not know the AM: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if registers != 3 || len(ids) != 3 || ids[0] != 5 || ids[1] != 0 || ids[2] != 0 {
+		t.Errorf("%d registrations, response ids %v; want 3 (the first and two again), 5 then 0 and 0", registers, ids)
+	}
+}
