@@ -34,6 +34,13 @@ type Ask struct {
 	Demand   fairness.Vector
 	Kind     altruism.AskKind
 	Count    int
+	// Locality, when set, names the hosts and racks the containers would
+	// rather run on (locality.go); the core counts them down as it
+	// places containers there.
+	Locality *Locality
+	// missed counts the nodes this ask skipped for its locality since its
+	// last node- or rack-local grant (delay scheduling).
+	missed int
 }
 
 // Container is a grant of Resource on Node to App, for an ask of Priority
@@ -47,6 +54,8 @@ type Container struct {
 	Kind     altruism.AskKind
 	// Phase says whether the app's share or the leftover paid for it.
 	Phase altruism.Phase
+	// Placement is how it sits against its ask's locality.
+	Placement Placement
 }
 
 // Config sets the core's policy and knobs.
@@ -67,6 +76,9 @@ type Config struct {
 	// once. YARN's fair scheduler recomputes fair shares every 500 ms
 	// (yarn.scheduler.fair.update-interval-ms), the default here too.
 	ShareInterval time.Duration
+	// Locality is delay scheduling for asks that name hosts or racks;
+	// the zero value is DefaultLocalityDelays.
+	Locality *LocalityDelays
 }
 
 // Core is the RM's state machine.
@@ -100,6 +112,16 @@ type Core struct {
 
 	cands Candidates // reused by every scheduling pass
 	owner []int
+	// askOf is each candidate's index in its app's asks; placement,
+	// granted and outstanding are the node pass's view of each (how
+	// the node suits it, what the pass placed, its count before the
+	// pass): see localize.
+	askOf       []int
+	placement   []Placement
+	granted     []int
+	outstanding []int
+	localIdx    []int // the candidates whose asks have a locality
+	live        int   // live nodes, for the locality delays' caps
 
 	// reservations hold capacity for windows (reservation.go);
 	// reservedKey is the set active when shares were last computed.
@@ -108,9 +130,10 @@ type Core struct {
 }
 
 type node struct {
-	id       NodeID
-	capacity fairness.Vector
-	used     fairness.Vector
+	id         NodeID
+	capacity   fairness.Vector
+	used       fairness.Vector
+	host, rack string
 }
 
 type app struct {
@@ -151,6 +174,8 @@ type (
 	NodeUp struct {
 		Node     NodeID
 		Capacity fairness.Vector
+		// Host and Rack place it for asks with locality.
+		Host, Rack string
 	}
 	// NodeLost removes a node; its containers are lost.
 	NodeLost struct{ Node NodeID }
@@ -325,10 +350,11 @@ func (c *Core) nodeUp(e NodeUp) error {
 	if n == nil {
 		n = &node{id: e.Node}
 		c.nodes[e.Node] = n
+		c.live++
 	} else {
 		c.capacity = c.capacity.Sub(n.capacity)
 	}
-	n.capacity = e.Capacity
+	n.capacity, n.host, n.rack = e.Capacity, e.Host, e.Rack
 	c.capacity = c.capacity.Add(e.Capacity)
 	c.sharesStale = true
 	c.unsettled.set(int(e.Node))
@@ -347,6 +373,7 @@ func (c *Core) nodeLost(id NodeID) ([]Action, error) {
 	}
 	c.capacity = c.capacity.Sub(n.capacity)
 	c.nodes[id] = nil
+	c.live--
 	c.unsettled.clear(int(id))
 	c.sharesStale = true
 	return acts, nil
@@ -412,7 +439,23 @@ func (c *Core) appRequest(e AppRequest) error {
 	for _, k := range e.Asks {
 		c.addShape(k)
 	}
-	a.asks = append(a.asks[:0], e.Asks...)
+	// An ask that stays keeps its missed opportunities (YARN counts them
+	// per scheduler key across allocate calls); its locality is the
+	// core's own copy, counted down as containers are placed.
+	next := make([]Ask, len(e.Asks))
+	for i, k := range e.Asks {
+		k.missed = 0
+		for _, old := range a.asks {
+			if old.Priority == k.Priority && old.Kind == k.Kind && old.Demand == k.Demand {
+				k.missed = old.missed
+			}
+		}
+		if k.Locality != nil {
+			k.Locality = &Locality{Hosts: maps.Clone(k.Locality.Hosts), Racks: maps.Clone(k.Locality.Racks), Relax: k.Locality.Relax}
+		}
+		next[i] = k
+	}
+	a.asks = next
 	c.setDemand(a, e.Demand)
 	a.work, a.critical = e.RemainingWork, e.CriticalTime
 	return nil
@@ -559,6 +602,10 @@ func (c *Core) schedule(ids []NodeID) ([]Action, error) {
 	if len(cands.Asks) == 0 {
 		return nil, nil
 	}
+	delays := DefaultLocalityDelays
+	if c.cfg.Locality != nil {
+		delays = *c.cfg.Locality
+	}
 	left := 0
 	for _, k := range cands.Asks {
 		left += k.Count
@@ -567,6 +614,7 @@ func (c *Core) schedule(ids []NodeID) ([]Action, error) {
 	var acts []Action
 	visit := func(id NodeID) {
 		n := c.nodes[id]
+		withheld := c.localize(n, cands, delays)
 		placed := false
 		if c.reservedKey != "" {
 			for _, as := range c.reservedPass(n, cands) {
@@ -584,9 +632,12 @@ func (c *Core) schedule(ids []NodeID) ([]Action, error) {
 				placed = true
 			}
 		}
+		c.unlocalize(cands)
 		// A pass that placed nothing with asks outstanding proves the
-		// node fits none of them; one that ran out of asks proves nothing.
-		if !placed && left > 0 {
+		// node fits none of them; one that ran out of asks, or held some
+		// back for their locality (they may take it later), proves
+		// nothing.
+		if !placed && left > 0 && !withheld {
 			c.unsettled.clear(int(id))
 		}
 	}
@@ -659,11 +710,19 @@ func (c *Core) QueuePAltruism() map[string]float64 { return maps.Clone(c.cfg.Que
 func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assignment) []Action {
 	k := &cands.Asks[as.Ask]
 	a := c.apps[owner[as.Ask]]
+	place := c.placement[as.Ask]
+	c.granted[as.Ask] += as.Count
+	if ak := &a.asks[c.askOf[as.Ask]]; ak.Locality != nil {
+		ak.Locality.served(n.host, n.rack, as.Count)
+		if place == NodeLocal || place == RackLocal {
+			ak.missed = 0
+		}
+	}
 	acts := make([]Action, 0, as.Count)
 	for i := 0; i < as.Count; i++ {
 		c.next++
 		ct := &Container{ID: c.next, App: a.id, Node: n.id, Resource: k.Demand,
-			Priority: k.Priority, Kind: k.Kind, Phase: as.Phase}
+			Priority: k.Priority, Kind: k.Kind, Phase: as.Phase, Placement: place}
 		c.conts[ct.ID] = ct
 		n.used = n.used.Add(k.Demand)
 		c.used = c.used.Add(k.Demand)
@@ -686,16 +745,28 @@ func (c *Core) candidates() (*Candidates, []int) {
 	cands.Alt = slices.Grow(cands.Alt[:0], len(c.apps))[:len(c.apps)]
 	cands.Asks = cands.Asks[:0]
 	cands.fresh = false
-	c.owner = c.owner[:0]
+	c.owner, c.askOf = c.owner[:0], c.askOf[:0]
 	for i, a := range c.apps {
 		cands.Apps[i] = AppView{Share: a.share, Usage: a.usage, RemainingWork: a.work,
 			Weight: a.weight, CriticalTime: a.critical}
 		cands.Alt[i] = altruism.App{Share: a.share, Usage: a.usage, RemainingWork: a.work, Weight: a.weight}
-		for _, k := range a.asks {
+		for j, k := range a.asks {
 			if k.Count > 0 {
 				cands.Asks = append(cands.Asks, altruism.Ask{App: i, Kind: k.Kind, Priority: k.Priority, Demand: k.Demand, Count: k.Count})
 				c.owner = append(c.owner, i)
+				c.askOf = append(c.askOf, j)
 			}
+		}
+	}
+	n := len(cands.Asks)
+	c.placement = slices.Grow(c.placement[:0], n)[:n]
+	clear(c.placement) // Anywhere
+	c.granted = slices.Grow(c.granted[:0], n)[:n]
+	c.outstanding = slices.Grow(c.outstanding[:0], n)[:n]
+	c.localIdx = c.localIdx[:0]
+	for i := range cands.Asks {
+		if c.apps[c.owner[i]].asks[c.askOf[i]].Locality != nil {
+			c.localIdx = append(c.localIdx, i)
 		}
 	}
 	return cands, c.owner

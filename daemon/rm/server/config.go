@@ -26,6 +26,8 @@ import (
 
 // Defaults are YARN's, for the keys Loom reads, and Loom's own.
 var Defaults = map[string]string{
+	"yarn.scheduler.capacity.node-locality-delay":             "40",
+	"yarn.scheduler.capacity.rack-locality-additional-delay":  "-1",
 	"loom.scheduler.async.interval-ms":                        "0",
 	"yarn.resourcemanager.ha.automatic-failover.zk-base-path": "/yarn-leader-election",
 	"yarn.resourcemanager.ha.automatic-failover.enabled":      "true",
@@ -74,7 +76,7 @@ var Defaults = map[string]string{
 }
 
 // ConfFiles are the files read from the config dir, in order.
-var ConfFiles = []string{"core-site.xml", "yarn-site.xml", "hadoop-policy.xml", "loom-site.xml"}
+var ConfFiles = []string{"core-site.xml", "yarn-site.xml", "capacity-scheduler.xml", "hadoop-policy.xml", "loom-site.xml"}
 
 // Config is the RM's configuration, checked.
 type Config struct {
@@ -173,6 +175,10 @@ type Config struct {
 	// principal and key (yarn.resourcemanager.principal, .keytab): the
 	// client port then takes Kerberos (SASL GSSAPI) and no SIMPLE.
 	Kerberos *rpc.Kerberos
+	// Locality is delay scheduling for asks that name hosts or racks
+	// (yarn.scheduler.capacity.node-locality-delay and
+	// rack-locality-additional-delay, in missed scheduling opportunities).
+	Locality rm.LocalityDelays
 	// Topology says which rack each node is on (net.topology.* in
 	// core-site.xml: a script or a table; /default-rack without).
 	Topology *topology.Resolver
@@ -332,6 +338,20 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	}
 	if cfg.Topology, err = topology.New(c); err != nil {
 		return cfg, err
+	}
+	for _, d := range []struct {
+		key string
+		to  *int
+	}{{"yarn.scheduler.capacity.node-locality-delay", &cfg.Locality.Node},
+		{"yarn.scheduler.capacity.rack-locality-additional-delay", &cfg.Locality.Rack}} {
+		v, err := c.Int(d.key)
+		if err != nil {
+			return cfg, err
+		}
+		if v < -1 {
+			return cfg, c.Errorf(d.key, "%d: want -1 (see YARN's meaning) or a number of missed scheduling opportunities", v)
+		}
+		*d.to = int(v)
 	}
 	rmHost, err := c.String("yarn.resourcemanager.hostname")
 	if err != nil {

@@ -72,7 +72,7 @@ func (r *RM) carryOut(act lifecycle.Action) {
 		a, at := cr.app, cr.attempt
 		at.amWire = cr.yid.GetId()
 		r.persistAttempt(a, at)
-		a.asks = map[askKey]int{}
+		a.asks, a.local = map[askKey]int{}, nil
 		r.pushAsks(a)
 		r.launches.Add(1)
 		go r.launchAM(cr, r.launchRequest(cr))
@@ -88,6 +88,15 @@ func (r *RM) carryOut(act lifecycle.Action) {
 		// failed task's retry) is asking for more, not repeating itself.
 		if a.asks[key] > 0 {
 			a.asks[key]--
+		}
+		// So are its node's host and rack requests (YARN lowers them
+		// with the "*" one).
+		for _, name := range []string{cr.node.yid.GetHost(), cr.node.rack} {
+			lk := localKey{priority: c.Priority, demand: c.Resource, name: name}
+			if la, ok := a.local[lk]; ok && la.count > 0 {
+				la.count--
+				a.local[lk] = la
+			}
 		}
 	case lifecycle.Stop:
 		cr := r.conts[rm.ContainerID(act.Container.ID)]

@@ -164,7 +164,12 @@ func (r *RM) refuseUpdates(a *appRec, reqs []*pb.UpdateContainerRequestProto) []
 // askState is what an allocate call says the app wants: its asks by
 // key, and a Loom AM's remaining work, critical path and DAG demand.
 type askState struct {
-	asks     map[askKey]int
+	asks map[askKey]int
+	// local are the host and rack ResourceRequests beside an ask's "*"
+	// one (by priority and capability, as YARN groups them), with their
+	// relax_locality; the "*" request's says whether the containers may
+	// go off their racks.
+	local    map[localKey]localAsk
 	work     float64
 	critical time.Duration
 	demand   *fairness.Vector
@@ -174,9 +179,12 @@ type askState struct {
 // app's asks as they would be after it, changing nothing. Callers hold
 // mu.
 func (r *RM) readAsks(a *appRec, at *attemptRec, req *pb.AllocateRequestProto) (askState, error) {
-	next := askState{asks: maps.Clone(a.asks), work: a.work, critical: a.critical, demand: a.demand}
+	next := askState{asks: maps.Clone(a.asks), local: maps.Clone(a.local), work: a.work, critical: a.critical, demand: a.demand}
 	if next.asks == nil {
 		next.asks = map[askKey]int{}
+	}
+	if next.local == nil {
+		next.local = map[localKey]localAsk{}
 	}
 	if req.LoomDemand != nil {
 		d, err := rpc.VectorFromResource(req.GetLoomDemand())
@@ -189,9 +197,6 @@ func (r *RM) readAsks(a *appRec, at *attemptRec, req *pb.AllocateRequestProto) (
 		next.demand = &d
 	}
 	for _, rr := range req.GetAsk() {
-		if name := rr.GetResourceName(); name != "*" && name != "" {
-			continue // node and rack asks: Loom places by packing, not locality
-		}
 		d, err := rpc.AskDemand(rr)
 		if err != nil {
 			return next, rpc.Errorf(rpc.ClassInvalidResourceRequest, "%v", err)
@@ -205,6 +210,20 @@ func (r *RM) readAsks(a *appRec, at *attemptRec, req *pb.AllocateRequestProto) (
 		n := rr.GetNumContainers()
 		if n < 0 {
 			return next, rpc.Errorf(rpc.ClassInvalidResourceRequest, "Invalid resource request, num_containers %d is negative", n)
+		}
+		if name := rr.GetResourceName(); name != "*" && name != "" {
+			// A host or a rack (racks are paths, as the topology names
+			// them): where the "*" ask's containers would rather run.
+			lk := localKey{priority: int(rr.GetPriority().GetPriority()), demand: d, name: name}
+			if n == 0 {
+				delete(next.local, lk)
+			} else {
+				next.local[lk] = localAsk{count: int(n), relax: rr.GetRelaxLocality()}
+			}
+			continue
+		}
+		if rr.RelaxLocality != nil {
+			next.local[localKey{priority: int(rr.GetPriority().GetPriority()), demand: d, name: "*"}] = localAsk{relax: rr.GetRelaxLocality()}
 		}
 		kind := altruism.Default
 		if rpc.IsAltruistic(rr) {
@@ -276,8 +295,11 @@ func (r *RM) updateAsks(a *appRec, next askState) {
 			}
 		}
 	}
+	if !maps.Equal(next.local, a.local) {
+		changed = true
+	}
 	if changed {
-		a.asks, a.work, a.critical, a.demand = next.asks, next.work, next.critical, next.demand
+		a.asks, a.local, a.work, a.critical, a.demand = next.asks, next.local, next.work, next.critical, next.demand
 		r.pushAsks(a)
 	}
 }

@@ -117,6 +117,53 @@ type askKey struct {
 	kind     altruism.AskKind
 }
 
+// localKey is a host or rack ResourceRequest's (or, as "*", the relax
+// flag of the ask it qualifies): YARN groups them by priority and
+// capability.
+type localKey struct {
+	priority int
+	demand   fairness.Vector
+	name     string
+}
+
+type localAsk struct {
+	count int
+	relax bool
+}
+
+// locality is what the host and rack requests say of the ask k, nil when
+// they name none: hosts by name (the node's host, as NodeIds carry it),
+// racks by path. Off-rack placement needs the "*" request's
+// relax_locality (true when unset, as in YARN); a rack request with
+// relax_locality false is not used at rack level.
+func (a *appRec) locality(k askKey) *rm.Locality {
+	var loc *rm.Locality
+	relax := true
+	for lk, la := range a.local {
+		if lk.priority != k.priority || lk.demand != k.demand {
+			continue
+		}
+		if lk.name == "*" {
+			relax = la.relax
+			continue
+		}
+		if loc == nil {
+			loc = &rm.Locality{Hosts: map[string]int{}, Racks: map[string]int{}}
+		}
+		if strings.HasPrefix(lk.name, "/") {
+			if la.relax {
+				loc.Racks[lk.name] = la.count
+			}
+		} else {
+			loc.Hosts[lk.name] = la.count
+		}
+	}
+	if loc != nil {
+		loc.Relax = relax
+	}
+	return loc
+}
+
 type appRec struct {
 	id          rm.AppID
 	yid         *pb.ApplicationIdProto
@@ -134,6 +181,7 @@ type appRec struct {
 	attempts []*attemptRec
 
 	asks     map[askKey]int
+	local    map[localKey]localAsk // host and rack requests (master.go)
 	work     float64
 	critical time.Duration
 	// demand is what a Loom AM said it needs (loom_demand), nil until it
@@ -281,7 +329,7 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 		return nil, err
 	}
 	r.core = rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: cfg.QueuePAltruism,
-		FirstContainer: rm.ContainerID(r.epoch << 40)})
+		FirstContainer: rm.ContainerID(r.epoch << 40), Locality: &cfg.Locality})
 	r.life = lifecycle.New()
 	if state != nil {
 		if err := r.recover(state); err != nil {
@@ -595,7 +643,7 @@ func (r *RM) pushAsks(a *appRec) {
 	asks := make([]rm.Ask, 0, len(a.asks))
 	for k, n := range a.asks {
 		if n > 0 {
-			asks = append(asks, rm.Ask{Priority: k.priority, Demand: k.demand, Kind: k.kind, Count: n})
+			asks = append(asks, rm.Ask{Priority: k.priority, Demand: k.demand, Kind: k.kind, Count: n, Locality: a.locality(k)})
 		}
 	}
 	sortAsks(asks)

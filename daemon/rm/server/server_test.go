@@ -95,6 +95,13 @@ func (n *testNM) GetContainerStatuses(ctx context.Context, req *pb.GetContainerS
 
 func startNM(t testing.TB, trackerAddr string, mem int64, cores int32) *testNM {
 	t.Helper()
+	return startNMOn(t, trackerAddr, "127.0.0.1", mem, cores)
+}
+
+// startNMOn starts a test NM that registers under host (a name for
+// 127.0.0.1, such as localhost, to tell nodes apart by host).
+func startNMOn(t testing.TB, trackerAddr, host string, mem int64, cores int32) *testNM {
+	t.Helper()
 	n := &testNM{t: t, status: map[string]*pb.ContainerStatusProto{}}
 	// Token-only, as a stock NodeManager's container manager.
 	n.srv = rpc.NewServer(rpc.ServerOptions{Secrets: n, TokenOnly: true})
@@ -104,7 +111,7 @@ func startNM(t testing.TB, trackerAddr string, mem int64, cores int32) *testNM {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	n.id = &pb.NodeIdProto{Host: proto.String("127.0.0.1"), Port: proto.Int32(int32(port))}
+	n.id = &pb.NodeIdProto{Host: proto.String(host), Port: proto.Int32(int32(port))}
 	go n.srv.Serve(ln)
 	t.Cleanup(func() { n.srv.Close() })
 	cl := rpc.NewClient(trackerAddr, rpc.ClientOptions{User: "nm"})

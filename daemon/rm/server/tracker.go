@@ -109,7 +109,7 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 	n.session = callSession(ctx)
 	n.state = pb.NodeStateProto_NS_RUNNING
 	n.mail.setLive(true, n.session, time.Now())
-	if err := r.step(rm.NodeUp{Node: n.id, Capacity: capacity}); err != nil {
+	if err := r.step(rm.NodeUp{Node: n.id, Capacity: capacity, Host: id.GetHost(), Rack: rack}); err != nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "node %s: %v", key, err)
 	}
 	if !ok {
