@@ -212,14 +212,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			return ctx.Err()
 		}
 		timer.Stop()
-		for drained := false; !drained; {
-			select {
-			case d := <-r.done:
-				release = append(release, r.finished(d)...)
-			default:
-				drained = true
-			}
-		}
+		release = r.drainDone(release)
 		if r.changed || time.Since(r.lastWrite) >= r.HistoryEvery {
 			if err := r.writeHistory(); err != nil {
 				r.Log.Warn().Err(err).Str("path", r.HistoryPath).Msg("could not write the job history")
@@ -433,6 +426,19 @@ func (r *Runner) executor(ctx context.Context, addr string) (*execConn, error) {
 	return x, nil
 }
 
+// drainDone takes in every completion already read, adding their
+// containers to release.
+func (r *Runner) drainDone(release []int64) []int64 {
+	for {
+		select {
+		case d := <-r.done:
+			release = append(release, r.finished(d)...)
+		default:
+			return release
+		}
+	}
+}
+
 // lostExecutor forgets an executor whose completions cannot be read and
 // fails the tasks started on it; their containers are released.
 func (r *Runner) lostExecutor(addr string) []int64 {
@@ -441,15 +447,7 @@ func (r *Runner) lostExecutor(addr string) []int64 {
 		delete(r.execs, addr)
 	}
 	// Any completion already read comes first.
-	var release []int64
-	for drained := false; !drained; {
-		select {
-		case d := <-r.done:
-			release = append(release, r.finished(d)...)
-		default:
-			drained = true
-		}
-	}
+	release := r.drainDone(nil)
 	for id, t := range r.running {
 		if t.exec == addr {
 			release = append(release, r.finished(taskDone{container: id, why: "lost its executor " + addr + ": its completions could not be read"})...)

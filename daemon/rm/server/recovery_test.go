@@ -63,25 +63,8 @@ func TestWorkPreservingRestart(t *testing.T) {
 	if rep := report(t, ac, finished); rep.GetYarnApplicationState() != pb.YarnApplicationStateProto_FINISHED {
 		t.Fatalf("the second app is %v before the restart", rep.GetYarnApplicationState())
 	}
-	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	r1.Stop(stopCtx)
-	cancel()
-
 	// A new RM on the same store, and the same addresses for the NM.
-	r2, err := New(testConfig(t, append(conf, "yarn.resourcemanager.address="+r1.Addr("client"),
-		"yarn.resourcemanager.scheduler.address="+r1.Addr("scheduler"),
-		"yarn.resourcemanager.resource-tracker.address="+r1.Addr("tracker"))...), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r2.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		r2.Stop(ctx)
-	})
+	r2 := restart(t, r1, conf)
 	if r2.epoch != 2 {
 		t.Errorf("epoch %d after the second start, want 2", r2.epoch)
 	}
@@ -198,24 +181,7 @@ func TestReleaseBeforeTheNodeReportsIt(t *testing.T) {
 	nm.status[rpc.ContainerIDString(task)] = &pb.ContainerStatusProto{ContainerId: task, State: pb.ContainerStateProto_C_RUNNING.Enum()}
 	nm.mu.Unlock()
 	nm.beat()
-	stopCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	r1.Stop(stopCtx)
-	cancel()
-
-	r2, err := New(testConfig(t, append(conf, "yarn.resourcemanager.address="+r1.Addr("client"),
-		"yarn.resourcemanager.scheduler.address="+r1.Addr("scheduler"),
-		"yarn.resourcemanager.resource-tracker.address="+r1.Addr("tracker"))...), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r2.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		r2.Stop(ctx)
-	})
+	r2 := restart(t, r1, conf)
 	// The AM comes back first and releases its task container (its task
 	// ended while no RM was there): the new RM does not know it yet.
 	am2 := amClient(t, r2, start)
@@ -248,4 +214,28 @@ func TestReleaseBeforeTheNodeReportsIt(t *testing.T) {
 	if u := report(t, clientOf(t, r2, "ivy"), id).GetAppResource_Usage().GetUsedResources().GetMemory(); u != 1024 {
 		t.Errorf("the app holds %d MB, want only its AM's 1024: the released container was taken back", u)
 	}
+}
+
+// restart stops r1 and starts an RM with conf on its addresses (and so,
+// with recovery, on its store), stopped when the test ends.
+func restart(t *testing.T, r1 *RM, conf []string) *RM {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	r1.Stop(ctx)
+	cancel()
+	r2, err := New(testConfig(t, append(conf, "yarn.resourcemanager.address="+r1.Addr("client"),
+		"yarn.resourcemanager.scheduler.address="+r1.Addr("scheduler"),
+		"yarn.resourcemanager.resource-tracker.address="+r1.Addr("tracker"))...), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		r2.Stop(ctx)
+	})
+	return r2
 }
