@@ -8,6 +8,7 @@ import (
 
 	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/rm"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -17,6 +18,7 @@ import (
 type metrics struct {
 	reg         *prometheus.Registry
 	allocations *prometheus.CounterVec // by kind
+	placements  *prometheus.CounterVec // by locality: NODE_LOCAL, RACK_LOCAL, OFF_SWITCH, ANY
 	asks        *prometheus.CounterVec // by kind: asks received
 	decision    prometheus.Histogram
 	// allocCount is the sum of allocations, for the per-second rate;
@@ -32,6 +34,8 @@ func newMetrics(r *RM) *metrics {
 	m := &metrics{r: r, reg: prometheus.NewRegistry()}
 	m.allocations = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loom_allocations_total",
 		Help: "Containers allocated to apps (AM containers included), by the kind of ask they served."}, []string{"kind"})
+	m.placements = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loom_container_placements_total",
+		Help: "Containers allocated, by how they sit against their asks' host and rack requests: NODE_LOCAL, RACK_LOCAL, OFF_SWITCH, or ANY for asks that named none."}, []string{"locality"})
 	m.asks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loom_asks_total",
 		Help: "Containers asked for by AMs (increases of outstanding asks), by kind."}, []string{"kind"})
 	m.decision = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "loom_heartbeat_decision_seconds",
@@ -51,14 +55,18 @@ func newMetrics(r *RM) *metrics {
 		m.allocations.WithLabelValues(k.String())
 		m.asks.WithLabelValues(k.String())
 	}
-	m.reg.MustRegister(m.allocations, m.asks, m.decision, m,
+	for _, p := range []rm.Placement{rm.Anywhere, rm.NodeLocal, rm.RackLocal, rm.OffSwitch} {
+		m.placements.WithLabelValues(p.String())
+	}
+	m.reg.MustRegister(m.allocations, m.placements, m.asks, m.decision, m,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
 // allocated counts a container. Callers hold the RM's mu.
-func (m *metrics) allocated(k altruism.AskKind) {
+func (m *metrics) allocated(k altruism.AskKind, p rm.Placement) {
 	m.allocations.WithLabelValues(k.String()).Inc()
+	m.placements.WithLabelValues(p.String()).Inc()
 	m.allocCount++
 	if k == altruism.Altruistic {
 		m.altruisticCount++

@@ -13,7 +13,7 @@ import (
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
-// gauge reads one sample of the RM's metrics.
+// gauge reads one sample of the RM's metrics (a gauge's or a counter's).
 func gauge(t *testing.T, r *RM, name string, labels ...string) float64 {
 	t.Helper()
 	fams, err := r.metrics.reg.Gather()
@@ -34,6 +34,9 @@ func gauge(t *testing.T, r *RM, name string, labels ...string) float64 {
 				if !found {
 					continue next
 				}
+			}
+			if m.Counter != nil {
+				return m.GetCounter().GetValue()
 			}
 			return m.GetGauge().GetValue()
 		}

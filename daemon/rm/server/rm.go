@@ -614,7 +614,7 @@ func (r *RM) allocated(c rm.Container) {
 	at.conts = append(at.conts, cr)
 	a.track(cr)
 	a.nodesUsed[n] = true
-	r.metrics.allocated(c.Kind)
+	r.metrics.allocated(c.Kind, c.Placement)
 	if err := r.lifeStep(lifecycle.Granted{Container: lifecycle.ContainerID(c.ID), App: lifecycle.AppID(a.id), Name: rpc.ContainerIDString(cr.yid)}); err != nil {
 		// The core granted to an app the lifecycle has ended: give it back.
 		r.log.Error().Err(err).Str("container", rpc.ContainerIDString(cr.yid)).Msg("a grant the lifecycle refused")

@@ -119,4 +119,12 @@ func TestLocalityAsks(t *testing.T) {
 	if placed != 1 {
 		t.Errorf("placed %d containers, want 1", placed)
 	}
+	for _, c := range []struct {
+		locality string
+		want     float64
+	}{{"NODE_LOCAL", 1}, {"RACK_LOCAL", 1}, {"OFF_SWITCH", 0}, {"ANY", 1}} { // ANY: the AM container
+		if got := gauge(t, r, "loom_container_placements_total", "locality", c.locality); got != c.want {
+			t.Errorf("loom_container_placements_total{locality=%q} = %v, want %v", c.locality, got, c.want)
+		}
+	}
 }
