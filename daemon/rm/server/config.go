@@ -451,6 +451,13 @@ func queues(c *hadoopconf.Conf) (map[string]float64, map[string]float64, error) 
 		return nil, nil, err
 	}
 	qs := map[string]float64{}
+	if _, set := c.Raw(keyCapacityRoot + ".queues"); set && c.Source("loom.queues") == "default" {
+		// No loom.queues, and a Capacity Scheduler's queues: those.
+		if qs, err = capacityQueues(c); err != nil {
+			return nil, nil, err
+		}
+		list = ""
+	}
 	for _, q := range strings.Split(list, ",") {
 		q = strings.TrimSpace(q)
 		if q == "" {
@@ -503,6 +510,95 @@ func queues(c *hadoopconf.Conf) (map[string]float64, map[string]float64, error) 
 		}
 	}
 	return qs, ps, nil
+}
+
+const keyCapacityRoot = "yarn.scheduler.capacity.root"
+
+// capacityQueues reads the Capacity Scheduler's queue tree from
+// capacity-scheduler.xml (yarn.scheduler.capacity.root.queues, each
+// queue's .queues and .capacity) for a cluster that names no loom.queues:
+// Loom's queues are the leaf queues, by their names, each weighted by
+// its absolute capacity (its capacity times its parents', in percent of
+// the cluster), so that DRF gives each leaf the share the Capacity
+// Scheduler guarantees it. Capacities are percentages, or weights (2w)
+// where every sibling is one; the children of a queue in percent must
+// add up to 100, as YARN checks. A leaf of capacity 0 (YARN lets it run
+// on idle capacity only) gets a weight of 0.001 percent. Not read (yet):
+// maximum-capacity, user-limit-factor, ACLs, absolute resources.
+func capacityQueues(c *hadoopconf.Conf) (map[string]float64, error) {
+	qs := map[string]float64{}
+	var visit func(path string, abs float64, depth int) error
+	visit = func(path string, abs float64, depth int) error {
+		key := path + ".queues"
+		list, _ := c.String(key)
+		var children []string
+		for _, q := range strings.Split(list, ",") {
+			if q = strings.TrimSpace(q); q != "" {
+				children = append(children, q)
+			}
+		}
+		if len(children) == 0 {
+			name := path[strings.LastIndex(path, ".")+1:]
+			if _, dup := qs[name]; dup {
+				return c.Errorf(key, "leaf queue %q appears twice in the tree: Loom names queues by their leaf names", name)
+			}
+			qs[name] = max(abs, 0.001)
+			return nil
+		}
+		if depth > 64 {
+			return c.Errorf(key, "the queue tree is deeper than 64 levels")
+		}
+		caps := make([]float64, len(children))
+		weights, sum := 0, 0.0
+		for i, q := range children {
+			ck := path + "." + q + ".capacity"
+			v, ok := c.Raw(ck)
+			if !ok {
+				return c.Errorf(ck, "queue %s.%s has no capacity", strings.TrimPrefix(path, "yarn.scheduler.capacity."), q)
+			}
+			v = strings.TrimSpace(v)
+			if w, isWeight := strings.CutSuffix(v, "w"); isWeight {
+				f, err := strconv.ParseFloat(w, 64)
+				if err != nil || f < 0 {
+					return c.Errorf(ck, "weight %q is not a number of at least 0", v)
+				}
+				caps[i] = f
+				weights++
+			} else if strings.HasPrefix(v, "[") {
+				return c.Errorf(ck, "absolute resources (%s) are not read by Loom yet: give percentages or weights", v)
+			} else {
+				f, err := c.Float(ck)
+				if err != nil {
+					return err
+				}
+				if f < 0 || f > 100 {
+					return c.Errorf(ck, "capacity %v must be between 0 and 100", f)
+				}
+				caps[i] = f
+			}
+			sum += caps[i]
+		}
+		switch {
+		case weights > 0 && weights < len(children):
+			return c.Errorf(path+"."+children[0]+".capacity", "the children of %s mix weights and percentages", strings.TrimPrefix(path, "yarn.scheduler.capacity."))
+		case weights == 0 && math.Abs(sum-100) > 1e-6:
+			return c.Errorf(key, "the capacities of %s's children add up to %v, not 100", strings.TrimPrefix(path, "yarn.scheduler.capacity."), sum)
+		}
+		for i, q := range children {
+			share := caps[i] / 100
+			if weights > 0 {
+				share = 0
+				if sum > 0 {
+					share = caps[i] / sum
+				}
+			}
+			if err := visit(path+"."+q, abs*share, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return qs, visit(keyCapacityRoot, 100, 0)
 }
 
 func firstError(errs []error) error {
