@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -45,15 +46,34 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// freePort finds a port nobody listens on now.
+// handedOut are the ports freePort gave in this test process.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// freePort finds a port nobody listens on now, and that it has not given
+// before: the kernel may hand a port just closed out again, and a test
+// that asked for two (an RM's scheduler and web ports) got the same one
+// twice (CI saw "address already in use").
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	for range 100 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port that was not handed out before")
+	return 0
 }
 
 // proc is a daemon process; its output is kept for failure messages.
