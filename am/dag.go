@@ -27,6 +27,10 @@ type Ask struct {
 	Demand   fairness.Vector
 	Kind     altruism.AskKind
 	Count    int
+	// Hosts and Racks, with Config.Inputs, count the stage's pending
+	// tasks whose input is on each host and rack: where its containers
+	// would rather run (YARN's host and rack ResourceRequests).
+	Hosts, Racks map[string]int
 }
 
 // Request is what the AM sends on an allocate call.
@@ -51,8 +55,10 @@ type Request struct {
 
 // Grant is a container the RM gave the AM.
 type Grant struct {
-	ID       int64
-	Node     string
+	ID   int64
+	Node string
+	// Host is the node's host, for locality ("" when unknown).
+	Host     string
 	Resource fairness.Vector
 	Priority int
 	Kind     altruism.AskKind
@@ -75,6 +81,9 @@ type TaskRecord struct {
 	Lost bool
 	// AMAttempt is the AM attempt that ran it (Config.AMAttempt).
 	AMAttempt int
+	// Locality is how it ran against its input (Config.Inputs):
+	// NODE_LOCAL, RACK_LOCAL or OFF_SWITCH; "" for a task with none.
+	Locality string
 }
 
 // Config sets how the AM schedules inside its job.
@@ -93,6 +102,14 @@ type Config struct {
 	AMAttempt int
 	// CriticalPathFirst plans critical-path first (altruism.Planner).
 	CriticalPathFirst bool
+	// Inputs, when set, names the hosts that hold each task's input (its
+	// HDFS block replicas; none for a task that reads its parents'
+	// output from everywhere). The AM then asks for those hosts and
+	// their racks, and binds a container to a pending task whose input
+	// is on its host, else on its rack, else the next one. RackOf places
+	// a host on its rack.
+	Inputs func(stage, task int) []string
+	RackOf func(host string) string
 }
 
 // DAG is the AM core of one job.
@@ -113,6 +130,11 @@ type DAG struct {
 	running map[int64]*run
 	history []TaskRecord
 	failed  error
+	// With Config.Inputs: the pending tasks' input hosts, counted per
+	// stage, and the tasks bound ahead of next (taken out of order for
+	// their locality).
+	hosts []map[string]int
+	taken [][]bool
 }
 
 type taskKey struct{ stage, task int }
@@ -146,6 +168,13 @@ func NewDAG(job *workload.Job, cfg Config) (*DAG, error) {
 	d.planner.CriticalPathFirst = cfg.CriticalPathFirst
 	d.bfRank = breadthFirst(state)
 	d.rank = slices.Clone(d.bfRank)
+	if cfg.Inputs != nil {
+		d.taken = make([][]bool, len(job.Stages))
+		for i, js := range job.Stages {
+			d.taken[i] = make([]bool, js.Tasks)
+		}
+		d.countInputs()
+	}
 	return d, nil
 }
 
@@ -207,11 +236,15 @@ func (d *DAG) Decide(now time.Duration, share, capacity fairness.Vector, p float
 		}
 	}
 	for i, s := range d.state.Stages {
+		var hosts, racks map[string]int
+		if def[i]+alt[i] > 0 {
+			hosts, racks = d.locality(i)
+		}
 		if def[i] > 0 {
-			req.Asks = append(req.Asks, Ask{Priority: d.rank[i], Demand: s.Demand, Kind: altruism.Default, Count: def[i]})
+			req.Asks = append(req.Asks, Ask{Priority: d.rank[i], Demand: s.Demand, Kind: altruism.Default, Count: def[i], Hosts: hosts, Racks: racks})
 		}
 		if alt[i] > 0 {
-			req.Asks = append(req.Asks, Ask{Priority: d.rank[i], Demand: s.Demand, Kind: altruism.Altruistic, Count: alt[i]})
+			req.Asks = append(req.Asks, Ask{Priority: d.rank[i], Demand: s.Demand, Kind: altruism.Altruistic, Count: alt[i], Hosts: hosts, Racks: racks})
 		}
 	}
 	return req
@@ -286,7 +319,10 @@ func (d *DAG) Bind(now time.Duration, g Grant) (TaskRecord, bool) {
 		if !d.state.Runnable(i) || !s.Demand.FitsIn(g.Resource) {
 			continue
 		}
-		if best < 0 || d.rank[i] < d.rank[best] {
+		// With locality, the stage whose ask the grant served comes
+		// first: the RM placed it for that stage's inputs.
+		served := d.cfg.Inputs != nil && d.rank[i] == g.Priority
+		if best < 0 || served || d.rank[i] < d.rank[best] && !(d.cfg.Inputs != nil && d.rank[best] == g.Priority) {
 			best = i
 		}
 	}
@@ -294,18 +330,22 @@ func (d *DAG) Bind(now time.Duration, g Grant) (TaskRecord, bool) {
 		return TaskRecord{}, false
 	}
 	s := &d.state.Stages[best]
-	task := d.nextTask(best)
+	task := d.nextTask(best, g.Host)
 	key := taskKey{best, task}
 	d.attempt[key]++
 	rec := TaskRecord{Stage: d.job.Stages[best].Name, Task: task, Attempt: d.attempt[key],
-		Container: g.ID, Node: g.Node, Start: now, Kind: g.Kind, AMAttempt: d.cfg.AMAttempt}
+		Container: g.ID, Node: g.Node, Start: now, Kind: g.Kind, AMAttempt: d.cfg.AMAttempt,
+		Locality: d.placement(best, task, g.Host)}
 	d.running[g.ID] = &run{rec: rec, stage: best}
 	s.Pending--
 	s.Running = addRun(s.Running, now+s.Duration)
 	return rec, true
 }
 
-func (d *DAG) nextTask(stage int) int {
+func (d *DAG) nextTask(stage int, host string) int {
+	if d.cfg.Inputs != nil {
+		return d.nextLocal(stage, host)
+	}
 	if r := d.retries[stage]; len(r) > 0 {
 		d.retries[stage] = r[1:]
 		return r[0]
@@ -354,6 +394,7 @@ func (d *DAG) Completed(now time.Duration, container int64, succeeded bool) (boo
 	}
 	s.Pending++
 	d.retries[stage] = append(d.retries[stage], rec.Task)
+	d.inputsPending(stage, rec.Task, 1)
 	d.planner.Reset() // the job is not where the plan left it
 	return true, nil
 }

@@ -155,6 +155,9 @@ func (d *DAG) Recover(h History) (Recovery, error) {
 			rc.Stages = append(rc.Stages, js.Name)
 		}
 	}
+	if d.cfg.Inputs != nil {
+		d.countInputs()
+	}
 	// A task that had already failed as often as it may, and never
 	// succeeded, failed the job before its AM died.
 	keys := make([]taskKey, 0, len(fails))

@@ -443,6 +443,14 @@ func (c *Core) appRequest(e AppRequest) error {
 	// per scheduler key across allocate calls); its locality is the
 	// core's own copy, counted down as containers are placed.
 	next := make([]Ask, len(e.Asks))
+	// One locality per priority and capability, as YARN groups host and
+	// rack requests: a DEFAULT and an ALTRUISTIC ask of the same stage
+	// share it, so that a host's count is spent once.
+	type group struct {
+		priority int
+		demand   fairness.Vector
+	}
+	shared := map[group]*Locality{}
 	for i, k := range e.Asks {
 		k.missed = 0
 		for _, old := range a.asks {
@@ -451,7 +459,11 @@ func (c *Core) appRequest(e AppRequest) error {
 			}
 		}
 		if k.Locality != nil {
-			k.Locality = &Locality{Hosts: maps.Clone(k.Locality.Hosts), Racks: maps.Clone(k.Locality.Racks), Relax: k.Locality.Relax}
+			g := group{k.Priority, k.Demand}
+			if shared[g] == nil {
+				shared[g] = &Locality{Hosts: maps.Clone(k.Locality.Hosts), Racks: maps.Clone(k.Locality.Racks), Relax: k.Locality.Relax}
+			}
+			k.Locality = shared[g]
 		}
 		next[i] = k
 	}

@@ -30,6 +30,8 @@ type simFlags struct {
 	cpf         bool
 	decisions   string
 	quiet       bool
+	locality    sim.LocalityModel
+	withInputs  bool
 }
 
 func simCommand() *cobra.Command {
@@ -50,7 +52,8 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
   loom sim --catalogue tpcds --load 1.5 --policies drf,carbyne
   loom sim --workload my-dags.json --arrivals batch --json
   loom sim --plots report/ --sweeps
-  loom sim --catalogue tpcds --frontier --plots report/`,
+  loom sim --catalogue tpcds --frontier --plots report/
+  loom sim --locality --policies drf,carbyne`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd.OutOrStdout(), f) },
 	}
@@ -67,6 +70,14 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
 	fl.BoolVar(&f.cpf, "critical-path-first", false, "Carbyne's AMs plan critical-path first (DAG-aware, as DAGPS) instead of by Tetris alignment (measured slower on TPC-DS: see docs/results)")
 	fl.StringVar(&f.decisions, "decisions", "", "write each policy's decision log into this directory")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	def := sim.DefaultLocality()
+	fl.BoolVar(&f.withInputs, "locality", false, "model input locality: scan tasks read HDFS-placed blocks, AMs ask for their hosts, the core delay-schedules, remote reads are slower")
+	fl.IntVar(&f.locality.Replicas, "replicas", def.Replicas, "with --locality: replicas of each input block")
+	fl.IntVar(&f.locality.RackSize, "rack-size", def.RackSize, "with --locality: machines per rack")
+	fl.Float64Var(&f.locality.RemoteReadPenalty, "remote-read-penalty", def.RemoteReadPenalty, "with --locality: how much longer a task runs off its block's hosts (half that on their rack)")
+	fl.BoolVar(&f.locality.NoPreferences, "no-locality-preferences", false, "with --locality: the AMs ask for no hosts (the same inputs and penalty, without delay scheduling)")
+	fl.IntVar(&f.locality.Delays.Node, "node-locality-delay", def.Delays.Node, "with --locality: missed scheduling opportunities before rack-local (yarn.scheduler.capacity.node-locality-delay; -1 ignores locality)")
+	fl.IntVar(&f.locality.Delays.Rack, "rack-locality-delay", def.Delays.Rack, "with --locality: more missed opportunities before off-rack (yarn.scheduler.capacity.rack-locality-additional-delay; -1 YARN's wait)")
 	return cmd
 }
 
@@ -81,6 +92,10 @@ func runSim(out io.Writer, f simFlags) error {
 	cfg.PolicyConfig = pc
 	cfg.Machines, cfg.Misestimate, cfg.Seed = f.machines, f.misestimate, f.wl.seed
 	cfg.CriticalPathFirst = f.cpf
+	if f.withInputs {
+		l := f.locality
+		cfg.Locality = &l
+	}
 	cluster := cfg.Machine.Scale(float64(cfg.Machines))
 	jobs, desc, err := f.wl.build(cluster)
 	if err != nil {

@@ -113,6 +113,15 @@ func (o *Outcome) WriteTables(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for i, s := range o.Summaries {
+		if s.NodeLocal+s.RackLocal+s.OffRack == 0 {
+			continue
+		}
+		if i == 0 || o.Summaries[0].NodeLocal+o.Summaries[0].RackLocal+o.Summaries[0].OffRack == 0 {
+			fmt.Fprintln(w, "\nLocality: the tasks that read an input, by where they ran against it")
+		}
+		fmt.Fprintf(w, "  %-8s node-local %5.1f%%  rack-local %5.1f%%  off-rack %5.1f%%\n", s.Policy, 100*s.NodeLocal, 100*s.RackLocal, 100*s.OffRack)
+	}
 	if o.MakespanBound > 0 {
 		fmt.Fprintf(w, "makespan lower bound %s: the larger of the longest critical path and, per resource, the work arriving from any instant over the capacity\n", round(o.MakespanBound))
 	}

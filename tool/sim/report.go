@@ -26,6 +26,10 @@ type Summary struct {
 	// AltruisticTasks is the share of tasks that ran on containers granted
 	// for ALTRUISTIC asks.
 	AltruisticTasks float64
+	// NodeLocal, RackLocal and OffRack are the shares of the tasks that
+	// read an input (Config.Locality) by where they ran against it; all
+	// zero without the locality model.
+	NodeLocal, RackLocal, OffRack float64 `json:",omitempty"`
 }
 
 // Summarize computes a run's headline figures.
@@ -33,7 +37,11 @@ func (r *Result) Summarize() Summary {
 	s := Summary{Policy: r.Policy, Jobs: len(r.Jobs), Makespan: r.Makespan, JainMin: math.Inf(1)}
 	jcts := make([]float64, 0, len(r.Jobs))
 	var total, tasks, alt float64
+	var local [3]float64
 	for _, j := range r.Jobs {
+		local[0] += float64(j.NodeLocal)
+		local[1] += float64(j.RackLocal)
+		local[2] += float64(j.OffSwitch)
 		if j.Failed != "" {
 			s.Failed++
 		}
@@ -50,6 +58,9 @@ func (r *Result) Summarize() Summary {
 	}
 	if tasks > 0 {
 		s.AltruisticTasks = alt / tasks
+	}
+	if read := local[0] + local[1] + local[2]; read > 0 {
+		s.NodeLocal, s.RackLocal, s.OffRack = local[0]/read, local[1]/read, local[2]/read
 	}
 	var jainSum float64
 	n := 0

@@ -65,6 +65,13 @@ type Config struct {
 	// allocation on a heartbeat, the AM's next call, the launch). Zero by
 	// default.
 	TaskOverhead time.Duration
+	// Locality, when set, models where tasks' input lives and what it
+	// costs to read it from elsewhere (locality.go): machines are hosts on
+	// racks, each task of a job's first stages reads an input with
+	// replicas on some machines, the AMs ask for them, the core places
+	// with delay scheduling, and a task that runs off its input takes
+	// longer. Nil, there is no locality (the paper's model).
+	Locality *LocalityModel
 }
 
 // DefaultConfig is the paper's cluster running the RM's default policy
@@ -83,6 +90,22 @@ type JobResult struct {
 	// ALTRUISTIC asks.
 	Altruistic int
 	Failed     string `json:",omitempty"`
+	// NodeLocal, RackLocal and OffSwitch count its tasks that read an
+	// input (Config.Locality) by where they ran against it.
+	NodeLocal int `json:",omitempty"`
+	RackLocal int `json:",omitempty"`
+	OffSwitch int `json:",omitempty"`
+}
+
+func (j *JobResult) countPlacement(p string) {
+	switch p {
+	case "NODE_LOCAL":
+		j.NodeLocal++
+	case "RACK_LOCAL":
+		j.RackLocal++
+	case "OFF_SWITCH":
+		j.OffSwitch++
+	}
 }
 
 // JCT is the job's completion time.
@@ -119,9 +142,17 @@ func Run(cfg Config, jobs []*workload.Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &sim{cfg: cfg, core: rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: cfg.QueuePAltruism})}
+	rc := rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: cfg.QueuePAltruism}
+	if cfg.Locality != nil {
+		rc.Locality = &cfg.Locality.Delays
+	}
+	s := &sim{cfg: cfg, core: rm.New(rc)}
 	for i := 0; i < cfg.Machines; i++ {
-		if _, err := s.core.Step(0, rm.NodeUp{Node: rm.NodeID(i), Capacity: cfg.Machine}); err != nil {
+		up := rm.NodeUp{Node: rm.NodeID(i), Capacity: cfg.Machine}
+		if cfg.Locality != nil {
+			up.Host, up.Rack = cfg.Locality.host(i), cfg.Locality.rack(i)
+		}
+		if _, err := s.core.Step(0, up); err != nil {
 			return nil, err
 		}
 	}
@@ -150,6 +181,8 @@ func (cfg *Config) check(jobs []*workload.Job) error {
 		return fmt.Errorf("the AM container %v does not fit a machine of %v", cfg.AM, cfg.Machine)
 	case cfg.AMStartup < 0 || cfg.TaskOverhead < 0:
 		return fmt.Errorf("AM startup %v or task overhead %v is negative", cfg.AMStartup, cfg.TaskOverhead)
+	case cfg.Locality != nil && cfg.Locality.check(cfg.Machines) != nil:
+		return cfg.Locality.check(cfg.Machines)
 	}
 	for q, p := range cfg.QueuePAltruism {
 		if err := rm.CheckPAltruism(p); err != nil {
@@ -256,8 +289,12 @@ func (s *sim) admitAll(jobs []*workload.Job) error {
 		if err := est.CheckFits([]fairness.Vector{s.cfg.Machine}); err != nil {
 			return fmt.Errorf("with demands misestimated by %+g%%: %w", s.cfg.Misestimate, err)
 		}
-		dag, err := am.NewDAG(est, am.Config{Altruistic: s.cfg.Altruistic(), CriticalPathFirst: s.cfg.CriticalPathFirst,
-			Seed: s.cfg.Seed ^ uint64(n+1)*0x9e3779b97f4a7c15})
+		ac := am.Config{Altruistic: s.cfg.Altruistic(), CriticalPathFirst: s.cfg.CriticalPathFirst,
+			Seed: s.cfg.Seed ^ uint64(n+1)*0x9e3779b97f4a7c15}
+		if l := s.cfg.Locality; l != nil {
+			ac.Inputs, ac.RackOf = l.inputs(est, s.cfg.Seed, n, s.cfg.Machines), l.rackOf
+		}
+		dag, err := am.NewDAG(est, ac)
 		if err != nil {
 			return err
 		}
@@ -434,6 +471,9 @@ func (s *sim) decide(j *job, capacity fairness.Vector) error {
 	asks := make([]rm.Ask, len(req.Asks))
 	for i, a := range req.Asks {
 		asks[i] = rm.Ask{Priority: a.Priority, Demand: a.Demand, Kind: a.Kind, Count: a.Count}
+		if a.Hosts != nil && !s.cfg.Locality.NoPreferences {
+			asks[i].Locality = &rm.Locality{Hosts: a.Hosts, Racks: a.Racks, Relax: true}
+		}
 	}
 	ev, err := adapter.Request(s.appOf(j), adapter.Message{Asks: asks, Demand: &req.Demand,
 		RemainingWork: req.RemainingWork, CriticalTime: req.CriticalTime})
@@ -465,8 +505,11 @@ func (s *sim) start(c rm.Container) error {
 		heap.Push(&s.wakes, wake{at: s.now + s.cfg.AMStartup, job: j, amUp: true})
 		return nil
 	}
-	rec, ok := j.dag.Bind(s.now, am.Grant{ID: int64(c.ID), Node: fmt.Sprint(c.Node),
-		Resource: c.Resource, Priority: c.Priority, Kind: c.Kind})
+	g := am.Grant{ID: int64(c.ID), Node: fmt.Sprint(c.Node), Resource: c.Resource, Priority: c.Priority, Kind: c.Kind}
+	if s.cfg.Locality != nil {
+		g.Host = s.cfg.Locality.host(int(c.Node))
+	}
+	rec, ok := j.dag.Bind(s.now, g)
 	if !ok {
 		_, err := s.core.Step(s.now, rm.ContainerDone{Container: c.ID})
 		return err
@@ -475,7 +518,12 @@ func (s *sim) start(c rm.Container) error {
 	if rec.Kind == altruism.Altruistic {
 		j.res.Altruistic++
 	}
-	end := s.now + s.cfg.TaskOverhead + j.actual[j.stage[rec.Stage]]
+	run := j.actual[j.stage[rec.Stage]]
+	if s.cfg.Locality != nil {
+		run = s.cfg.Locality.runTime(run, rec.Locality)
+		j.res.countPlacement(rec.Locality)
+	}
+	end := s.now + s.cfg.TaskOverhead + run
 	t := &task{job: j, cid: c.ID, end: end}
 	heap.Push(&s.ends, t)
 	if s.cfg.Log != nil {

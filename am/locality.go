@@ -1,0 +1,141 @@
+package am
+
+import "slices"
+
+// Locality with Config.Inputs: which hosts hold each task's input, what
+// the AM asks for, and which pending task a container on a host gets.
+
+// localScan bounds how many pending tasks Bind looks through for one
+// whose input is on the container's host.
+const localScan = 512
+
+// countInputs counts the pending tasks' input hosts, per stage.
+func (d *DAG) countInputs() {
+	d.hosts = make([]map[string]int, len(d.job.Stages))
+	for i, js := range d.job.Stages {
+		d.hosts[i] = map[string]int{}
+		for _, t := range d.retries[i] {
+			d.inputsPending(i, t, 1)
+		}
+		for t := d.next[i]; t < js.Tasks; t++ {
+			if !d.taken[i][t] {
+				d.inputsPending(i, t, 1)
+			}
+		}
+	}
+}
+
+// inputsPending adds delta to the counts of task's input hosts.
+func (d *DAG) inputsPending(stage, task, delta int) {
+	if d.cfg.Inputs == nil {
+		return
+	}
+	for _, h := range d.cfg.Inputs(stage, task) {
+		if d.hosts[stage][h] += delta; d.hosts[stage][h] <= 0 {
+			delete(d.hosts[stage], h)
+		}
+	}
+}
+
+// locality is what stage's asks say of its pending tasks' inputs: a copy
+// of the host counts and their sums by rack (nil without Inputs or when
+// no pending task names one).
+func (d *DAG) locality(stage int) (hosts, racks map[string]int) {
+	if d.cfg.Inputs == nil || len(d.hosts[stage]) == 0 {
+		return nil, nil
+	}
+	hosts = make(map[string]int, len(d.hosts[stage]))
+	racks = map[string]int{}
+	for h, n := range d.hosts[stage] {
+		hosts[h] = n
+		if d.cfg.RackOf != nil {
+			racks[d.cfg.RackOf(h)] += n
+		}
+	}
+	return hosts, racks
+}
+
+// nextLocal takes the pending task of stage a container on host should
+// run: one whose input is on host (a retry first, then among the next
+// localScan fresh ones), else one whose input is on host's rack, else the
+// first pending one.
+func (d *DAG) nextLocal(stage int, host string) int {
+	rack := ""
+	if d.cfg.RackOf != nil && host != "" {
+		rack = d.cfg.RackOf(host)
+	}
+	pick, pickRank := -1, 3 // rank 0 node-local, 1 rack-local, 2 any
+	consider := func(t int) bool {
+		r := 2
+		if host != "" {
+			for _, h := range d.cfg.Inputs(stage, t) {
+				if h == host {
+					r = 0
+					break
+				}
+				if rack != "" && d.cfg.RackOf(h) == rack {
+					r = min(r, 1)
+				}
+			}
+		}
+		if r < pickRank {
+			pick, pickRank = t, r
+		}
+		return r == 0
+	}
+	retry := -1
+	for i, t := range d.retries[stage] {
+		if consider(t) {
+			retry = i
+			break
+		}
+		if pick == t {
+			retry = i
+		}
+	}
+	if pickRank > 0 {
+		scanned := 0
+		for t := d.next[stage]; t < len(d.taken[stage]) && scanned < localScan; t++ {
+			if d.taken[stage][t] {
+				continue
+			}
+			scanned++
+			if consider(t) {
+				break
+			}
+		}
+	}
+	if retry >= 0 && d.retries[stage][retry] == pick {
+		d.retries[stage] = slices.Delete(d.retries[stage], retry, retry+1)
+	} else {
+		d.taken[stage][pick] = true
+		for d.next[stage] < len(d.taken[stage]) && d.taken[stage][d.next[stage]] {
+			d.next[stage]++
+		}
+	}
+	d.inputsPending(stage, pick, -1)
+	return pick
+}
+
+// placement says how task runs on host against its input.
+func (d *DAG) placement(stage, task int, host string) string {
+	if d.cfg.Inputs == nil {
+		return ""
+	}
+	in := d.cfg.Inputs(stage, task)
+	if len(in) == 0 {
+		return ""
+	}
+	if slices.Contains(in, host) {
+		return "NODE_LOCAL"
+	}
+	if d.cfg.RackOf != nil && host != "" {
+		rack := d.cfg.RackOf(host)
+		for _, h := range in {
+			if d.cfg.RackOf(h) == rack {
+				return "RACK_LOCAL"
+			}
+		}
+	}
+	return "OFF_SWITCH"
+}
