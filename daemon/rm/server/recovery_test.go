@@ -18,16 +18,8 @@ import (
 // (in the app's usage, not killed), the AM is told to register again and
 // goes on, and new containers are numbered past the new epoch.
 func TestWorkPreservingRestart(t *testing.T) {
-	dir := t.TempDir()
-	conf := []string{"yarn.resourcemanager.recovery.enabled=true", "loom.store.dir=" + dir}
+	r1, conf := recoveringRM(t)
 	ctx := context.Background()
-	r1, err := New(testConfig(t, conf...), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r1.Start(); err != nil {
-		t.Fatal(err)
-	}
 	nm := startNM(t, r1.Addr("tracker"), 8192, 8)
 	ac := clientOf(t, r1, "ivy")
 	id := submit(t, ac, "etl", 1024)
@@ -148,16 +140,8 @@ func TestWorkPreservingRestart(t *testing.T) {
 // it was held for an AM that had let it go, and enough of them filled a
 // small cluster so that nothing could run (TestRMFailoverUnderLoad hung).
 func TestReleaseBeforeTheNodeReportsIt(t *testing.T) {
-	dir := t.TempDir()
-	conf := []string{"yarn.resourcemanager.recovery.enabled=true", "loom.store.dir=" + dir}
+	r1, conf := recoveringRM(t)
 	ctx := context.Background()
-	r1, err := New(testConfig(t, conf...), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r1.Start(); err != nil {
-		t.Fatal(err)
-	}
 	nm := startNM(t, r1.Addr("tracker"), 8192, 8)
 	ac := clientOf(t, r1, "ivy")
 	id := submit(t, ac, "default", 1024)
@@ -238,4 +222,19 @@ func restart(t *testing.T, r1 *RM, conf []string) *RM {
 		r2.Stop(ctx)
 	})
 	return r2
+}
+
+// recoveringRM starts an RM that keeps its state in a store of its own
+// (the conf says where, for restart).
+func recoveringRM(t *testing.T) (*RM, []string) {
+	t.Helper()
+	conf := []string{"yarn.resourcemanager.recovery.enabled=true", "loom.store.dir=" + t.TempDir()}
+	r, err := New(testConfig(t, conf...), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return r, conf
 }
