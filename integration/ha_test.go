@@ -130,16 +130,27 @@ func (h *haCluster) startRM(t *testing.T, id string) {
 
 // haState is what an RM's web port says it is: ACTIVE, STANDBY, or ""
 // when it does not answer.
-func (h *haCluster) haState(id string) string {
+func (h *haCluster) haState(id string) string { return h.infoField(id, "haState") }
+
+// infoField is one string field of an RM's /ws/v1/cluster/info (Go's
+// field name; JSON matches it case-insensitively), "" when it does not
+// answer.
+func (h *haCluster) infoField(id, field string) string {
 	c := http.Client{Timeout: 2 * time.Second}
 	resp, err := c.Get("http://" + h.addrs[id]["webapp.address"] + "/ws/v1/cluster/info")
 	if err != nil {
 		return ""
 	}
 	defer resp.Body.Close()
-	var ci struct{ ClusterInfo struct{ HAState string } }
+	var ci struct{ ClusterInfo map[string]any }
 	json.NewDecoder(resp.Body).Decode(&ci)
-	return ci.ClusterInfo.HAState
+	for k, v := range ci.ClusterInfo {
+		if strings.EqualFold(k, field) {
+			s, _ := v.(string)
+			return s
+		}
+	}
+	return ""
 }
 
 // active is the id of the RM that says it is active, or "".
@@ -170,6 +181,14 @@ func TestRMFailover(t *testing.T) {
 	if loc := resp.Header.Get("Location"); resp.StatusCode != http.StatusTemporaryRedirect ||
 		loc != "http://"+h.addrs["rm1"]["webapp.address"]+"/ws/v1/cluster/apps?states=RUNNING" {
 		t.Errorf("the standby answered %d, Location %q; want 307 to rm1", resp.StatusCode, loc)
+	}
+
+	// Both say their elector's ZooKeeper session is up, as YARN's
+	// clusterInfo does under RM HA.
+	for _, id := range []string{"rm1", "rm2"} {
+		if got := h.infoField(id, "HAZooKeeperConnectionState"); got != "CONNECTED" {
+			t.Errorf("%s's haZooKeeperConnectionState is %q, want CONNECTED", id, got)
+		}
 	}
 
 	// Its RPC ports answer StandbyException, on which Hadoop's failover

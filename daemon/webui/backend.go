@@ -107,6 +107,9 @@ type ClusterInfo struct {
 	// StateStore names the store the RM keeps its apps in, as YARN's
 	// rmStateStoreName does ("NullRMStateStore" with recovery off).
 	StateStore string
+	// HAZKState is the HA elector's ZooKeeper connection state; empty
+	// without RM HA.
+	HAZKState string
 }
 
 // Scheduler is the scheduler's state at one instant.

@@ -15,11 +15,15 @@ import (
 
 func getClusterInfo(c *call) error {
 	info := c.s.b.Info()
+	zkState := info.HAZKState
+	if zkState == "" {
+		zkState = noElector
+	}
 	return c.json(200, dao.ClusterInfoResponse{ClusterInfo: dao.ClusterInfo{
 		ID: info.ID, StartedOn: info.StartedOnMs, State: info.State, HAState: info.HAState,
 		ResourceManagerVersion: info.Version, ResourceManagerBuildVersion: "loom " + info.Version,
 		ResourceManagerVersionBuiltOn: "", HadoopVersion: info.Version, HadoopBuildVersion: "loom " + info.Version,
-		HadoopVersionBuiltOn: "", RMStateStoreName: info.StateStore, HAZooKeeperConnectionState: noElector}})
+		HadoopVersionBuiltOn: "", RMStateStoreName: info.StateStore, HAZooKeeperConnectionState: zkState}})
 }
 
 // allNodeStates asks for every node: the RPC's empty list means the

@@ -186,8 +186,11 @@ type Config struct {
 	// id among the rm-ids, elected active through ZooKeeper (ha.go).
 	HA HAConfig
 	// HATransition, set by RunHA, takes an admin's request to change this
-	// RM's HA state (PUT /ws/v1/loom/ha/state).
+	// RM's HA state (PUT /ws/v1/loom/ha/state); HAZKState, set by RunHA,
+	// is the elector's ZooKeeper connection state (clusterInfo's
+	// haZooKeeperConnectionState).
 	HATransition func(state string) error
+	HAZKState    func() string
 	// Recovery keeps apps and attempts in Store and recovers them on a
 	// restart (yarn.resourcemanager.recovery.enabled).
 	Recovery bool

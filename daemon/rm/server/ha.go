@@ -92,6 +92,7 @@ func RunHA(ctx context.Context, cfg Config, log zerolog.Logger) error {
 	// standby's web port) and says so here; transitionToStandby on the
 	// active says so on stepDown.
 	manualWon, stepDown := make(chan struct{}, 1), make(chan struct{}, 1)
+	cfg.HAZKState = func() string { return zkConnectionState(conn.State()) }
 	cfg.HATransition = func(state string) error {
 		switch {
 		case h.Automatic:
@@ -264,7 +265,8 @@ func serveStandby(cfg Config, conn *zk.Conn, lock string, take func() error, log
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ws/v1/cluster/info", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"clusterInfo":{"state":"STARTED","haState":"STANDBY","rmStateStoreName":"loom ZooKeeper state store","resourceManagerVersion":%q}}`, Version)
+		fmt.Fprintf(w, `{"clusterInfo":{"state":"STARTED","haState":"STANDBY","rmStateStoreName":"loom ZooKeeper state store","resourceManagerVersion":%q,"haZooKeeperConnectionState":%q}}`,
+			Version, zkConnectionState(conn.State()))
 	})
 	mux.HandleFunc("/ws/v1/loom/ha/state", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPut {
@@ -349,4 +351,17 @@ type haZKLogger struct{ log zerolog.Logger }
 
 func (l haZKLogger) Printf(format string, args ...any) {
 	l.log.Debug().Msgf("zookeeper: "+format, args...)
+}
+
+// zkConnectionState names the elector's ZooKeeper connection as YARN's
+// ActiveStandbyElector does (its ConnectionState: CONNECTED, DISCONNECTED,
+// TERMINATED).
+func zkConnectionState(st zk.State) string {
+	switch st {
+	case zk.StateHasSession, zk.StateConnected:
+		return "CONNECTED"
+	case zk.StateExpired, zk.StateAuthFailed:
+		return "TERMINATED"
+	}
+	return "DISCONNECTED"
 }

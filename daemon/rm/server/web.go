@@ -121,8 +121,12 @@ type webBackend struct{ clientService }
 var _ webui.Backend = webBackend{}
 
 func (b webBackend) Info() webui.ClusterInfo {
-	return webui.ClusterInfo{ID: b.r.clusterTS, StartedOnMs: b.r.start.UnixMilli(), State: "STARTED", HAState: "ACTIVE",
+	info := webui.ClusterInfo{ID: b.r.clusterTS, StartedOnMs: b.r.start.UnixMilli(), State: "STARTED", HAState: "ACTIVE",
 		Version: Version, StateStore: b.r.stateStoreName(), LoginUser: loginUser()}
+	if b.r.cfg.HAZKState != nil {
+		info.HAZKState = b.r.cfg.HAZKState()
+	}
+	return info
 }
 
 // loginUser is who runs this process.
