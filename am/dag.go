@@ -133,8 +133,9 @@ type DAG struct {
 	// With Config.Inputs: the pending tasks' input hosts, counted per
 	// stage, and the tasks bound ahead of next (taken out of order for
 	// their locality).
-	hosts []map[string]int
-	taken [][]bool
+	hosts  []map[string]int
+	byHost []map[string][]int // fresh tasks by input host, in order
+	taken  [][]bool
 }
 
 type taskKey struct{ stage, task int }

@@ -9,11 +9,18 @@ import "slices"
 // whose input is on the container's host.
 const localScan = 512
 
-// countInputs counts the pending tasks' input hosts, per stage.
+// countInputs counts the pending tasks' input hosts, per stage, and
+// indexes the fresh ones by host.
 func (d *DAG) countInputs() {
 	d.hosts = make([]map[string]int, len(d.job.Stages))
+	d.byHost = make([]map[string][]int, len(d.job.Stages))
 	for i, js := range d.job.Stages {
-		d.hosts[i] = map[string]int{}
+		d.hosts[i], d.byHost[i] = map[string]int{}, map[string][]int{}
+		for t := d.next[i]; t < js.Tasks; t++ {
+			for _, h := range d.cfg.Inputs(i, t) {
+				d.byHost[i][h] = append(d.byHost[i][h], t)
+			}
+		}
 		for _, t := range d.retries[i] {
 			d.inputsPending(i, t, 1)
 		}
@@ -91,6 +98,18 @@ func (d *DAG) nextLocal(stage int, host string) int {
 		}
 		if pick == t {
 			retry = i
+		}
+	}
+	if pickRank > 0 && host != "" {
+		// A fresh task with its input on host, from the index (tasks
+		// taken or started since are dropped as met).
+		q := d.byHost[stage][host]
+		for len(q) > 0 && (q[0] < d.next[stage] || d.taken[stage][q[0]]) {
+			q = q[1:]
+		}
+		d.byHost[stage][host] = q
+		if len(q) > 0 {
+			pick, pickRank = q[0], 0
 		}
 	}
 	if pickRank > 0 {

@@ -39,8 +39,11 @@ type Ask struct {
 	// places containers there.
 	Locality *Locality
 	// missed counts the nodes this ask skipped for its locality since its
-	// last node- or rack-local grant (delay scheduling).
-	missed int
+	// last node- or rack-local grant (delay scheduling); waitSince is when
+	// it first skipped one (waiting), for delays in time.
+	missed    int
+	waiting   bool
+	waitSince time.Duration
 }
 
 // Container is a grant of Resource on Node to App, for an ask of Priority
@@ -452,10 +455,10 @@ func (c *Core) appRequest(e AppRequest) error {
 	}
 	shared := map[group]*Locality{}
 	for i, k := range e.Asks {
-		k.missed = 0
+		k.missed, k.waiting, k.waitSince = 0, false, 0
 		for _, old := range a.asks {
 			if old.Priority == k.Priority && old.Kind == k.Kind && old.Demand == k.Demand {
-				k.missed = old.missed
+				k.missed, k.waiting, k.waitSince = old.missed, old.waiting, old.waitSince
 			}
 		}
 		if k.Locality != nil {
@@ -727,7 +730,7 @@ func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assign
 	if ak := &a.asks[c.askOf[as.Ask]]; ak.Locality != nil {
 		ak.Locality.served(n.host, n.rack, as.Count)
 		if place == NodeLocal || place == RackLocal {
-			ak.missed = 0
+			ak.missed, ak.waiting = 0, false
 		}
 	}
 	acts := make([]Action, 0, as.Count)

@@ -1,6 +1,9 @@
 package rm
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // Locality is where an ask's containers would rather run, as YARN's AMs
 // say it with host and rack ResourceRequests beside the "*" one: how many
@@ -42,6 +45,13 @@ func (p Placement) String() string {
 // Missed opportunities start again at a node-local or rack-local grant.
 type LocalityDelays struct {
 	Node, Rack int
+	// NodeTime, when positive, counts the delays in time instead, as the
+	// Fair Scheduler's yarn.scheduler.fair.locality-delay-node-ms and
+	// -rack-ms do: rack-local after the ask has waited NodeTime since it
+	// first skipped a node, anywhere after NodeTime+RackTime. Time is the
+	// same whether nodes are visited one heartbeat at a time (the RM) or
+	// all at once (the simulator's passes).
+	NodeTime, RackTime time.Duration
 }
 
 // DefaultLocalityDelays are YARN's: yarn.scheduler.capacity.node-locality-delay
@@ -51,12 +61,21 @@ var DefaultLocalityDelays = LocalityDelays{Node: 40, Rack: -1}
 // where is how ask k of count outstanding containers may be placed on a
 // node on host and rack, after missed opportunities on a cluster of
 // nodes: the placement and how many the node may take (0: none now).
-func (d LocalityDelays) where(loc *Locality, count int, missed int, host, rack string, nodes int) (Placement, int) {
+func (d LocalityDelays) where(loc *Locality, count int, missed int, waited time.Duration, host, rack string, nodes int) (Placement, int) {
 	if loc == nil || d.Node < 0 {
 		return Anywhere, count
 	}
 	if n := loc.Hosts[host]; n > 0 {
 		return NodeLocal, min(count, n)
+	}
+	if d.NodeTime > 0 {
+		if n := loc.Racks[rack]; n > 0 && waited >= d.NodeTime {
+			return RackLocal, min(count, n)
+		}
+		if loc.Relax && waited >= d.NodeTime+max(d.RackTime, 0) {
+			return OffSwitch, count
+		}
+		return OffSwitch, 0
 	}
 	nodeDelay := min(d.Node, nodes)
 	if n := loc.Racks[rack]; n > 0 && missed >= nodeDelay {
@@ -108,12 +127,19 @@ func (c *Core) localize(n *node, cands *Candidates, d LocalityDelays) (withheld 
 		k := &cands.Asks[i]
 		c.granted[i], c.outstanding[i] = 0, k.Count
 		ak := &c.apps[c.owner[i]].asks[c.askOf[i]]
-		place, may := d.where(ak.Locality, k.Count, ak.missed, n.host, n.rack, c.live)
+		var waited time.Duration
+		if ak.waiting {
+			waited = c.now - ak.waitSince
+		}
+		place, may := d.where(ak.Locality, k.Count, ak.missed, waited, n.host, n.rack, c.live)
 		c.placement[i] = place
 		if may < k.Count {
 			withheld = true
 			if may == 0 && k.Demand.FitsIn(free) {
 				ak.missed++
+				if !ak.waiting {
+					ak.waiting, ak.waitSince = true, c.now
+				}
 			}
 		}
 		k.Count = may

@@ -2,6 +2,7 @@ package rm
 
 import (
 	"testing"
+	"time"
 
 	"github.com/loomrm/loom/fairness"
 )
@@ -47,7 +48,7 @@ func TestLocalityWhere(t *testing.T) {
 		{"YARN's off-switch wait, many containers, reached", yarn, wide, 2000, 80, "h9", "r1", 100, OffSwitch, 2000},
 	}
 	for _, tc := range tests {
-		p, may := tc.d.where(tc.loc, tc.count, tc.missed, tc.host, tc.rack, tc.nodes)
+		p, may := tc.d.where(tc.loc, tc.count, tc.missed, 0, tc.host, tc.rack, tc.nodes)
 		if p != tc.want || may != tc.may {
 			t.Errorf("%s: %v %d, want %v %d", tc.name, p, may, tc.want, tc.may)
 		}
@@ -161,5 +162,41 @@ func TestLocalityStaysAcrossAllocates(t *testing.T) {
 	}
 	if loc.Hosts["h9"] != 1 {
 		t.Errorf("the caller's locality was changed: %v", loc.Hosts)
+	}
+}
+
+// TestLocalityDelaysInTime: with NodeTime, an ask waits in time, not in
+// node visits: three passes over three nodes at t=0 place nothing off its
+// host; at NodeTime+RackTime after its first skip it goes anywhere.
+func TestLocalityDelaysInTime(t *testing.T) {
+	c := New(Config{Policy: DRF(), Locality: &LocalityDelays{Node: 40, Rack: -1, NodeTime: 2 * time.Second, RackTime: time.Second}})
+	for i, h := range []string{"h1", "h2", "h3"} {
+		if _, err := c.Step(0, NodeUp{Node: NodeID(i), Capacity: fairness.New(4096, 4), Host: h, Rack: "/r1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := AppRequest{App: 1, Demand: fairness.New(1024, 1), Asks: []Ask{{Priority: 1, Demand: fairness.New(1024, 1), Count: 1,
+		Locality: &Locality{Hosts: map[string]int{"h9": 1}, Racks: map[string]int{"/r9": 1}, Relax: true}}}}
+	at := func(now time.Duration, evs ...Event) []Container {
+		t.Helper()
+		var out []Container
+		for _, ev := range evs {
+			acts, err := c.Step(now, ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, allocated(acts)...)
+		}
+		return out
+	}
+	at(0, AppAdded{App: 1}, req)
+	if g := at(0, Schedule{}, Schedule{}, Schedule{}); len(g) != 0 {
+		t.Fatalf("placed %v at once, after 9 node visits", g)
+	}
+	if g := at(2999*time.Millisecond, Schedule{}); len(g) != 0 {
+		t.Fatalf("placed %v before NodeTime+RackTime", g)
+	}
+	if g := at(3*time.Second, Schedule{}); len(g) != 1 || g[0].Placement != OffSwitch {
+		t.Errorf("at 3 s placed %v, want one off-switch container", g)
 	}
 }

@@ -78,6 +78,8 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
 	fl.BoolVar(&f.locality.NoPreferences, "no-locality-preferences", false, "with --locality: the AMs ask for no hosts (the same inputs and penalty, without delay scheduling)")
 	fl.IntVar(&f.locality.Delays.Node, "node-locality-delay", def.Delays.Node, "with --locality: missed scheduling opportunities before rack-local (yarn.scheduler.capacity.node-locality-delay; -1 ignores locality)")
 	fl.IntVar(&f.locality.Delays.Rack, "rack-locality-delay", def.Delays.Rack, "with --locality: more missed opportunities before off-rack (yarn.scheduler.capacity.rack-locality-additional-delay; -1 YARN's wait)")
+	fl.DurationVar(&f.locality.Delays.NodeTime, "locality-delay-node", 0, "with --locality: wait this long before rack-local instead of counting opportunities (yarn.scheduler.fair.locality-delay-node-ms)")
+	fl.DurationVar(&f.locality.Delays.RackTime, "locality-delay-rack", 0, "with --locality and --locality-delay-node: wait this much longer before off-rack (yarn.scheduler.fair.locality-delay-rack-ms)")
 	return cmd
 }
 

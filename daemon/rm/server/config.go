@@ -27,6 +27,8 @@ import (
 // Defaults are YARN's, for the keys Loom reads, and Loom's own.
 var Defaults = map[string]string{
 	"yarn.scheduler.capacity.node-locality-delay":             "40",
+	"yarn.scheduler.fair.locality-delay-node-ms":              "-1",
+	"yarn.scheduler.fair.locality-delay-rack-ms":              "-1",
 	"yarn.scheduler.capacity.rack-locality-additional-delay":  "-1",
 	"loom.scheduler.async.interval-ms":                        "0",
 	"yarn.resourcemanager.ha.automatic-failover.zk-base-path": "/yarn-leader-election",
@@ -355,6 +357,20 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 			return cfg, c.Errorf(d.key, "%d: want -1 (see YARN's meaning) or a number of missed scheduling opportunities", v)
 		}
 		*d.to = int(v)
+	}
+	for _, d := range []struct {
+		key string
+		to  *time.Duration
+	}{{"yarn.scheduler.fair.locality-delay-node-ms", &cfg.Locality.NodeTime},
+		{"yarn.scheduler.fair.locality-delay-rack-ms", &cfg.Locality.RackTime}} {
+		v, err := c.Int(d.key)
+		if err != nil {
+			return cfg, err
+		}
+		if v < -1 {
+			return cfg, c.Errorf(d.key, "%d: want -1 (off) or milliseconds", v)
+		}
+		*d.to = time.Duration(v) * time.Millisecond
 	}
 	rmHost, err := c.String("yarn.resourcemanager.hostname")
 	if err != nil {
