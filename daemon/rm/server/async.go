@@ -30,12 +30,18 @@ func (r *RM) scheduleLoop() {
 		}
 		r.mu.Lock()
 		if live := r.applyQueued(); len(live) > 0 {
-			t0 := time.Now()
-			if err := r.step(rm.Schedule{Nodes: live}); err != nil {
-				r.log.Error().Err(err).Msg("asynchronous scheduling pass failed")
-			}
-			r.metrics.observeDecision(time.Since(t0))
+			r.schedule(live, "asynchronous scheduling pass failed")
 		}
 		r.mu.Unlock()
 	}
+}
+
+// schedule runs one scheduling pass of the core over nodes and times the
+// decision; a failure is logged with why. Callers hold mu.
+func (r *RM) schedule(nodes []rm.NodeID, why string) {
+	t0 := time.Now()
+	if err := r.step(rm.Schedule{Nodes: nodes}); err != nil {
+		r.log.Error().Err(err).Msg(why)
+	}
+	r.metrics.observeDecision(time.Since(t0))
 }

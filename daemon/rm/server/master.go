@@ -130,11 +130,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 	// wait per task would leave short tasks' nodes idle most of the time.
 	// The containers this grants to this AM go out in this very reply.
 	if len(freed) > 0 {
-		t0 := time.Now()
-		if err := r.step(rm.Schedule{Nodes: freed}); err != nil {
-			r.log.Error().Err(err).Msg("scheduling pass on released room failed")
-		}
-		r.metrics.observeDecision(time.Since(t0))
+		r.schedule(freed, "scheduling pass on released room failed")
 	}
 	resp := r.allocateResponse(ctx, a, at, req.GetResponseId()+1)
 	resp.UpdateErrors = r.refuseUpdates(a, req.GetUpdateRequests())

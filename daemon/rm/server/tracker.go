@@ -206,11 +206,7 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 		r.mu.Lock()
 		if n.state == pb.NodeStateProto_NS_RUNNING {
 			r.applyReport(n, req)
-			t0 := time.Now()
-			if err := r.step(rm.Schedule{Nodes: []rm.NodeID{n.id}}); err != nil {
-				r.log.Error().Err(err).Str("node", n.key).Msg("scheduling pass failed")
-			}
-			r.metrics.observeDecision(time.Since(t0))
+			r.schedule([]rm.NodeID{n.id}, "scheduling pass failed on node "+n.key)
 		}
 		r.mu.Unlock()
 	}
