@@ -19,7 +19,8 @@ import (
 type nodeMail struct {
 	mu sync.Mutex
 	// live mirrors nodeRec.state == NS_RUNNING; session is the RPC client
-	// that registered the node (callSession).
+	// that registered the node (callSession): without a cluster secret,
+	// the only one that may heartbeat and unregister for it.
 	live     bool
 	session  string
 	lastSeen time.Time
@@ -56,6 +57,14 @@ func (m *nodeMail) signal(s *pb.SignalContainerRequestProto) {
 	m.mu.Lock()
 	m.signals = append(m.signals, s)
 	m.mu.Unlock()
+}
+
+// registeredBy says whether session is the RPC client that registered
+// the node.
+func (m *nodeMail) registeredBy(session string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.session == session
 }
 
 // seen is when the node last heartbeated (or registered).

@@ -269,10 +269,6 @@ type nodeRec struct {
 	// last heartbeated, and what goes back to it (nodemail.go).
 	mail  nodeMail
 	conts map[rm.ContainerID]*contRec
-	// session is the RPC client that registered the node (callSession):
-	// without a cluster secret, the only one that may heartbeat and
-	// unregister for it.
-	session string
 }
 
 // New makes an RM from a checked config.

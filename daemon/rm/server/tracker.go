@@ -106,9 +106,8 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 	}
 	n.httpPort, n.capacity, n.version, n.rack = req.GetHttpPort(), capacity, req.GetNmVersion(), rack
 	n.nodeUtil, n.contUtil = nil, nil
-	n.session = callSession(ctx)
 	n.state = pb.NodeStateProto_NS_RUNNING
-	n.mail.setLive(true, n.session, time.Now())
+	n.mail.setLive(true, callSession(ctx), time.Now())
 	if err := r.step(rm.NodeUp{Node: n.id, Capacity: capacity, Host: id.GetHost(), Rack: rack}); err != nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "node %s: %v", key, err)
 	}
@@ -136,7 +135,7 @@ func (s trackerService) UnRegisterNodeManager(ctx context.Context, req *pb.UnReg
 	if !ok {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "node %s is not registered", key)
 	}
-	if len(r.cfg.NodeAuth.Secret) == 0 && n.session != callSession(ctx) {
+	if len(r.cfg.NodeAuth.Secret) == 0 && !n.mail.registeredBy(callSession(ctx)) {
 		// Without a cluster secret, the client that registered the node
 		// is the only proof of who it is.
 		r.log.Warn().Str("node", key).Str("session", callSession(ctx)).Msg("refused unRegisterNodeManager from another client than the node's")
