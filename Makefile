@@ -31,9 +31,12 @@ test:
 test-deps:
 	scripts/test-env.sh
 
+# The integration package runs real daemons for 6-10 minutes on a 2-core
+# machine, past go test's default 10-minute limit on a slow one (CI timed
+# out at 606 s): it gets 30.
 unit:
 	$(GO) vet ./...
-	$(GO) test ./...
+	$(GO) test -timeout 30m ./...
 
 # Go's fuzzer sometimes ends a short run with "context deadline exceeded"
 # and no failing input (its time ran out mid-call; seen in CI twice): such

@@ -14,6 +14,14 @@ type Claim struct {
 	// that an app is given resources in the proportions its tasks use them.
 	// A zero Task grows along Demand instead.
 	Task Vector
+	// Min is a guarantee (a queue's minResources or capacity): in each
+	// kind the app uses, its allocation is at least min(Min, Demand)
+	// before anyone's grows past what weights alone would give. When the
+	// guarantees of a kind add up to more than the capacity they are
+	// scaled down alike. Claims with a Min take DRF's slower, exact path
+	// (drfWithFloors); it is meant for a few sibling queues, not for
+	// thousands of apps.
+	Min Vector
 }
 
 // DRF computes weighted Dominant Resource Fair allocations by exact
@@ -28,6 +36,11 @@ type Claim struct {
 // handing out tasks one at a time, so it is exact and costs
 // O(apps·kinds·log(apps·kinds)).
 func DRF(capacity Vector, claims []Claim) []Vector {
+	for _, c := range claims {
+		if !c.Min.IsZero() {
+			return drfWithFloors(capacity, claims)
+		}
+	}
 	n := len(claims)
 	alloc := make([]Vector, n)
 	// rate[k][r] is how fast app k's allocation of r grows per unit of the
@@ -231,4 +244,140 @@ func JainOfShares(capacity Vector, used, fair []Vector) float64 {
 		xs = append(xs, used[k].DominantShare(capacity)/f)
 	}
 	return Jain(xs)
+}
+
+// drfWithFloors is DRF's progressive filling when some claims carry a
+// guarantee. Each component (app k, kind r) that grows at rate u per fill
+// level t holds max(u·t, floor) until it reaches its demand, floor being
+// min(Min, Demand) (scaled down with the kind's other floors when they
+// exceed its capacity): a component below its floor is pending, and
+// starts to grow at the level t = floor/u. When a kind runs out, every
+// app that uses it stops, its pending components at their floors. Events
+// (a start, a demand reached, a kind running out) are taken one at a time
+// in level order, each found by a scan: O(events·claims·kinds), fine for
+// a queue's children.
+func drfWithFloors(capacity Vector, claims []Claim) []Vector {
+	const (
+		off = iota // not used, or done
+		pending
+		growing
+	)
+	n := len(claims)
+	alloc := make([]Vector, n)
+	rate := make([]Vector, n)
+	floor := make([]Vector, n)
+	state := make([][NumKinds]int, n)
+	var sumFloor Vector
+	for k, c := range claims {
+		dir := c.Task
+		if dir.IsZero() {
+			dir = c.Demand
+		}
+		if c.Weight <= 0 || dir.IsZero() || dir.HasNegative() || c.Demand.IsZero() {
+			continue
+		}
+		ds := dir.DominantShare(capacity)
+		if math.IsInf(ds, 1) || ds <= 0 {
+			continue
+		}
+		for r := Kind(0); r < NumKinds; r++ {
+			if dir[r] <= 0 {
+				continue
+			}
+			rate[k][r] = c.Weight * dir[r] / ds
+			floor[k][r] = math.Max(math.Min(c.Min[r], c.Demand[r]), 0)
+			sumFloor[r] += floor[k][r]
+			state[k][r] = pending
+		}
+	}
+	for r := Kind(0); r < NumKinds; r++ {
+		if sumFloor[r] > capacity[r] {
+			f := math.Max(capacity[r], 0) / sumFloor[r]
+			for k := range floor {
+				floor[k][r] *= f
+			}
+		}
+	}
+	// fixed[r] is what components not growing hold (pending ones their
+	// floors); slope[r] how fast the growing ones take more of r.
+	var fixed, slope Vector
+	var users [NumKinds]int // growing components per kind
+	for k := range claims {
+		for r := Kind(0); r < NumKinds; r++ {
+			if state[k][r] == pending {
+				fixed[r] += floor[k][r]
+			}
+		}
+	}
+	stop := func(k int, r Kind, x float64) {
+		if state[k][r] == growing {
+			if users[r]--; users[r] == 0 {
+				slope[r] = 0 // exact, whatever rounding left behind
+			} else {
+				slope[r] -= rate[k][r]
+			}
+		} else {
+			fixed[r] -= floor[k][r]
+		}
+		state[k][r] = off
+		alloc[k][r] = x
+		fixed[r] += x
+	}
+	for {
+		const (
+			none = iota
+			start
+			capped
+			ranOut
+		)
+		at, what, ek, er := math.Inf(1), none, -1, Kind(-1)
+		for k := range claims {
+			for r := Kind(0); r < NumKinds; r++ {
+				switch state[k][r] {
+				case pending:
+					if t := floor[k][r] / rate[k][r]; t < at {
+						at, what, ek, er = t, start, k, r
+					}
+				case growing:
+					if t := claims[k].Demand[r] / rate[k][r]; t < at {
+						at, what, ek, er = t, capped, k, r
+					}
+				}
+			}
+		}
+		for r := Kind(0); r < NumKinds; r++ {
+			if users[r] > 0 && slope[r] > 0 {
+				if t := math.Max(capacity[r]-fixed[r], 0) / slope[r]; t < at {
+					at, what, ek, er = t, ranOut, -1, r
+				}
+			}
+		}
+		switch what {
+		case none:
+			return alloc
+		case start:
+			// From here it grows from its floor: the value is
+			// continuous, only who pays for it changes.
+			fixed[er] -= floor[ek][er]
+			slope[er] += rate[ek][er]
+			users[er]++
+			state[ek][er] = growing
+		case capped:
+			stop(ek, er, claims[ek].Demand[er])
+		case ranOut:
+			for k := range claims {
+				if state[k][er] == off {
+					continue
+				}
+				for r := Kind(0); r < NumKinds; r++ {
+					switch state[k][r] {
+					case growing:
+						stop(k, r, rate[k][r]*at)
+					case pending:
+						stop(k, r, floor[k][r])
+					}
+				}
+			}
+		}
+	}
 }

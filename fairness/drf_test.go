@@ -256,3 +256,121 @@ func TestJainOfShares(t *testing.T) {
 		t.Errorf("JainOfShares = %v, want 0.9", got)
 	}
 }
+
+// TestDRFWithGuarantees works each case by hand. Capacity <100, 100> and
+// demands <100, 100> (so dominant share 1 and a growth of <100w, 100w> per
+// fill level t) unless a case says otherwise.
+func TestDRFWithGuarantees(t *testing.T) {
+	full := vec(100, 100, 0)
+	tests := []struct {
+		name   string
+		claims []Claim
+		want   []Vector
+	}{
+		{
+			// A holds 60 from the start; B alone grows: 60 + 100t = 100
+			// at t = 0.4, B = 40. A's own growth would start at 0.6.
+			name:   "a guarantee above the fair share is kept",
+			claims: []Claim{{Weight: 1, Demand: full, Min: vec(60, 60, 0)}, {Weight: 1, Demand: full}},
+			want:   []Vector{vec(60, 60, 0), vec(40, 40, 0)},
+		},
+		{
+			// A's floor 30 is passed at t = 0.3 (B then holds 30); both
+			// grow to 200t = 100, t = 0.5: the plain DRF answer.
+			name:   "a guarantee below the fair share changes nothing",
+			claims: []Claim{{Weight: 1, Demand: full, Min: vec(30, 30, 0)}, {Weight: 1, Demand: full}},
+			want:   []Vector{vec(50, 50, 0), vec(50, 50, 0)},
+		},
+		{
+			// The floor is min(Min, Demand) = 20: A is capped at once.
+			name:   "a guarantee above the demand is the demand",
+			claims: []Claim{{Weight: 1, Demand: vec(20, 20, 0), Min: vec(60, 60, 0)}, {Weight: 1, Demand: full}},
+			want:   []Vector{vec(20, 20, 0), vec(80, 80, 0)},
+		},
+		{
+			// 80 + 80 > 100: both floors scaled to 50, and nothing is left.
+			name:   "guarantees beyond the capacity are scaled down alike",
+			claims: []Claim{{Weight: 1, Demand: full, Min: vec(80, 80, 0)}, {Weight: 1, Demand: full, Min: vec(80, 80, 0)}},
+			want:   []Vector{vec(50, 50, 0), vec(50, 50, 0)},
+		},
+		{
+			// Weights 1, 3, 1 alone give 20, 60, 20. A's floor 30: the
+			// others grow at 300 + 100 = 400 per t from 30 held: 30 +
+			// 400t = 100 at t = 0.175 < 0.3: B = 52.5, C = 17.5.
+			name: "a guarantee among weights",
+			claims: []Claim{{Weight: 1, Demand: full, Min: vec(30, 30, 0)}, {Weight: 3, Demand: full},
+				{Weight: 1, Demand: full}},
+			want: []Vector{vec(30, 30, 0), vec(52.5, 52.5, 0), vec(17.5, 17.5, 0)},
+		},
+		{
+			// A guarantee in memory only: A holds 60 memory and its cpu
+			// grows from 0 at 100 per t alongside B's <100, 100>. Memory:
+			// 60 + 100t = 100 at t = 0.4, which stops both (A uses
+			// memory): A <60, 40>, B <40, 40>.
+			name:   "a guarantee in one kind",
+			claims: []Claim{{Weight: 1, Demand: full, Min: vec(60, 0, 0)}, {Weight: 1, Demand: full}},
+			want:   []Vector{vec(60, 40, 0), vec(40, 40, 0)},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := DRF(full, tc.claims)
+			if diff := cmp.Diff(tc.want, got, approx); diff != "" {
+				t.Errorf("allocations (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDRFWithFloorsAgreesWithoutThem checks the guarantee path against
+// the fast one on random claims with no guarantee (both must give the
+// same allocations), and, with random guarantees, that every app gets
+// its floor when the floors fit and nothing goes beyond capacity or
+// demand.
+func TestDRFWithFloorsAgreesWithoutThem(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 300; trial++ {
+		var capacity Vector
+		for r := range capacity {
+			capacity[r] = float64(1 + rng.IntN(100))
+		}
+		claims := make([]Claim, 1+rng.IntN(6))
+		for k := range claims {
+			var task Vector
+			for r := range task {
+				if rng.IntN(3) > 0 {
+					task[r] = float64(1 + rng.IntN(10))
+				}
+			}
+			if task.IsZero() {
+				task[VCores] = 1
+			}
+			claims[k] = Claim{Weight: float64(1 + rng.IntN(3)), Task: task, Demand: task.Scale(float64(1 + rng.IntN(30)))}
+		}
+		if diff := cmp.Diff(DRF(capacity, claims), drfWithFloors(capacity, claims), approx); diff != "" {
+			t.Fatalf("trial %d: the two paths differ (-fast +floors):\n%s", trial, diff)
+		}
+		var floors Vector
+		for k := range claims {
+			claims[k].Min = capacity.Scale(rng.Float64() / float64(len(claims)))
+			floors = floors.Add(claims[k].Min.Min(claims[k].Demand))
+		}
+		alloc := DRF(capacity, claims)
+		var total Vector
+		for k, a := range alloc {
+			if !a.FitsIn(claims[k].Demand) {
+				t.Fatalf("trial %d: app %d gets %v beyond its demand %v", trial, k, a, claims[k].Demand)
+			}
+			floor := claims[k].Min.Min(claims[k].Demand)
+			for r := range a {
+				if claims[k].Task[r] > 0 && a[r] < floor[r]-1e-6 {
+					t.Fatalf("trial %d: app %d gets %v below its floor %v", trial, k, a, floor)
+				}
+			}
+			total = total.Add(a)
+		}
+		if !total.FitsIn(capacity) {
+			t.Fatalf("trial %d: %v handed out of %v (floors %v)", trial, total, capacity, floors)
+		}
+	}
+}

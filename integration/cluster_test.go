@@ -50,30 +50,57 @@ func TestMain(m *testing.M) {
 var handedOut = struct {
 	sync.Mutex
 	ports map[int]bool
+	next  int
 }{ports: map[int]bool{}}
 
-// freePort finds a port nobody listens on now, and that it has not given
-// before: the kernel may hand a port just closed out again, and a test
-// that asked for two (an RM's scheduler and web ports) got the same one
-// twice (CI saw "address already in use").
+// freePort finds a port nobody listens on now, that it has not given
+// before, and that the kernel never hands out by itself. Ports the kernel
+// picks (a daemon's "127.0.0.1:0", every outgoing connection) come from
+// the ephemeral range, so a port taken from that range and bound a moment
+// later by an RM may meanwhile have become a NodeManager's (CI saw the
+// RM's tracker fail "address already in use" on its own NM's port). So
+// the ports come from below that range, from a point that differs
+// between test processes.
 func freePort(t *testing.T) int {
 	t.Helper()
+	low, high := portsBelowEphemeral()
 	handedOut.Lock()
 	defer handedOut.Unlock()
-	for range 100 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+	if handedOut.next == 0 {
+		handedOut.next = low + (os.Getpid()*97)%(high-low)
+	}
+	for range high - low {
+		port := handedOut.next
+		handedOut.next++
+		if handedOut.next >= high {
+			handedOut.next = low
 		}
-		port := ln.Addr().(*net.TCPAddr).Port
+		if handedOut.ports[port] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
 		ln.Close()
-		if !handedOut.ports[port] {
-			handedOut.ports[port] = true
-			return port
+		handedOut.ports[port] = true
+		return port
+	}
+	t.Fatal("no free port below the ephemeral range that was not handed out before")
+	return 0
+}
+
+// portsBelowEphemeral is [10000, the ephemeral range's first port), from
+// /proc/sys/net/ipv4/ip_local_port_range (Linux's default first is 32768).
+func portsBelowEphemeral() (int, int) {
+	low, high := 10000, 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		var first, last int
+		if _, err := fmt.Sscan(string(b), &first, &last); err == nil && first > low+1000 {
+			high = first
 		}
 	}
-	t.Fatal("no free port that was not handed out before")
-	return 0
+	return low, high
 }
 
 // proc is a daemon process; its output is kept for failure messages.
