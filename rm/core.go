@@ -130,6 +130,13 @@ type Core struct {
 	// reservedKey is the set active when shares were last computed.
 	reservations map[string]*reservation
 	reservedKey  string
+
+	// tree is the queue hierarchy (queues.go); nil for none. limitIdx
+	// are the candidates whose apps sit under a queue with a maximum;
+	// narrowIdx those a node pass may narrow (localIdx and limitIdx).
+	tree      *tree
+	limitIdx  []int
+	narrowIdx []int
 }
 
 type node struct {
@@ -142,6 +149,8 @@ type node struct {
 type app struct {
 	id       AppID
 	queue    string
+	user     string
+	q        int // its leaf in the tree; -1 without one
 	weight   float64
 	asks     []Ask
 	demand   fairness.Vector
@@ -187,6 +196,9 @@ type (
 		App    AppID
 		Queue  string
 		Weight float64
+		// User is who submitted it: a leaf queue's share is split
+		// among its users first.
+		User string
 	}
 	// AppMoved moves a running app to another queue with that queue's
 	// weight (YARN's moveApplicationAcrossQueues): its share follows at
@@ -301,6 +313,8 @@ func (c *Core) Step(now time.Duration, ev Event) ([]Action, error) {
 		return nil, c.appReserved(e)
 	case ContainerRecovered:
 		return nil, c.containerRecovered(e.Container)
+	case QueuesSet:
+		return nil, c.queuesSet(e)
 	case SetPolicy:
 		if e.Policy == nil {
 			return nil, fmt.Errorf("no policy")
@@ -332,7 +346,7 @@ func (c *Core) containerRecovered(ct Container) error {
 	c.conts[ct.ID] = &ctc
 	n.used = n.used.Add(ct.Resource)
 	c.used = c.used.Add(ct.Resource)
-	a.usage = a.usage.Add(ct.Resource)
+	c.charge(a, ct.Resource)
 	a.conts[ct.ID] = struct{}{}
 	c.next = max(c.next, ct.ID)
 	c.sharesStale = true
@@ -393,7 +407,14 @@ func (c *Core) appAdded(e AppAdded) error {
 	if !(w > 0) {
 		return fmt.Errorf("app %d: weight %v must be positive", e.App, e.Weight)
 	}
-	a := &app{id: e.App, queue: e.Queue, weight: w, conts: map[ContainerID]struct{}{}}
+	q, err := c.leafOf(e.App, e.Queue)
+	if err != nil {
+		return err
+	}
+	a := &app{id: e.App, queue: e.Queue, user: e.User, q: q, weight: w, conts: map[ContainerID]struct{}{}}
+	if c.tree != nil {
+		c.tree.qs[q].apps++
+	}
 	c.byID[e.App] = a
 	i, _ := slices.BinarySearchFunc(c.apps, e.App, func(x *app, id AppID) int { return cmp.Compare(x.id, id) })
 	c.apps = slices.Insert(c.apps, i, a)
@@ -413,7 +434,17 @@ func (c *Core) appMoved(e AppMoved) error {
 	if !(w > 0) {
 		return fmt.Errorf("app %d: weight %v must be positive", e.App, e.Weight)
 	}
-	a.queue, a.weight = e.Queue, w
+	q, err := c.leafOf(e.App, e.Queue)
+	if err != nil {
+		return err
+	}
+	if c.tree != nil {
+		c.tree.charge(a.q, a.usage.Scale(-1))
+		c.tree.qs[a.q].apps--
+		c.tree.charge(q, a.usage)
+		c.tree.qs[q].apps++
+	}
+	a.queue, a.weight, a.q = e.Queue, w, q
 	c.sharesStale = true
 	return nil
 }
@@ -532,6 +563,9 @@ func (c *Core) appRemoved(id AppID) ([]Action, error) {
 	for _, k := range a.asks {
 		c.dropShape(k)
 	}
+	if c.tree != nil {
+		c.tree.qs[a.q].apps--
+	}
 	delete(c.byID, id)
 	c.apps = slices.DeleteFunc(c.apps, func(a *app) bool { return a.id == id })
 	c.sharesStale = true
@@ -559,7 +593,7 @@ func (c *Core) free(id ContainerID) {
 		c.unsettled.set(int(k.Node))
 	}
 	if a := c.byID[k.App]; a != nil {
-		a.usage = a.usage.Sub(k.Resource)
+		c.charge(a, k.Resource.Scale(-1))
 		delete(a.conts, id)
 	}
 }
@@ -594,14 +628,33 @@ func (c *Core) refreshShares() {
 		c.sharesStale, c.demandsMoved, c.lastShares = false, false, c.now
 		return
 	}
-	claims := make([]fairness.Claim, len(c.apps))
-	for i, a := range c.apps {
+	c.splitShares(c.capacity, c.apps)
+	c.sharesStale, c.demandsMoved, c.lastShares = false, false, c.now
+}
+
+// splitShares gives the apps their DRF shares of capacity: down the queue
+// tree when there is one, else each app a claim on the whole.
+func (c *Core) splitShares(capacity fairness.Vector, apps []*app) {
+	if c.tree != nil {
+		c.treeShares(capacity, apps)
+		return
+	}
+	claims := make([]fairness.Claim, len(apps))
+	for i, a := range apps {
 		claims[i] = fairness.Claim{Weight: a.weight, Demand: a.demand}
 	}
-	for i, s := range fairness.DRF(c.capacity, claims) {
-		c.apps[i].share = s
+	for i, s := range fairness.DRFWithin(c.capacity, capacity, claims) {
+		apps[i].share = s
 	}
-	c.sharesStale, c.demandsMoved, c.lastShares = false, false, c.now
+}
+
+// charge adds v (negative to take back) to what an app holds, and to its
+// queues'.
+func (c *Core) charge(a *app, v fairness.Vector) {
+	a.usage = a.usage.Add(v)
+	if c.tree != nil && a.q >= 0 {
+		c.tree.charge(a.q, v)
+	}
 }
 
 // schedule runs the policy's node pass on the given nodes, or on every
@@ -629,7 +682,11 @@ func (c *Core) schedule(ids []NodeID) ([]Action, error) {
 	var acts []Action
 	visit := func(id NodeID) {
 		n := c.nodes[id]
+		for _, i := range c.narrowIdx {
+			c.granted[i], c.outstanding[i] = 0, cands.Asks[i].Count
+		}
 		withheld := c.localize(n, cands, delays)
+		withheld = c.limitQueues(cands) || withheld
 		placed := false
 		if c.reservedKey != "" {
 			for _, as := range c.reservedPass(n, cands) {
@@ -725,6 +782,13 @@ func (c *Core) QueuePAltruism() map[string]float64 { return maps.Clone(c.cfg.Que
 func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assignment) []Action {
 	k := &cands.Asks[as.Ask]
 	a := c.apps[owner[as.Ask]]
+	if r := c.room(a, k.Demand); r >= 0 && as.Count > r {
+		// Another ask of its queue took the room on this node.
+		as.Count = r
+	}
+	if as.Count == 0 {
+		return nil
+	}
 	place := c.placement[as.Ask]
 	c.granted[as.Ask] += as.Count
 	if ak := &a.asks[c.askOf[as.Ask]]; ak.Locality != nil {
@@ -741,7 +805,7 @@ func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assign
 		c.conts[ct.ID] = ct
 		n.used = n.used.Add(k.Demand)
 		c.used = c.used.Add(k.Demand)
-		a.usage = a.usage.Add(k.Demand)
+		c.charge(a, k.Demand)
 		a.conts[ct.ID] = struct{}{}
 		acts = append(acts, Allocated{Container: *ct})
 	}
@@ -778,10 +842,18 @@ func (c *Core) candidates() (*Candidates, []int) {
 	clear(c.placement) // Anywhere
 	c.granted = slices.Grow(c.granted[:0], n)[:n]
 	c.outstanding = slices.Grow(c.outstanding[:0], n)[:n]
-	c.localIdx = c.localIdx[:0]
+	c.localIdx, c.limitIdx, c.narrowIdx = c.localIdx[:0], c.limitIdx[:0], c.narrowIdx[:0]
 	for i := range cands.Asks {
-		if c.apps[c.owner[i]].asks[c.askOf[i]].Locality != nil {
+		a := c.apps[c.owner[i]]
+		local, limited := a.asks[c.askOf[i]].Locality != nil, c.limited(a)
+		if local {
 			c.localIdx = append(c.localIdx, i)
+		}
+		if limited {
+			c.limitIdx = append(c.limitIdx, i)
+		}
+		if local || limited {
+			c.narrowIdx = append(c.narrowIdx, i)
 		}
 	}
 	return cands, c.owner

@@ -125,7 +125,6 @@ func (c *Core) localize(n *node, cands *Candidates, d LocalityDelays) (withheld 
 	free := n.capacity.Sub(n.used)
 	for _, i := range c.localIdx {
 		k := &cands.Asks[i]
-		c.granted[i], c.outstanding[i] = 0, k.Count
 		ak := &c.apps[c.owner[i]].asks[c.askOf[i]]
 		var waited time.Duration
 		if ak.waiting {
@@ -147,9 +146,10 @@ func (c *Core) localize(n *node, cands *Candidates, d LocalityDelays) (withheld 
 	return withheld
 }
 
-// unlocalize puts back the counts localize narrowed, less what was placed.
+// unlocalize puts back the counts localize and limitQueues narrowed,
+// less what was placed.
 func (c *Core) unlocalize(cands *Candidates) {
-	for _, i := range c.localIdx {
+	for _, i := range c.narrowIdx {
 		cands.Asks[i].Count = c.outstanding[i] - c.granted[i]
 	}
 }

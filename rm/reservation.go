@@ -139,12 +139,21 @@ func (c *Core) reservedShares() {
 		if id != "" {
 			capacity = c.reservations[id].res.Min(c.capacity)
 		}
-		claims := make([]fairness.Claim, len(members))
+		apps := make([]*app, len(members))
 		for j, i := range members {
-			claims[j] = fairness.Claim{Weight: c.apps[i].weight, Demand: c.apps[i].demand}
+			apps[j] = c.apps[i]
+		}
+		if id == "" {
+			// The others share the pool down the queue tree, if any.
+			c.splitShares(capacity, apps)
+			continue
+		}
+		claims := make([]fairness.Claim, len(apps))
+		for j, a := range apps {
+			claims[j] = fairness.Claim{Weight: a.weight, Demand: a.demand}
 		}
 		for j, s := range fairness.DRF(capacity, claims) {
-			c.apps[members[j]].share = s
+			apps[j].share = s
 		}
 	}
 }

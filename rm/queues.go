@@ -1,0 +1,331 @@
+package rm
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/loomrm/loom/fairness"
+)
+
+// Hierarchical queues, as YARN's Fair and Capacity Schedulers keep them.
+// Without a tree (the default) every app is a claim of its own on the
+// whole cluster, weighted by its Weight. With one, DRF runs down the tree:
+// the root's capacity is split among its children by their weights and
+// guarantees, each queue's among its own children, a leaf's among its
+// users, and a user's among its apps. A queue's demand is its apps' and
+// never more than its maximum, so what a queue cannot use goes to its
+// siblings (YARN's elasticity), and no grant takes a queue past its
+// maximum. Each app's share is then what the node passes use, so every
+// policy (Carbyne's altruism and leftover included) works inside the
+// shares the tree gives.
+
+// QueueConf is one queue of a tree.
+type QueueConf struct {
+	// Name is the full path: root.eng.etl. Its parent must be listed
+	// before it, or be root (which is implicit).
+	Name   string
+	Weight float64
+	// Min is the queue's guarantee and Max its limit, each as an
+	// absolute vector plus per-kind fractions of the cluster (a
+	// Capacity Scheduler's percentages, a Fair Scheduler's "50%"). A
+	// zero Max means no limit.
+	Min, Max         fairness.Vector
+	MinFrac, MaxFrac fairness.Vector
+}
+
+// QueuesSet replaces the queue tree (a reload): every running app's queue
+// must be a leaf of the new tree. An empty list goes back to no tree.
+type QueuesSet struct{ Queues []QueueConf }
+
+func (QueuesSet) event() {}
+
+type queue struct {
+	conf     QueueConf
+	parent   int // -1 for root
+	children []int
+	leaf     bool
+	// usage is what the queue's apps hold, kept at each grant and free;
+	// demand and share are the latest share computation's.
+	usage, demand, share fairness.Vector
+	apps                 int
+}
+
+type tree struct {
+	qs     []queue // qs[0] is root
+	byName map[string]int
+}
+
+// queuesSet builds and checks a new tree; nothing changes on an error.
+func (c *Core) queuesSet(e QueuesSet) error {
+	if len(e.Queues) == 0 {
+		c.tree = nil
+		for _, a := range c.apps {
+			a.q = -1
+		}
+		c.sharesStale = true
+		return nil
+	}
+	t := &tree{qs: []queue{{conf: QueueConf{Name: "root", Weight: 1}, parent: -1}}, byName: map[string]int{"root": 0}}
+	for _, qc := range e.Queues {
+		if qc.Name == "root" {
+			// The root's own limits and guarantees mean nothing (it has
+			// the whole cluster); only its weight would, and it has no
+			// siblings.
+			continue
+		}
+		cut := strings.LastIndexByte(qc.Name, '.')
+		switch {
+		case cut < 0 || !strings.HasPrefix(qc.Name, "root."):
+			return fmt.Errorf("queue %q: a queue's name is its full path under root (root.a.b)", qc.Name)
+		case strings.Contains(qc.Name, ".."), strings.HasSuffix(qc.Name, "."):
+			return fmt.Errorf("queue %q: a part of its path is empty", qc.Name)
+		case t.byName[qc.Name] != 0:
+			return fmt.Errorf("queue %s is listed twice", qc.Name)
+		case !(qc.Weight > 0):
+			return fmt.Errorf("queue %s: weight %v must be positive", qc.Name, qc.Weight)
+		case qc.Min.HasNegative() || qc.Max.HasNegative() || qc.MinFrac.HasNegative() || qc.MaxFrac.HasNegative():
+			return fmt.Errorf("queue %s: a negative guarantee or limit", qc.Name)
+		}
+		parent := qc.Name[:cut]
+		p, ok := t.byName[parent]
+		if !ok {
+			return fmt.Errorf("queue %s: its parent %s is not listed before it", qc.Name, parent)
+		}
+		i := len(t.qs)
+		t.qs = append(t.qs, queue{conf: qc, parent: p})
+		t.qs[p].children = append(t.qs[p].children, i)
+		t.byName[qc.Name] = i
+	}
+	for i := range t.qs {
+		t.qs[i].leaf = len(t.qs[i].children) == 0
+	}
+	for _, a := range c.apps {
+		q, ok := t.byName[a.queue]
+		if !ok || !t.qs[q].leaf {
+			return fmt.Errorf("app %d runs in queue %s, which is not a leaf queue of the new tree", a.id, a.queue)
+		}
+	}
+	c.tree = t
+	for _, a := range c.apps {
+		a.q = t.byName[a.queue]
+		t.charge(a.q, a.usage)
+		t.qs[a.q].apps++
+	}
+	c.sharesStale = true
+	return nil
+}
+
+// leafOf is the tree index of a leaf queue, for an app joining it.
+func (c *Core) leafOf(app AppID, name string) (int, error) {
+	if c.tree == nil {
+		return -1, nil
+	}
+	q, ok := c.tree.byName[name]
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("app %d: queue %s is not in the tree", app, name)
+	case !c.tree.qs[q].leaf:
+		return 0, fmt.Errorf("app %d: queue %s is a parent queue; apps go to leaf queues", app, name)
+	}
+	return q, nil
+}
+
+// charge adds v (negative to take back) to a queue's usage and its
+// ancestors'.
+func (t *tree) charge(q int, v fairness.Vector) {
+	for ; q >= 0; q = t.qs[q].parent {
+		t.qs[q].usage = t.qs[q].usage.Add(v)
+	}
+}
+
+// limit is a queue's maximum on a cluster, or ok false for none.
+func (q *queue) limit(cluster fairness.Vector) (fairness.Vector, bool) {
+	if q.conf.Max.IsZero() && q.conf.MaxFrac.IsZero() {
+		return fairness.Vector{}, false
+	}
+	var m fairness.Vector
+	for r := range m {
+		m[r] = q.conf.Max[r] + q.conf.MaxFrac[r]*cluster[r]
+		if q.conf.Max[r] == 0 && q.conf.MaxFrac[r] == 0 {
+			m[r] = cluster[r] // no limit in this kind
+		}
+	}
+	return m, true
+}
+
+// guarantee is a queue's minimum on a cluster.
+func (q *queue) guarantee(cluster fairness.Vector) fairness.Vector {
+	var m fairness.Vector
+	for r := range m {
+		m[r] = q.conf.Min[r] + q.conf.MinFrac[r]*cluster[r]
+	}
+	return m
+}
+
+// room is how many more containers of demand d the app's queues take
+// before one of them reaches its maximum; -1 for no limit.
+func (c *Core) room(a *app, d fairness.Vector) int {
+	if c.tree == nil || a.q < 0 {
+		return -1
+	}
+	n := -1
+	for q := a.q; q >= 0; q = c.tree.qs[q].parent {
+		m, ok := c.tree.qs[q].limit(c.capacity)
+		if !ok {
+			continue
+		}
+		k := m.Sub(c.tree.qs[q].usage).ClampZero().Count(d)
+		if n < 0 || k < n {
+			n = k
+		}
+	}
+	return n
+}
+
+// treeShares splits capacity among the given apps down the tree.
+func (c *Core) treeShares(capacity fairness.Vector, members []*app) {
+	t := c.tree
+	for i := range t.qs {
+		t.qs[i].demand, t.qs[i].share = fairness.Vector{}, fairness.Vector{}
+	}
+	byLeaf := map[int][]*app{}
+	for _, a := range members {
+		byLeaf[a.q] = append(byLeaf[a.q], a)
+		t.qs[a.q].demand = t.qs[a.q].demand.Add(a.demand)
+	}
+	// Demands up the tree, children before parents (a child's index is
+	// always above its parent's), each held to the queue's maximum by
+	// scaling it down whole: a queue limited in memory wants less cpu
+	// too, as its tasks need both.
+	for i := len(t.qs) - 1; i >= 0; i-- {
+		q := &t.qs[i]
+		if m, ok := q.limit(c.capacity); ok {
+			q.demand = scaledInto(q.demand, m)
+		}
+		if q.parent >= 0 {
+			t.qs[q.parent].demand = t.qs[q.parent].demand.Add(q.demand)
+		}
+	}
+	t.qs[0].share = capacity
+	for i := range t.qs {
+		q := &t.qs[i]
+		if q.leaf {
+			splitLeaf(c.capacity, q.share, byLeaf[i])
+			continue
+		}
+		claims := make([]fairness.Claim, len(q.children))
+		for j, ch := range q.children {
+			cq := &t.qs[ch]
+			claims[j] = fairness.Claim{Weight: cq.conf.Weight, Demand: cq.demand, Min: cq.guarantee(c.capacity)}
+		}
+		for j, s := range fairness.DRFWithin(c.capacity, q.share, claims) {
+			t.qs[q.children[j]].share = s
+		}
+	}
+}
+
+// scaledInto scales d down, whole, until it fits in m.
+func scaledInto(d, m fairness.Vector) fairness.Vector {
+	f := 1.0
+	for r := range d {
+		if d[r] > m[r] {
+			f = min(f, max(m[r], 0)/d[r])
+		}
+	}
+	return d.Scale(f)
+}
+
+// splitLeaf splits a leaf queue's share among its users, equally
+// weighted (the Fair Scheduler's user level), then each user's among its
+// apps by their weights. Dominant shares are of the whole cluster at
+// every level, as in hierarchical DRF: a kind a parent got little of does
+// not become its children's dominant one.
+func splitLeaf(cluster, share fairness.Vector, apps []*app) {
+	users := map[string][]*app{}
+	for _, a := range apps {
+		users[a.user] = append(users[a.user], a)
+	}
+	names := slices.Sorted(maps.Keys(users))
+	claims := make([]fairness.Claim, len(names))
+	for j, u := range names {
+		var d fairness.Vector
+		for _, a := range users[u] {
+			d = d.Add(a.demand)
+		}
+		claims[j] = fairness.Claim{Weight: 1, Demand: d}
+	}
+	for j, us := range fairness.DRFWithin(cluster, share, claims) {
+		mine := users[names[j]]
+		ac := make([]fairness.Claim, len(mine))
+		for k, a := range mine {
+			ac[k] = fairness.Claim{Weight: a.weight, Demand: a.demand}
+		}
+		for k, s := range fairness.DRFWithin(cluster, us, ac) {
+			mine[k].share = s
+		}
+	}
+}
+
+// QueueView is one queue as the RM's reports show it.
+type QueueView struct {
+	Name   string
+	Parent string // "" for root
+	Leaf   bool
+	Weight float64
+	// Min and Max are the guarantee and limit on today's cluster (Max
+	// the cluster when there is none); Share is the latest DRF split;
+	// Usage what its apps hold; Demand theirs, held to Max.
+	Min, Max, Share, Usage, Demand fairness.Vector
+	Apps                           int
+}
+
+// Queues lists the tree, parents before children; nil without a tree.
+func (c *Core) Queues() []QueueView {
+	if c.tree == nil {
+		return nil
+	}
+	c.refreshShares()
+	out := make([]QueueView, len(c.tree.qs))
+	for i := range c.tree.qs {
+		q := &c.tree.qs[i]
+		v := QueueView{Name: q.conf.Name, Leaf: q.leaf, Weight: q.conf.Weight, Min: q.guarantee(c.capacity),
+			Share: q.share, Usage: q.usage, Demand: q.demand, Apps: q.apps, Max: c.capacity}
+		if m, ok := q.limit(c.capacity); ok {
+			v.Max = m
+		}
+		if q.parent >= 0 {
+			v.Parent = c.tree.qs[q.parent].conf.Name
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// limited says whether an app sits under a queue with a maximum.
+func (c *Core) limited(a *app) bool {
+	if c.tree == nil || a.q < 0 {
+		return false
+	}
+	for q := a.q; q >= 0; q = c.tree.qs[q].parent {
+		if _, ok := c.tree.qs[q].limit(c.capacity); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// limitQueues narrows, for one node pass, each ask under a queue with a
+// maximum to the containers its queues still have room for; withheld
+// says whether any was narrowed (they may take the node later, when
+// their queues hold less).
+func (c *Core) limitQueues(cands *Candidates) (withheld bool) {
+	for _, i := range c.limitIdx {
+		k := &cands.Asks[i]
+		if r := c.room(c.apps[c.owner[i]], k.Demand); r >= 0 && r < k.Count {
+			k.Count, withheld = r, true
+		}
+	}
+	return withheld
+}
