@@ -92,7 +92,7 @@ func TestQueueShares(t *testing.T) {
 		{
 			// a's app wants 10: b's two apps share the other 90, and b's
 			// max of 50 then holds them to 25 each; 40 stays free.
-			name: "demand and maximum together",
+			name:   "demand and maximum together",
 			queues: []QueueConf{{Name: "root.a", Weight: 1}, {Name: "root.b", Weight: 1, MaxFrac: fairness.New(0.5, 0.5)}},
 			apps: []app{{"root.a", "u", fairness.New(10, 10)}, {"root.b", "u", full},
 				{"root.b", "v", full}},
