@@ -826,9 +826,17 @@ func (c *Core) candidates() (*Candidates, []int) {
 	cands.fresh = false
 	c.owner, c.askOf = c.owner[:0], c.askOf[:0]
 	for i, a := range c.apps {
+		w := a.weight
+		if c.tree != nil {
+			// Under a tree the least served app is the one furthest below
+			// its share (usage over share, as the Fair Scheduler compares
+			// them), not below its weight: an app's weight says nothing of
+			// its queues'.
+			w = max(a.share.DominantShare(c.capacity), 1e-9)
+		}
 		cands.Apps[i] = AppView{Share: a.share, Usage: a.usage, RemainingWork: a.work,
-			Weight: a.weight, CriticalTime: a.critical}
-		cands.Alt[i] = altruism.App{Share: a.share, Usage: a.usage, RemainingWork: a.work, Weight: a.weight}
+			Weight: w, CriticalTime: a.critical}
+		cands.Alt[i] = altruism.App{Share: a.share, Usage: a.usage, RemainingWork: a.work, Weight: w}
 		for j, k := range a.asks {
 			if k.Count > 0 {
 				cands.Asks = append(cands.Asks, altruism.Ask{App: i, Kind: k.Kind, Priority: k.Priority, Demand: k.Demand, Count: k.Count})

@@ -15,6 +15,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/loomrm/loom/altruism"
@@ -57,6 +58,11 @@ type Config struct {
 	// job's Queue, "default" when it names none), as the RM's
 	// loom.queue.<name>.p-altruism does.
 	QueuePAltruism map[string]float64
+	// Queues, when set, is a queue tree (a fair-scheduler.xml's or a
+	// Capacity Scheduler's, as the RM reads it): DRF runs down it, as on
+	// the RM. A job goes to its Queue (a leaf's full path, or its path
+	// under root), or, naming none, to the leaves in turn by arrival.
+	Queues []rm.QueueConf
 	// CriticalPathFirst makes Carbyne's AMs plan critical-path first
 	// (am.Config.CriticalPathFirst).
 	CriticalPathFirst bool
@@ -95,6 +101,8 @@ type JobResult struct {
 	NodeLocal int `json:",omitempty"`
 	RackLocal int `json:",omitempty"`
 	OffSwitch int `json:",omitempty"`
+	// Queue is the leaf it ran in, with a queue tree.
+	Queue string `json:",omitempty"`
 }
 
 func (j *JobResult) countPlacement(p string) {
@@ -155,6 +163,12 @@ func Run(cfg Config, jobs []*workload.Job) (*Result, error) {
 		if _, err := s.core.Step(0, up); err != nil {
 			return nil, err
 		}
+	}
+	if len(cfg.Queues) > 0 {
+		if _, err := s.core.Step(0, rm.QueuesSet{Queues: cfg.Queues}); err != nil {
+			return nil, err
+		}
+		s.leaves = leafQueues(cfg.Queues)
 	}
 	if err := s.admitAll(jobs); err != nil {
 		return nil, err
@@ -266,6 +280,11 @@ type sim struct {
 	windows    []Window
 	decisions  int
 	firstStart time.Duration
+
+	// leaves are the queue tree's leaves, for jobs that name no queue;
+	// nextLeaf the one the next such job goes to.
+	leaves   []string
+	nextLeaf int
 }
 
 func (s *sim) admitAll(jobs []*workload.Job) error {
@@ -367,9 +386,9 @@ func (s *sim) instant() error {
 	for s.arrived < len(s.jobs) && s.jobs[s.arrived].res.Arrival == s.now {
 		j := s.jobs[s.arrived]
 		s.arrived++
-		queue := j.dag.Job().Queue
-		if queue == "" {
-			queue = "default"
+		queue := s.queueOf(j.dag.Job())
+		if len(s.leaves) > 0 {
+			j.res.Queue = queue
 		}
 		if _, err := s.core.Step(s.now, rm.AppAdded{App: j.app, Queue: queue, Weight: j.dag.Job().EffectiveWeight()}); err != nil {
 			return err
@@ -661,4 +680,41 @@ func (h *wakeHeap) Pop() any {
 	w := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return w
+}
+
+// queueOf is the queue a job runs in: its own, "default" without one;
+// with a tree, its leaf (a path under root gets root. before it), or the
+// next leaf in turn.
+func (s *sim) queueOf(j *workload.Job) string {
+	q := j.Queue
+	switch {
+	case len(s.leaves) == 0 && q == "":
+		return "default"
+	case len(s.leaves) == 0:
+		return q
+	case q == "":
+		q = s.leaves[s.nextLeaf%len(s.leaves)]
+		s.nextLeaf++
+		return q
+	case !strings.HasPrefix(q, "root."):
+		return "root." + q
+	}
+	return q
+}
+
+// leafQueues lists a tree's leaves in its order.
+func leafQueues(qs []rm.QueueConf) []string {
+	parent := map[string]bool{}
+	for _, q := range qs {
+		if i := strings.LastIndexByte(q.Name, '.'); i > 0 {
+			parent[q.Name[:i]] = true
+		}
+	}
+	var out []string
+	for _, q := range qs {
+		if !parent[q.Name] {
+			out = append(out, q.Name)
+		}
+	}
+	return out
 }
