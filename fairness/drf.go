@@ -36,11 +36,19 @@ type Claim struct {
 // handing out tasks one at a time, so it is exact and costs
 // O(apps·kinds·log(apps·kinds)).
 func DRF(capacity Vector, claims []Claim) []Vector {
+	return DRFWithin(capacity, capacity, claims)
+}
+
+// DRFWithin is DRF of a part of a cluster, as hierarchical DRF splits a
+// queue's share among its children: dominant shares are of the whole
+// cluster (total), and the allocations add up to no more than within.
+func DRFWithin(total, within Vector, claims []Claim) []Vector {
 	for _, c := range claims {
 		if !c.Min.IsZero() {
-			return drfWithFloors(capacity, claims)
+			return drfWithFloors(total, within, claims)
 		}
 	}
+	capacity := within
 	n := len(claims)
 	alloc := make([]Vector, n)
 	// rate[k][r] is how fast app k's allocation of r grows per unit of the
@@ -64,7 +72,7 @@ func DRF(capacity Vector, claims []Claim) []Vector {
 		if c.Weight <= 0 || dir.IsZero() || dir.HasNegative() || c.Demand.IsZero() {
 			continue
 		}
-		ds := dir.DominantShare(capacity)
+		ds := dir.DominantShare(total)
 		if math.IsInf(ds, 1) || ds <= 0 {
 			continue // it needs a kind the cluster does not have
 		}
@@ -256,7 +264,7 @@ func JainOfShares(capacity Vector, used, fair []Vector) float64 {
 // (a start, a demand reached, a kind running out) are taken one at a time
 // in level order, each found by a scan: O(events·claims·kinds), fine for
 // a queue's children.
-func drfWithFloors(capacity Vector, claims []Claim) []Vector {
+func drfWithFloors(total, capacity Vector, claims []Claim) []Vector {
 	const (
 		off = iota // not used, or done
 		pending
@@ -276,7 +284,7 @@ func drfWithFloors(capacity Vector, claims []Claim) []Vector {
 		if c.Weight <= 0 || dir.IsZero() || dir.HasNegative() || c.Demand.IsZero() {
 			continue
 		}
-		ds := dir.DominantShare(capacity)
+		ds := dir.DominantShare(total)
 		if math.IsInf(ds, 1) || ds <= 0 {
 			continue
 		}

@@ -347,7 +347,7 @@ func TestDRFWithFloorsAgreesWithoutThem(t *testing.T) {
 			}
 			claims[k] = Claim{Weight: float64(1 + rng.IntN(3)), Task: task, Demand: task.Scale(float64(1 + rng.IntN(30)))}
 		}
-		if diff := cmp.Diff(DRF(capacity, claims), drfWithFloors(capacity, claims), approx); diff != "" {
+		if diff := cmp.Diff(DRF(capacity, claims), drfWithFloors(capacity, capacity, claims), approx); diff != "" {
 			t.Fatalf("trial %d: the two paths differ (-fast +floors):\n%s", trial, diff)
 		}
 		var floors Vector

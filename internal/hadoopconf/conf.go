@@ -24,6 +24,7 @@ type Conf struct {
 	defaults map[string]string
 	values   map[string]string
 	source   map[string]string // key -> file it came from
+	dir      string            // the config dir LoadDir read
 }
 
 // New makes a Conf over the given defaults.
@@ -54,6 +55,7 @@ func (c *Conf) LoadDir(dir string, files ...string) error {
 	if !st.IsDir() {
 		return fmt.Errorf("config dir %s is not a directory", dir)
 	}
+	c.dir = dir
 	for _, f := range files {
 		path := filepath.Join(dir, f)
 		r, err := os.Open(path)
@@ -105,6 +107,10 @@ func (c *Conf) Load(name string, r io.Reader) error {
 	}
 	return nil
 }
+
+// ConfDir is the config dir LoadDir read, "" if none: where Hadoop finds
+// files its keys name by a relative path (fair-scheduler.xml).
+func (c *Conf) ConfDir() string { return c.dir }
 
 // Set overrides a key, e.g. from a command-line flag.
 func (c *Conf) Set(key, value string) {
