@@ -150,15 +150,57 @@ type AppShare struct {
 }
 
 // QueueShare is one queue's weight and usage.
+//
+// Without a queue tree (loom.queues) every queue is a leaf directly under
+// root, Name is the name apps give, Path and Parent are empty and the
+// fields of the tree below are zero (nothing reads them). With a tree (a
+// Fair Scheduler allocation file or a Capacity Scheduler tree), the
+// backend lists every queue, root first, parents before children, in
+// tree order (a parent's children in the order they are shown); Name is
+// then the queue's own, last name ("etl" of "root.eng.etl").
+//
+// With a tree, an app's queue (AppShare.Queue) and a queue's override of
+// P(Altruism) (AltruismSet.Queue, AltruismChange.Queue) name a leaf as its
+// scheduler shows apps' queues: by its Path under the Fair Scheduler's
+// layout, by its Name under the Capacity Scheduler's (Config.SchedulerLayout).
 type QueueShare struct {
 	Name   string
 	Weight float64
 	// PAltruism is what the queue's apps are told: its override
-	// (Override) or the cluster's.
+	// (Override) or the cluster's. It is a leaf's; a parent's is ignored.
 	PAltruism float64
 	Override  bool
-	Usage     fairness.Vector
-	Apps      int
+	// Usage is what the queue's apps' containers hold now, and Apps how
+	// many unfinished apps it holds: a parent's, its whole subtree's.
+	Usage fairness.Vector
+	Apps  int
+
+	// Path is the queue's full path ("root", "root.eng",
+	// "root.eng.etl"); empty without a tree.
+	Path string
+	// Parent is the parent's full path: "" for root, and without a tree.
+	Parent string
+	// Leaf says apps run in the queue (it has no children).
+	Leaf bool
+	// Share is the queue's DRF share now, as DRF divides the cluster
+	// down the tree (for a parent, what its subtree is given); Min its
+	// guarantee (minResources, or its capacity) and Max its maximum
+	// (maxResources, or its maximum capacity), both as amounts on today's
+	// cluster, Max the whole cluster when the queue has none; Demand what
+	// its apps ask for in all (for a parent, its subtree's).
+	Share, Min, Max, Demand fairness.Vector
+	// MaxRunningApps bounds the apps running in the queue at once
+	// (maxRunningApps); 0 is unlimited.
+	MaxRunningApps int
+	// Policy is how the queue divides among its children or apps:
+	// "fair", "drf" or "fifo" (the Fair Scheduler's schedulingPolicy).
+	Policy string
+	// SubmitACL and AdminACL are who may submit to the queue and who may
+	// administer it (aclSubmitApps, aclAdministerApps; the Capacity
+	// Scheduler's acl_submit_applications, acl_administer_queue), as
+	// configured, in Hadoop's ACL syntax ("users groups", "*" for all);
+	// empty when not configured.
+	SubmitACL, AdminACL string
 }
 
 // AltruismChange is one setting of P(Altruism): the cluster's, or a

@@ -115,6 +115,14 @@ func getSchedulerInfo(c *call) error {
 		return err
 	}
 	sched := c.s.b.Scheduler()
+	if t := newQueueTree(sched); t != nil {
+		t.count(sched, resp)
+		if c.s.cfg.SchedulerLayout != LayoutFair {
+			return c.capacitySchedulerTree(t, sched)
+		}
+		return c.json(200, dao.SchedulerResponse{Scheduler: dao.SchedulerWrapper{
+			SchedulerInfo: dao.FairSchedulerInfo{Type: "fairScheduler", RootQueue: fairTree(t.root, sched, sched.Capacity)}}})
+	}
 	if c.s.cfg.SchedulerLayout != LayoutFair {
 		return c.capacityScheduler(resp, sched)
 	}

@@ -76,6 +76,9 @@ type fakeBackend struct {
 	restWrites bool
 	// noLabels: the cluster has no node labels, as a real Loom RM.
 	noLabels bool
+	// rpcQueues are the queues GetQueueInfo lists under root, by the
+	// names apps give them; nil: default and etl.
+	rpcQueues []string
 }
 
 var _ Backend = (*fakeBackend)(nil)
@@ -381,7 +384,11 @@ func (f *fakeBackend) GetQueueInfo(ctx context.Context, req *pb.GetQueueInfoRequ
 		return nil, rpc.Errorf("java.io.IOException", "Unknown queue: %s", req.GetQueueName())
 	}
 	root := &pb.QueueInfoProto{QueueName: proto.String("root"), QueuePath: proto.String("root")}
-	for _, q := range []string{"default", "etl"} {
+	queues := f.rpcQueues
+	if queues == nil {
+		queues = []string{"default", "etl"}
+	}
+	for _, q := range queues {
 		qi := &pb.QueueInfoProto{QueueName: proto.String(q), QueuePath: proto.String("root." + q)}
 		for _, a := range f.apps {
 			if a.report.GetQueue() == q {

@@ -94,11 +94,40 @@ func getLoomScheduler(c *call) error {
 			DominantUsage: finite(a.DominantUsage), Demand: vec(a.Demand), RemainingWork: finite(a.RemainingWork),
 			PendingDefault: a.PendingDefault, PendingAltruistic: a.PendingAltruistic, Running: a.Running})
 	}
+	if t := newQueueTree(s); t != nil {
+		// The tree, in its order, each queue once.
+		var walk func(n *queueNode, depth int)
+		walk = func(n *queueNode, depth int) {
+			out.Queues = append(out.Queues, c.s.queueShare(n, depth, s.Capacity))
+			for _, ch := range n.children {
+				walk(ch, depth+1)
+			}
+		}
+		walk(t.root, 0)
+		return c.json(http.StatusOK, out)
+	}
 	for _, q := range s.Queues {
 		out.Queues = append(out.Queues, dao.QueueShare{Name: q.Name, Weight: finite(q.Weight), PAltruism: finite(q.PAltruism),
 			Override: q.Override, Usage: vec(q.Usage), Apps: q.Apps})
 	}
 	return c.json(http.StatusOK, out)
+}
+
+// queueShare is one queue of a tree in Loom's view: a parent carries no
+// P(Altruism) of its own (its apps are its leaves').
+func (s *server) queueShare(n *queueNode, depth int, capacity fairness.Vector) dao.QueueShare {
+	p := func(v fairness.Vector) *fairness.Vector { v = vec(v); return &v }
+	q := dao.QueueShare{Name: n.Name, Weight: finite(n.Weight), Usage: vec(n.Usage), Apps: n.Apps,
+		Path: n.Path, Depth: depth, Share: p(n.Share), Min: p(n.Min), Max: p(n.maximum(capacity)), Demand: p(n.Demand),
+		MaxRunningApps: n.MaxRunningApps, Policy: n.Policy, SubmitACL: n.SubmitACL, AdminACL: n.AdminACL}
+	if n.parent != nil {
+		q.Parent = n.parent.Path
+	}
+	if n.leaf() {
+		q.Leaf, q.Queue = true, s.appQueue(n.QueueShare)
+		q.PAltruism, q.Override = finite(n.PAltruism), n.Override
+	}
+	return q
 }
 
 func getTimeline(c *call) error {
@@ -138,8 +167,8 @@ func (s *server) altruism() dao.Altruism {
 	sched := s.b.Scheduler()
 	out := dao.Altruism{P: finite(sched.PAltruism), Queues: map[string]float64{}, Changes: make([]dao.AltruismChange, 0, len(changes))}
 	for _, q := range sched.Queues {
-		if q.Override {
-			out.Queues[q.Name] = finite(q.PAltruism)
+		if q.Override && overridable(q) {
+			out.Queues[s.appQueue(q)] = finite(q.PAltruism)
 		}
 	}
 	for _, ch := range changes {

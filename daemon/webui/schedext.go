@@ -25,8 +25,8 @@ const (
 const yarnMaxApplications = 10000
 
 // capacityScheduler is /ws/v1/cluster/scheduler in the CapacityScheduler's
-// layout: root and its leaves, each leaf's capacity its weight's part
-// of the total weight.
+// layout without a queue tree: root and its leaves, each leaf's capacity
+// its weight's part of the total weight.
 func (c *call) capacityScheduler(resp *pb.GetQueueInfoResponseProto, sched Scheduler) error {
 	capacity := sched.Capacity
 	var totalWeight float64
@@ -87,17 +87,23 @@ func (c *call) capacityScheduler(resp *pb.GetQueueInfoResponseProto, sched Sched
 				VCores: u.ResourcesUsed.VCores + resource(a.Usage).VCores}
 		}
 		q.NumApplications = active + waiting
-		maxApps, limit, factor, zero := yarnMaxApplications, 100, 1.0, 0
-		p := finite(share.PAltruism)
-		q.NumActiveApplications, q.NumPendingApplications = &active, &waiting
-		q.NumContainers, q.AllocatedContainers, q.PendingContainers, q.ReservedContainers = &containers, &containers, &pending, &zero
-		q.MaxApplications, q.MaxApplicationsPerUser, q.MaxActiveApplications, q.MaxActiveApplicationsPerUser = &maxApps, &maxApps, &maxApps, &maxApps
-		q.UserLimit, q.UserLimitFactor, q.PAltruism = &limit, &factor, &p
-		q.Users = &dao.UserList{User: []dao.QueueUser{}}
-		for _, name := range sortedKeys(users) {
-			q.Users.User = append(q.Users.User, *users[name])
-		}
+		capacityLeaf(&q, active, waiting, containers, pending, yarnMaxApplications, share.PAltruism, users)
 		info.Queues.Queue = append(info.Queues.Queue, q)
+	}
+	return c.json(200, dao.SchedulerResponse{Scheduler: dao.SchedulerWrapper{SchedulerInfo: info}})
+}
+
+// capacitySchedulerTree is /ws/v1/cluster/scheduler in the
+// CapacityScheduler's layout for a queue tree: root, then each queue
+// nested under its parent (see capacityTree for the percentages).
+func (c *call) capacitySchedulerTree(t *queueTree, sched Scheduler) error {
+	info := dao.CapacitySchedulerInfo{Type: "capacityScheduler", Capacity: 100, MaxCapacity: 100, QueueName: "root",
+		UsedCapacity: memPct(t.root.Usage, sched.Capacity), Health: c.health()}
+	for _, ch := range t.root.children {
+		if info.Queues == nil {
+			info.Queues = &dao.CapacityQueueList{}
+		}
+		info.Queues.Queue = append(info.Queues.Queue, capacityTree(ch, sched))
 	}
 	return c.json(200, dao.SchedulerResponse{Scheduler: dao.SchedulerWrapper{SchedulerInfo: info}})
 }
@@ -106,6 +112,7 @@ func (c *call) capacityScheduler(resp *pb.GetQueueInfoResponseProto, sched Sched
 // scheduler's grants; Loom neither reserves nor preempts.
 func (c *call) health() dao.CapacitySchedHealth {
 	grants := c.s.b.RecentGrants()
+	t := newQueueTree(c.s.b.Scheduler())
 	h := dao.CapacitySchedHealth{OperationsInfo: []dao.SchedOperation{}, LastRunDetails: []dao.SchedRunDetail{}}
 	last := dao.SchedOperation{Operation: "last-allocation", NodeID: "N/A", ContainerID: "N/A", Queue: "N/A"}
 	var count int64
@@ -113,7 +120,7 @@ func (c *call) health() dao.CapacitySchedHealth {
 	if n := len(grants); n > 0 {
 		g := grants[n-1]
 		h.LastRun = g.UnixMs
-		last = dao.SchedOperation{Operation: "last-allocation", NodeID: g.Node, ContainerID: g.Container, Queue: "root." + g.Queue}
+		last = dao.SchedOperation{Operation: "last-allocation", NodeID: g.Node, ContainerID: g.Container, Queue: t.path(g.Queue)}
 		// The last run is the grants of the last second.
 		for _, g := range grants {
 			if g.UnixMs > h.LastRun-1000 {
@@ -140,7 +147,7 @@ func activityTime(ms int64) string {
 // grantPath is one grant as YARN's activity tree: root, the queue, the
 // app, the request that was served, each ACCEPTED or ALLOCATED, with
 // why the scheduler placed it.
-func grantPath(g Grant) dao.ActivityNode {
+func grantPath(g Grant, t *queueTree) dao.ActivityNode {
 	zero, prio, req := 0, g.Priority, int64(-1)
 	why := map[string]string{
 		"in-share":   "within the app's DRF share",
@@ -155,7 +162,7 @@ func grantPath(g Grant) dao.ActivityNode {
 		Diagnostic: fmt.Sprintf("%s ask, %s", g.Kind, resourceString(g.Resource))}
 	app := dao.ActivityNode{Name: g.App, AppPriority: &zero, AllocationState: "ALLOCATED",
 		Diagnostic: fmt.Sprintf("%s ask served %s", g.Kind, why), Children: []dao.ActivityNode{request}}
-	queue := dao.ActivityNode{Name: "root." + g.Queue, AllocationState: "ACCEPTED", Diagnostic: "", Children: []dao.ActivityNode{app}}
+	queue := dao.ActivityNode{Name: t.path(g.Queue), AllocationState: "ACCEPTED", Diagnostic: "", Children: []dao.ActivityNode{app}}
 	return dao.ActivityNode{Name: "root", AllocationState: "ACCEPTED", Diagnostic: "", Children: []dao.ActivityNode{queue}}
 }
 
@@ -175,6 +182,7 @@ func getActivities(c *call) error {
 		return badRequest("Got invalid groupBy: %s, valid groupBy types: [DIAGNOSTIC]", gb)
 	}
 	grants := c.s.b.RecentGrants()
+	t := newQueueTree(c.s.b.Scheduler())
 	now := c.s.now().UnixMilli()
 	// The latest round: the newest grant's node and time.
 	i := len(grants) - 1
@@ -194,7 +202,7 @@ func getActivities(c *call) error {
 	for _, g := range grants {
 		if g.Node == last.Node && g.UnixMs == last.UnixMs {
 			out.Allocations = append(out.Allocations, dao.NodeAllocation{Partition: "", UpdatedContainerID: g.Container,
-				FinalAllocationState: "ALLOCATED", Root: grantPath(g)})
+				FinalAllocationState: "ALLOCATED", Root: grantPath(g, t)})
 		}
 	}
 	return c.json(200, dao.ActivitiesResponse{Activities: out})
@@ -235,15 +243,16 @@ func getAppActivities(c *call) error {
 		limit = n
 	}
 	grants := c.s.b.RecentGrants()
+	t := newQueueTree(c.s.b.Scheduler())
 	out := dao.AppActivities{ApplicationID: id}
 	for i := len(grants) - 1; i >= 0 && len(out.Allocations) < limit; i-- {
 		g := grants[i]
 		if g.App != id {
 			continue
 		}
-		path := grantPath(g).Children[0].Children[0]
+		path := grantPath(g, t).Children[0].Children[0]
 		out.Allocations = append(out.Allocations, dao.AppAllocation{NodeID: g.Node, Timestamp: g.UnixMs,
-			DateTime: activityTime(g.UnixMs), QueueName: "root." + g.Queue, AllocationState: "ALLOCATED",
+			DateTime: activityTime(g.UnixMs), QueueName: t.path(g.Queue), AllocationState: "ALLOCATED",
 			Diagnostic: path.Diagnostic, Children: path.Children})
 	}
 	if len(out.Allocations) == 0 {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/am"
@@ -399,5 +401,59 @@ func TestUIEscapes(t *testing.T) {
 	b.do("app page", chromedp.Navigate(srv.URL+"/#/apps/application_1700000000000_0001"), chromedp.WaitVisible(chromedp.CSS(`#dag`)))
 	if n := b.count(`#injected, a[href^="javascript"]`); n != 0 {
 		t.Errorf("%d injected elements or javascript: links on the app page", n)
+	}
+}
+
+// TestUIQueueTree: with a queue tree the cluster page lists every queue
+// in the tree's order, indented by its depth, with its guarantee, maximum
+// and share, and a leaf's P(Altruism), marked when it overrides the
+// cluster's; the operations page offers the leaves' overrides only, by
+// the names apps give them.
+func TestUIQueueTree(t *testing.T) {
+	f := treeBackend(fullPath)
+	srv := httptest.NewServer(newTestHandler(f, adminKey, nil))
+	defer srv.Close()
+	b := newBrowser(t)
+	b.do("cluster page", chromedp.Navigate(srv.URL+"/#/cluster"), chromedp.WaitVisible(chromedp.CSS(`#queues tr[data-queue]`)))
+	type row struct {
+		Queue, Depth, Class, Name, Min, Max, Share, Apps, P string
+		Indent                                              float64
+	}
+	var rows []row
+	b.eval("queue rows", `[...document.querySelectorAll('#queues tbody tr')].map((r) => ({Queue: r.dataset.queue,
+		Depth: r.dataset.depth, Class: r.className, Name: r.cells[0].textContent, Min: r.cells[2].textContent,
+		Max: r.cells[3].textContent, Share: r.cells[4].textContent, Apps: r.cells[6].textContent, P: r.cells[7].textContent,
+		Indent: parseFloat(getComputedStyle(r.cells[0]).paddingLeft)}))`, &rows)
+	want := []row{
+		{Queue: "root", Depth: "0", Class: "parent", Name: "root", Min: "0", Max: "32 GB, 16 vcores, 1,000 MB/s disk",
+			Share: "16 GB, 8 vcores", Apps: "2", P: ""},
+		{Queue: "root.eng", Depth: "1", Class: "parent", Name: "\u2514 eng", Min: "16 GB, 8 vcores", Max: "24 GB, 12 vcores",
+			Share: "16 GB, 8 vcores", Apps: "2", P: ""},
+		{Queue: "root.eng.etl", Depth: "2", Class: "leaf", Name: "\u2514 etl", Min: "12 GB, 4 vcores", Max: "18 GB, 8 vcores",
+			Share: "16 GB, 8 vcores", Apps: "1", P: "0.5 (override)"},
+		{Queue: "root.eng.adhoc", Depth: "2", Class: "leaf", Name: "\u2514 adhoc", Min: "4 GB, 4 vcores", Max: "24 GB, 12 vcores",
+			Share: "0", Apps: "1", P: "0.8"},
+		{Queue: "root.ads", Depth: "1", Class: "leaf", Name: "\u2514 ads", Min: "8 GB, 4 vcores", Max: "32 GB, 16 vcores, 1,000 MB/s disk",
+			Share: "0", Apps: "0", P: "0.8"},
+	}
+	if d := cmp.Diff(want, rows, cmpopts.IgnoreFields(row{}, "Indent")); d != "" {
+		t.Errorf("queue rows (-want +got):\n%s", d)
+	}
+	if len(rows) == 5 && !(rows[0].Indent < rows[1].Indent && rows[1].Indent < rows[2].Indent && rows[2].Indent == rows[3].Indent &&
+		rows[4].Indent == rows[1].Indent) {
+		t.Errorf("indents %v, %v, %v, %v, %v do not follow the depths", rows[0].Indent, rows[1].Indent, rows[2].Indent,
+			rows[3].Indent, rows[4].Indent)
+	}
+	b.shot("ui-queue-tree.png")
+
+	b.do("ops page", chromedp.Navigate(srv.URL+"/#/ops"), chromedp.WaitVisible(chromedp.CSS(`#p-now`)),
+		waitFor("the leaves", `document.querySelectorAll('#queue option').length === 4`))
+	var options []string
+	b.eval("override choices", `[...document.querySelectorAll('#queue option')].map((o) => o.value)`, &options)
+	if !slices.Equal(options, []string{"", "root.eng.etl", "root.eng.adhoc", "root.ads"}) {
+		t.Errorf("override choices %q, want the cluster and the three leaves", options)
+	}
+	if msg := b.text(`#queue-overrides`); !strings.Contains(msg, "root.eng.etl: 0.5") {
+		t.Errorf("overrides listed: %q", msg)
 	}
 }

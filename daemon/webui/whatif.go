@@ -153,10 +153,13 @@ func getWhatIf(c *call) error {
 	overrides := map[string]float64{}
 	known := queue == ""
 	for _, q := range sched.Queues {
-		if q.Override {
-			overrides[q.Name] = q.PAltruism
+		if !overridable(q) {
+			continue
 		}
-		if q.Name == queue {
+		if q.Override {
+			overrides[s.appQueue(q)] = q.PAltruism
+		}
+		if s.appQueue(q) == queue {
 			known, current = true, q.PAltruism
 		}
 	}

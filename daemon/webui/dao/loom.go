@@ -89,7 +89,10 @@ type AppShare struct {
 	Running           int             `json:"running"`
 }
 
-// QueueShare is one queue's weight and usage.
+// QueueShare is one queue's weight and usage. With a queue tree every
+// queue is listed, root first, parents before their children, and the
+// fields after Apps say where it sits and what it is given; without one
+// they are left out.
 type QueueShare struct {
 	Name      string          `json:"name"`
 	Weight    float64         `json:"weight"`
@@ -97,6 +100,27 @@ type QueueShare struct {
 	Override  bool            `json:"pAltruismOverride"`
 	Usage     fairness.Vector `json:"usage"`
 	Apps      int             `json:"apps"`
+
+	// Path is the queue's full path ("root.eng.etl"), Parent its
+	// parent's ("" for root), Depth how far below root it is (root 0).
+	Path   string `json:"path,omitempty"`
+	Parent string `json:"parent,omitempty"`
+	Depth  int    `json:"depth,omitempty"`
+	Leaf   bool   `json:"leaf,omitempty"`
+	// Queue is the name apps and overrides of P(Altruism) give a leaf
+	// (the Fair Scheduler's full path, the Capacity Scheduler's own
+	// name).
+	Queue string `json:"queue,omitempty"`
+	// Share is its DRF share now, Min its guarantee, Max its maximum (the
+	// cluster when it has none), Demand what its apps ask for.
+	Share          *fairness.Vector `json:"share,omitempty"`
+	Min            *fairness.Vector `json:"min,omitempty"`
+	Max            *fairness.Vector `json:"max,omitempty"`
+	Demand         *fairness.Vector `json:"demand,omitempty"`
+	MaxRunningApps int              `json:"maxRunningApps,omitempty"` // 0: unlimited
+	Policy         string           `json:"policy,omitempty"`         // fair, drf or fifo
+	SubmitACL      string           `json:"submitACL,omitempty"`
+	AdminACL       string           `json:"adminACL,omitempty"`
 }
 
 // Timeline is /ws/v1/loom/timeline: the cluster about once a second,

@@ -98,7 +98,29 @@ function nodesTable(nodes) {
     }))));
 }
 
+// queueTree is the queues of a tree (a Fair Scheduler allocation file or
+// a Capacity Scheduler tree), in the tree's order, each indented by its
+// depth: weight, guarantee, maximum, DRF share now and use; a leaf's
+// running apps and P(Altruism), marked when it overrides the cluster's.
+function queueTree(sched) {
+  return h('div', { class: 'table-wrap' }, h('table', { id: 'queues', class: 'tree' },
+    h('thead', {}, h('tr', {}, h('th', {}, 'queue'), h('th', { class: 'num' }, 'weight'), h('th', {}, 'guarantee'),
+      h('th', {}, 'maximum'), h('th', {}, 'DRF share'), h('th', {}, 'in use'), h('th', { class: 'num' }, 'apps'),
+      h('th', {}, 'P(Altruism)'))),
+    h('tbody', {}, sched.queues.map((q) => {
+      const depth = q.depth || 0;
+      const name = h('td', { class: 'queue-name', title: q.path, style: `padding-left: ${8 + depth * 18}px` },
+        depth ? h('span', { class: 'tree-mark', 'aria-hidden': 'true' }, '\u2514 ') : null, q.leaf ? q.name : h('strong', {}, q.name));
+      let p = '';
+      if (q.leaf) p = q.pAltruismOverride ? h('span', { class: 'override' }, `${num(q.pAltruism)} (override)`) : num(q.pAltruism);
+      return h('tr', { 'data-queue': q.path, 'data-depth': depth, class: q.leaf ? 'leaf' : 'parent' }, name,
+        h('td', { class: 'num' }, num(q.weight)), h('td', {}, vector(q.min)), h('td', {}, vector(q.max)),
+        h('td', {}, vector(q.share)), h('td', {}, vector(q.usage)), h('td', { class: 'num' }, num(q.apps)), h('td', {}, p));
+    }))));
+}
+
 function queuesTable(sched) {
+  if (sched.queues.some((q) => q.path)) return queueTree(sched);
   return h('table', { id: 'queues' },
     h('thead', {}, h('tr', {}, h('th', {}, 'queue'), h('th', { class: 'num' }, 'weight'), h('th', { class: 'num' }, 'running apps'), h('th', {}, 'in use'))),
     h('tbody', {}, sched.queues.map((q) => h('tr', {}, h('td', {}, q.name), h('td', { class: 'num' }, num(q.weight)),
@@ -133,10 +155,13 @@ export function render(main) {
   const alt = panel('What altruism does');
   const nodes = panel('Nodes');
   const shares = panel('Running apps: share against use');
-  main.append(h('h1', {}, 'Cluster'), cardRow, h('div', { class: 'grid2' }, util.el, queues.el), fair.el, alt.el, nodes.el, shares.el);
+  const top = h('div', { class: 'grid2' }, util.el, queues.el);
+  main.append(h('h1', {}, 'Cluster'), cardRow, top, fair.el, alt.el, nodes.el, shares.el);
   return poll(async () => {
     const [m, sched, tl, ns] = await Promise.all([api.metrics(), api.scheduler(), api.timeline(), api.nodes()]);
     cardRow.replaceChildren(...cards(m.clusterMetrics, sched));
+    // A queue tree's table is wide: it takes a row of its own.
+    top.classList.toggle('stacked', sched.queues.some((q) => q.path));
     util.body.replaceChildren(utilisation(sched, inner(util.el)));
     queues.body.replaceChildren(queuesTable(sched));
     fair.body.replaceChildren(fairness(tl, inner(fair.el)));

@@ -8,6 +8,11 @@ import { poll } from '../live.js';
 import { tradeoffChart } from '../charts.js';
 
 // What each leftover order does, in the words of altruism.LeftoverOrder.
+// The queues that may override P(Altruism): every queue without a tree,
+// the leaves of one, each by the name apps give it.
+const overridable = (queues) => queues.filter((q) => !q.path || q.leaf);
+const queueKey = (q) => q.queue || q.name;
+
 const ORDERS = {
   'efficiency-first': 'DEFAULT asks packed within shares; the leftover to ALTRUISTIC asks, least remaining work first',
   'jct-first': 'DEFAULT asks by least remaining work within shares; the leftover packed across apps',
@@ -141,7 +146,7 @@ export function render(main) {
       show('error', 'Enter the admin credential (loom.admin.secret).');
       return;
     }
-    const q = sched && queue ? sched.queues.find((x) => x.name === queue) : null;
+    const q = sched && queue ? overridable(sched.queues).find((x) => queueKey(x) === queue) : null;
     const from = q ? num(q.pAltruism) : sched ? num(sched.pAltruism) : '?';
     const what = queue ? `queue ${queue}'s P(Altruism)` : 'P(Altruism)';
     if (clear) {
@@ -191,9 +196,10 @@ export function render(main) {
           : 'submit, kill and the app PUTs answer 403: with SIMPLE auth anyone reaching this port could run commands. '
             + 'Set loom.webapp.rest-write.enabled=true only where every client is trusted, or turn on Kerberos (SPNEGO).')));
     if (pInput.value === '' && document.activeElement !== pInput && queueSel.value === '') pInput.value = a.p;
-    if (queueSel.options.length !== s.queues.length + 1) {
-      queueSel.replaceChildren(queueSel.options[0], ...s.queues.map((q) => h('option', { value: q.name }, `queue ${q.name}`)));
-      whatIfQueue.replaceChildren(whatIfQueue.options[0], ...s.queues.map((q) => h('option', { value: q.name }, `queue ${q.name}'s override`)));
+    const leaves = overridable(s.queues);
+    if (queueSel.options.length !== leaves.length + 1) {
+      queueSel.replaceChildren(queueSel.options[0], ...leaves.map((q) => h('option', { value: queueKey(q) }, `queue ${queueKey(q)}`)));
+      whatIfQueue.replaceChildren(whatIfQueue.options[0], ...leaves.map((q) => h('option', { value: queueKey(q) }, `queue ${queueKey(q)}'s override`)));
     }
     drawHistory(a);
   }
