@@ -276,7 +276,8 @@ type QueueView struct {
 	Weight float64
 	// Min and Max are the guarantee and limit on today's cluster (Max
 	// the cluster when there is none); Share is the latest DRF split;
-	// Usage what its apps hold; Demand theirs, held to Max.
+	// Usage what its apps hold; Demand theirs, held to Max; Apps how
+	// many run in its subtree.
 	Min, Max, Share, Usage, Demand fairness.Vector
 	Apps                           int
 }
@@ -299,6 +300,10 @@ func (c *Core) Queues() []QueueView {
 			v.Parent = c.tree.qs[q.parent].conf.Name
 		}
 		out[i] = v
+	}
+	// A parent's apps are its subtree's (children come after parents).
+	for i := len(out) - 1; i > 0; i-- {
+		out[c.tree.qs[i].parent].Apps += out[i].Apps
 	}
 	return out
 }

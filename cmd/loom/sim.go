@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/loomrm/loom/daemon/rm/server"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/tool/plot"
 	"github.com/loomrm/loom/tool/sim"
@@ -32,6 +33,7 @@ type simFlags struct {
 	quiet       bool
 	locality    sim.LocalityModel
 	withInputs  bool
+	queues      string
 }
 
 func simCommand() *cobra.Command {
@@ -53,7 +55,8 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
   loom sim --workload my-dags.json --arrivals batch --json
   loom sim --plots report/ --sweeps
   loom sim --catalogue tpcds --frontier --plots report/
-  loom sim --locality --policies drf,carbyne`,
+  loom sim --locality --policies drf,carbyne
+  loom sim --queues fair-scheduler.xml --policies drf,carbyne`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runSim(cmd.OutOrStdout(), f) },
 	}
@@ -70,6 +73,7 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
 	fl.BoolVar(&f.cpf, "critical-path-first", false, "Carbyne's AMs plan critical-path first (DAG-aware, as DAGPS) instead of by Tetris alignment (measured slower on TPC-DS: see docs/results)")
 	fl.StringVar(&f.decisions, "decisions", "", "write each policy's decision log into this directory")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
+	fl.StringVar(&f.queues, "queues", "", "a queue tree: a Fair Scheduler allocation file or a capacity-scheduler.xml; jobs go to their queue, or to the leaves in turn, and the tables add each leaf's JCTs")
 	def := sim.DefaultLocality()
 	fl.BoolVar(&f.withInputs, "locality", false, "model input locality: scan tasks read HDFS-placed blocks, AMs ask for their hosts, the core delay-schedules, remote reads are slower")
 	fl.IntVar(&f.locality.Replicas, "replicas", def.Replicas, "with --locality: replicas of each input block")
@@ -97,6 +101,15 @@ func runSim(out io.Writer, f simFlags) error {
 	if f.withInputs {
 		l := f.locality
 		cfg.Locality = &l
+	}
+	if f.queues != "" {
+		tree, err := server.ReadQueueFile(f.queues)
+		if err != nil {
+			return fmt.Errorf("--queues: %w", err)
+		}
+		if cfg.Queues, err = server.CoreQueues(tree); err != nil {
+			return fmt.Errorf("--queues %s: %w", f.queues, err)
+		}
 	}
 	cluster := cfg.Machine.Scale(float64(cfg.Machines))
 	jobs, desc, err := f.wl.build(cluster)

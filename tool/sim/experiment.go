@@ -122,6 +122,9 @@ func (o *Outcome) WriteTables(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "  %-8s node-local %5.1f%%  rack-local %5.1f%%  off-rack %5.1f%%\n", s.Policy, 100*s.NodeLocal, 100*s.RackLocal, 100*s.OffRack)
 	}
+	if err := o.writeQueues(w); err != nil {
+		return err
+	}
 	if o.MakespanBound > 0 {
 		fmt.Fprintf(w, "makespan lower bound %s: the larger of the longest critical path and, per resource, the work arriving from any instant over the capacity\n", round(o.MakespanBound))
 	}
@@ -324,4 +327,73 @@ func NewReport(workloadDesc string, cfg Config, o *Outcome, sweeps []Sweep) Repo
 		r.Sweeps = append(r.Sweeps, SweepReport{Knob: s.Knob, Points: s.Points})
 	}
 	return r
+}
+
+// QueueJCTs is each policy's average JCT in each leaf queue, for runs
+// with a queue tree: queue -> policy -> average. Failed jobs are left out.
+func (o *Outcome) QueueJCTs() (queues []string, avg map[string]map[string]time.Duration) {
+	avg = map[string]map[string]time.Duration{}
+	counts := map[string]map[string]int{}
+	for _, r := range o.Results {
+		for _, j := range r.Jobs {
+			if j.Queue == "" || j.Failed != "" {
+				continue
+			}
+			if avg[j.Queue] == nil {
+				avg[j.Queue], counts[j.Queue] = map[string]time.Duration{}, map[string]int{}
+				queues = append(queues, j.Queue)
+			}
+			avg[j.Queue][r.Policy] += j.Finish - j.Arrival
+			counts[j.Queue][r.Policy]++
+		}
+	}
+	for q, byPolicy := range avg {
+		for p := range byPolicy {
+			byPolicy[p] /= time.Duration(counts[q][p])
+		}
+	}
+	slices.Sort(queues)
+	return queues, avg
+}
+
+// writeQueues prints each leaf queue's average JCT under each policy and
+// Carbyne's factor over each other policy inside the queue.
+func (o *Outcome) writeQueues(w io.Writer) error {
+	queues, avg := o.QueueJCTs()
+	if len(queues) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nPer leaf queue: average JCT, and Carbyne's factor over each other policy within the queue")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "queue\tjobs\t")
+	for _, r := range o.Results {
+		fmt.Fprintf(tw, "%s\t", r.Policy)
+	}
+	for _, r := range o.Results {
+		if r.Policy != "carbyne" && slices.ContainsFunc(o.Results, func(x *Result) bool { return x.Policy == "carbyne" }) {
+			fmt.Fprintf(tw, "vs %s\t", r.Policy)
+		}
+	}
+	fmt.Fprintln(tw)
+	for _, q := range queues {
+		n := 0
+		for _, j := range o.Results[0].Jobs {
+			if j.Queue == q {
+				n++
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t", q, n)
+		for _, r := range o.Results {
+			fmt.Fprintf(tw, "%s\t", round(avg[q][r.Policy]))
+		}
+		if c, ok := avg[q]["carbyne"]; ok {
+			for _, r := range o.Results {
+				if r.Policy != "carbyne" {
+					fmt.Fprintf(tw, "%.2fx\t", ratio(avg[q][r.Policy], c))
+				}
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
 }

@@ -61,7 +61,8 @@ type Config struct {
 	// Queues, when set, is a queue tree (a fair-scheduler.xml's or a
 	// Capacity Scheduler's, as the RM reads it): DRF runs down it, as on
 	// the RM. A job goes to its Queue (a leaf's full path, or its path
-	// under root), or, naming none, to the leaves in turn by arrival.
+	// under root), or, naming none or "default" (as the catalogues'
+	// jobs do), to the leaves other than root.default in turn by arrival.
 	Queues []rm.QueueConf
 	// CriticalPathFirst makes Carbyne's AMs plan critical-path first
 	// (am.Config.CriticalPathFirst).
@@ -692,7 +693,9 @@ func (s *sim) queueOf(j *workload.Job) string {
 		return "default"
 	case len(s.leaves) == 0:
 		return q
-	case q == "":
+	case q == "" || q == "default":
+		// The catalogues' jobs all name "default": under a tree they
+		// are spread over its leaves.
 		q = s.leaves[s.nextLeaf%len(s.leaves)]
 		s.nextLeaf++
 		return q
@@ -712,9 +715,13 @@ func leafQueues(qs []rm.QueueConf) []string {
 	}
 	var out []string
 	for _, q := range qs {
-		if !parent[q.Name] {
+		if !parent[q.Name] && q.Name != "root.default" {
 			out = append(out, q.Name)
 		}
+	}
+	if len(out) == 0 {
+		// root.default alone (the Fair Scheduler adds it to any tree)
+		out = []string{"root.default"}
 	}
 	return out
 }

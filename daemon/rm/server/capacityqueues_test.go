@@ -2,50 +2,59 @@ package server
 
 import (
 	"maps"
-	"math"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/internal/hadoopconf"
+	"github.com/loomrm/loom/rm"
 )
 
 // TestCapacitySchedulerQueues: without loom.queues, the RM takes a
-// Capacity Scheduler's leaf queues, each weighted by its absolute
-// capacity (worked by hand below); loom.queues, when set, wins.
+// Capacity Scheduler's tree: each queue weighted by its capacity among
+// its siblings, guaranteed its absolute capacity (its capacity times its
+// parents', worked by hand below) and held to its absolute maximum
+// capacity; apps name leaves by their own names; loom.queues, when set,
+// wins.
 func TestCapacitySchedulerQueues(t *testing.T) {
 	const p = "yarn.scheduler.capacity.root."
+	type q struct {
+		name             string
+		weight, min, max float64 // min and max: of the cluster's memory
+	}
 	tests := []struct {
-		name string
-		kv   []string
-		want map[string]float64
-		err  string
+		name   string
+		kv     []string
+		want   []q
+		leaves map[string]float64
+		err    string
 	}{
-		{"YARN's default", []string{p + "queues", "default", p + "default.capacity", "100"}, map[string]float64{"default": 100}, ""},
-		// b's 40 split 25/75: b1 10, b2 30.
-		{"two levels", []string{p + "queues", "a,b", p + "a.capacity", "60", p + "b.capacity", "40",
-			p + "b.queues", "b1, b2", p + "b.b1.capacity", "25", p + "b.b2.capacity", "75"},
-			map[string]float64{"a": 60, "b1": 10, "b2": 30}, ""},
-		// Weights 1w and 3w: 25 and 75; c's 75 split in percent 50/50.
-		{"weights", []string{p + "queues", "a,c", p + "a.capacity", "1w", p + "c.capacity", "3w",
-			p + "c.queues", "x,y", p + "c.x.capacity", "50", p + "c.y.capacity", "50"},
-			map[string]float64{"a": 25, "x": 37.5, "y": 37.5}, ""},
-		{"a zero-capacity leaf", []string{p + "queues", "a,z", p + "a.capacity", "100", p + "z.capacity", "0"},
-			map[string]float64{"a": 100, "z": 0.001}, ""},
+		{"YARN's default", []string{p + "queues", "default", p + "default.capacity", "100"},
+			[]q{{"root.default", 100, 1, 1}}, map[string]float64{"default": 1}, ""},
+		// b's 40 split 25/75: b1 10, b2 30; b held to 50, b2 to 80% of
+		// b's 50: 40.
+		{"two levels", []string{p + "queues", "a,b", p + "a.capacity", "60", p + "b.capacity", "40", p + "b.maximum-capacity", "50",
+			p + "b.queues", "b1, b2", p + "b.b1.capacity", "25", p + "b.b2.capacity", "75", p + "b.b2.maximum-capacity", "80"},
+			[]q{{"root.a", 60, 0.6, 1}, {"root.b", 40, 0.4, 0.5}, {"root.b.b1", 25, 0.1, 0.5}, {"root.b.b2", 75, 0.3, 0.4}},
+			map[string]float64{"a": 1, "b1": 1, "b2": 1}, ""},
 		{"loom.queues wins", []string{"loom.queues", "default,etl", p + "queues", "a", p + "a.capacity", "100"},
-			map[string]float64{"default": 1, "etl": 1}, ""},
+			nil, map[string]float64{"default": 1, "etl": 1}, ""},
 		{"capacities not adding up", []string{p + "queues", "a,b", p + "a.capacity", "60", p + "b.capacity", "30"},
-			nil, "yarn.scheduler.capacity.root.queues: the capacities of root's children add up to 90, not 100"},
+			nil, nil, "90"},
+		// As Hadoop: a queue without a capacity has 0; it runs on idle
+		// capacity only, with the least weight the core takes.
 		{"no capacity", []string{p + "queues", "a,b", p + "a.capacity", "100"},
-			nil, "yarn.scheduler.capacity.root.b.capacity: queue root.b has no capacity"},
+			[]q{{"root.a", 100, 1, 1}, {"root.b", 1e-5, 0, 1}}, map[string]float64{"a": 1, "b": 1}, ""},
 		{"the same leaf twice", []string{p + "queues", "a,b", p + "a.capacity", "50", p + "b.capacity", "50",
 			p + "a.queues", "x", p + "a.x.capacity", "100", p + "b.queues", "x", p + "b.x.capacity", "100"},
-			nil, `leaf queue "x" appears twice`},
-		{"absolute resources", []string{p + "queues", "a", p + "a.capacity", "[memory=1024,vcores=1]"},
-			nil, "absolute resources"},
+			nil, nil, "root.b.x"},
 		{"weights and percentages", []string{p + "queues", "a,b", p + "a.capacity", "1w", p + "b.capacity", "50"},
-			nil, "mix weights and percentages"},
+			nil, nil, "root.a"},
 		{"out of range", []string{p + "queues", "a", p + "a.capacity", "120"},
-			nil, "capacity 120 must be between 0 and 100"},
+			nil, nil, "120"},
 	}
 	for _, tc := range tests {
 		c := hadoopconf.New(Defaults)
@@ -65,7 +74,20 @@ func TestCapacitySchedulerQueues(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		got, _, err := queues(c)
+		tree, _, err := loadQueueTree(c)
+		var got []q
+		var leaves map[string]float64
+		if err == nil && tree != nil {
+			var qs []rm.QueueConf
+			if qs, err = CoreQueues(tree); err == nil {
+				for _, x := range qs {
+					got = append(got, q{x.Name, x.Weight, x.MinFrac[fairness.Memory], x.MaxFrac[fairness.Memory]})
+				}
+			}
+		}
+		if err == nil {
+			leaves, _, err = queues(c, tree)
+		}
 		switch {
 		case tc.err != "":
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
@@ -73,8 +95,13 @@ func TestCapacitySchedulerQueues(t *testing.T) {
 			}
 		case err != nil:
 			t.Errorf("%s: %v", tc.name, err)
-		case !maps.EqualFunc(got, tc.want, func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }):
-			t.Errorf("%s: queues %v, want %v", tc.name, got, tc.want)
+		default:
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(q{}), cmpopts.EquateApprox(1e-9, 1e-12)); diff != "" {
+				t.Errorf("%s: core queues (-want +got):\n%s", tc.name, diff)
+			}
+			if !maps.Equal(leaves, tc.leaves) {
+				t.Errorf("%s: queues apps may name %v, want %v", tc.name, leaves, tc.leaves)
+			}
 		}
 	}
 }

@@ -98,7 +98,14 @@ func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitAppl
 	if queue == "" {
 		queue = "default"
 	}
-	weight, ok := r.cfg.Queues[queue]
+	if r.tree != nil {
+		placed, err := r.placeApp(queue, caller(ctx), rpc.AppIDString(id))
+		if err != nil {
+			return nil, err
+		}
+		queue = placed
+	}
+	corePath, weight, ok := r.coreQueue(queue)
 	if !ok {
 		known := make([]string, 0, len(r.cfg.Queues))
 		for q := range r.cfg.Queues {
@@ -142,7 +149,7 @@ func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitAppl
 	delete(r.reserved, id.GetId())
 	a := &appRec{id: rm.AppID(id.GetId()), yid: id, ctx: sc, user: caller(ctx), queue: queue,
 		submitted: time.Now(), amResource: amRes, nodesUsed: map[*nodeRec]bool{}}
-	if err := r.step(rm.AppAdded{App: a.id, Queue: queue, Weight: weight}); err != nil {
+	if err := r.step(rm.AppAdded{App: a.id, Queue: corePath, Weight: weight, User: a.user}); err != nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "%v", err)
 	}
 	if resv != "" {
@@ -415,6 +422,9 @@ func (s clientService) GetQueueInfo(ctx context.Context, req *pb.GetQueueInfoReq
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	name := req.GetQueueName()
+	if r.tree != nil {
+		return r.treeQueueInfo(req)
+	}
 	var total float64
 	for _, w := range r.cfg.Queues {
 		total += w

@@ -188,9 +188,10 @@ func (s clientService) SetApplicationTags(ctx context.Context, req *pb.SetApplic
 	return &pb.SetApplicationTagsResponseProto{ApplicationTags: slices.Clone(tags)}, nil
 }
 
-// MoveApplicationAcrossQueues checks the move as YARN does, then refuses
-// a real one: the scheduler core fixes an app's queue and weight when it
-// is admitted and has no event to change them.
+// MoveApplicationAcrossQueues checks the move as YARN does (the app, the
+// caller's right to modify it, the target queue and, with a queue tree
+// and ACLs, the caller's right to submit there), then moves the app: its
+// usage moves with it, and its share follows the new queue.
 func (s clientService) MoveApplicationAcrossQueues(ctx context.Context, req *pb.MoveApplicationAcrossQueuesRequestProto) (*pb.MoveApplicationAcrossQueuesResponseProto, error) {
 	r := s.r
 	r.mu.Lock()
@@ -199,8 +200,19 @@ func (s clientService) MoveApplicationAcrossQueues(ctx context.Context, req *pb.
 	if err != nil {
 		return nil, err
 	}
-	target := strings.TrimPrefix(req.GetTargetQueue(), "root.")
-	if _, ok := r.cfg.Queues[target]; !ok {
+	target := req.GetTargetQueue()
+	if r.tree == nil {
+		target = strings.TrimPrefix(target, "root.")
+	} else if q := r.tree.Find(target); q != nil && len(q.Children) == 0 {
+		target = appQueueName(r.tree, q)
+		groups := r.userGroups(caller(ctx))
+		if r.cfg.ACLEnabled && !q.MaySubmit(caller(ctx), groups) && !q.MayAdminister(caller(ctx), groups) {
+			return nil, rpc.Errorf(rpc.ClassAccessControl, "User %s cannot submit applications to target queue or the target queue doesn't exist: %s while moving %s",
+				caller(ctx), req.GetTargetQueue(), rpc.AppIDString(a.yid))
+		}
+	}
+	corePath, weight, ok := r.coreQueue(target)
+	if !ok {
 		return nil, rpc.Errorf(rpc.ClassAccessControl, "User %s cannot submit applications to target queue or the target queue doesn't exist: %s while moving %s",
 			caller(ctx), req.GetTargetQueue(), rpc.AppIDString(a.yid))
 	}
@@ -212,7 +224,7 @@ func (s clientService) MoveApplicationAcrossQueues(ctx context.Context, req *pb.
 	}
 	// The scheduler moves it first: its share follows its new queue's
 	// weight at once, and its AM is told that queue's P(Altruism).
-	if err := r.step(rm.AppMoved{App: a.id, Queue: target, Weight: r.cfg.Queues[target]}); err != nil {
+	if err := r.step(rm.AppMoved{App: a.id, Queue: corePath, Weight: weight}); err != nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "moving %s: %v", rpc.AppIDString(a.yid), err)
 	}
 	from := a.queue

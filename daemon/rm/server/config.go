@@ -19,6 +19,7 @@ import (
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/internal/logagg"
+	"github.com/loomrm/loom/internal/queueconf"
 	"github.com/loomrm/loom/internal/topology"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
@@ -70,6 +71,9 @@ var Defaults = map[string]string{
 	"loom.scheduler.tetris-fairness": "0",
 	"loom.heartbeat.interval-ms":     "${yarn.resourcemanager.nodemanagers.heartbeat-interval-ms}",
 	"loom.queues":                    "default",
+	// How often the RM looks for a change of the queue tree's file (the
+	// Fair Scheduler's reload interval, 10 s).
+	"loom.queues.reload-interval-ms": "10000",
 	"loom.history.dir":               "/tmp/loom/history",
 	"loom.admin.secret":              "",
 
@@ -111,6 +115,16 @@ type Config struct {
 	// that override P(Altruism) to their value.
 	Queues         map[string]float64
 	QueuePAltruism map[string]float64
+	// Tree is the queue hierarchy (queuetree.go), nil for loom.queues'
+	// flat queues; TreeFile the file it came from, watched for changes
+	// every TreeReload (10 s).
+	Tree       *queueconf.Tree
+	TreeFile   string
+	TreeReload time.Duration
+	// FairUserQueue and FairUndeclared are the Fair Scheduler's
+	// user-as-default-queue and allow-undeclared-pools, for a reloaded
+	// allocation file without a queuePlacementPolicy.
+	FairUserQueue, FairUndeclared bool
 	// SchedulerLayout is the layout of /ws/v1/cluster/scheduler
 	// (yarn.resourcemanager.scheduler.class), and SchedulerConf the
 	// scheduler's keys as configured (loom.scheduler.*, loom.queue*,
@@ -439,7 +453,16 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 			}
 		}
 	}
-	cfg.Queues, cfg.QueuePAltruism, err = queues(c)
+	if cfg.Tree, cfg.TreeFile, err = loadQueueTree(c); err != nil {
+		return cfg, err
+	}
+	if cfg.FairUserQueue, cfg.FairUndeclared, err = defaultPlacement(c, &queueconf.Tree{}); err != nil {
+		return cfg, err
+	}
+	if cfg.TreeReload, err = c.PositiveMillis("loom.queues.reload-interval-ms"); err != nil {
+		return cfg, err
+	}
+	cfg.Queues, cfg.QueuePAltruism, err = queues(c, cfg.Tree)
 	return cfg, err
 }
 
@@ -464,18 +487,15 @@ func schedulerLayout(c *hadoopconf.Conf) (layout, class string) {
 // and each loom.queue.<name>.p-altruism (the queue's override of
 // P(Altruism); none by default). A key for a queue not listed is a
 // mistake worth refusing.
-func queues(c *hadoopconf.Conf) (map[string]float64, map[string]float64, error) {
+func queues(c *hadoopconf.Conf, tree *queueconf.Tree) (map[string]float64, map[string]float64, error) {
 	list, err := c.String("loom.queues")
 	if err != nil {
 		return nil, nil, err
 	}
 	qs := map[string]float64{}
-	if _, set := c.Raw(keyCapacityRoot + ".queues"); set && c.Source("loom.queues") == "default" {
-		// No loom.queues, and a Capacity Scheduler's queues: those.
-		if qs, err = capacityQueues(c); err != nil {
-			return nil, nil, err
-		}
-		list = ""
+	if tree != nil {
+		// A tree's leaves, by the names its scheduler shows.
+		qs, list = leafNames(tree), ""
 	}
 	for _, q := range strings.Split(list, ",") {
 		q = strings.TrimSpace(q)
@@ -505,6 +525,9 @@ func queues(c *hadoopconf.Conf) (map[string]float64, map[string]float64, error) 
 			return nil, nil, c.Errorf(k, "unknown key (queues take only loom.queue.<name>.weight and loom.queue.<name>.p-altruism)")
 		}
 		if _, listed := qs[name]; !listed {
+			if tree != nil {
+				return nil, nil, c.Errorf(k, "queue %q is not a leaf queue of the %s scheduler's tree", name, tree.Kind)
+			}
 			return nil, nil, c.Errorf(k, "queue %q is not in loom.queues", name)
 		}
 		v, err := c.Float(k)
@@ -513,6 +536,9 @@ func queues(c *hadoopconf.Conf) (map[string]float64, map[string]float64, error) 
 		}
 		switch knob {
 		case ".weight":
+			if tree != nil {
+				return nil, nil, c.Errorf(k, "the queues' weights come from the %s scheduler's tree", tree.Kind)
+			}
 			if !(v > 0) {
 				return nil, nil, c.Errorf(k, "weight %v must be positive", v)
 			}
@@ -532,93 +558,6 @@ func queues(c *hadoopconf.Conf) (map[string]float64, map[string]float64, error) 
 }
 
 const keyCapacityRoot = "yarn.scheduler.capacity.root"
-
-// capacityQueues reads the Capacity Scheduler's queue tree from
-// capacity-scheduler.xml (yarn.scheduler.capacity.root.queues, each
-// queue's .queues and .capacity) for a cluster that names no loom.queues:
-// Loom's queues are the leaf queues, by their names, each weighted by
-// its absolute capacity (its capacity times its parents', in percent of
-// the cluster), so that DRF gives each leaf the share the Capacity
-// Scheduler guarantees it. Capacities are percentages, or weights (2w)
-// where every sibling is one; the children of a queue in percent must
-// add up to 100, as YARN checks. A leaf of capacity 0 (YARN lets it run
-// on idle capacity only) gets a weight of 0.001 percent. Not read (yet):
-// maximum-capacity, user-limit-factor, ACLs, absolute resources.
-func capacityQueues(c *hadoopconf.Conf) (map[string]float64, error) {
-	qs := map[string]float64{}
-	var visit func(path string, abs float64, depth int) error
-	visit = func(path string, abs float64, depth int) error {
-		key := path + ".queues"
-		list, _ := c.String(key)
-		var children []string
-		for _, q := range strings.Split(list, ",") {
-			if q = strings.TrimSpace(q); q != "" {
-				children = append(children, q)
-			}
-		}
-		if len(children) == 0 {
-			name := path[strings.LastIndex(path, ".")+1:]
-			if _, dup := qs[name]; dup {
-				return c.Errorf(key, "leaf queue %q appears twice in the tree: Loom names queues by their leaf names", name)
-			}
-			qs[name] = max(abs, 0.001)
-			return nil
-		}
-		if depth > 64 {
-			return c.Errorf(key, "the queue tree is deeper than 64 levels")
-		}
-		caps := make([]float64, len(children))
-		weights, sum := 0, 0.0
-		for i, q := range children {
-			ck := path + "." + q + ".capacity"
-			v, ok := c.Raw(ck)
-			if !ok {
-				return c.Errorf(ck, "queue %s.%s has no capacity", strings.TrimPrefix(path, "yarn.scheduler.capacity."), q)
-			}
-			v = strings.TrimSpace(v)
-			if w, isWeight := strings.CutSuffix(v, "w"); isWeight {
-				f, err := strconv.ParseFloat(w, 64)
-				if err != nil || f < 0 {
-					return c.Errorf(ck, "weight %q is not a number of at least 0", v)
-				}
-				caps[i] = f
-				weights++
-			} else if strings.HasPrefix(v, "[") {
-				return c.Errorf(ck, "absolute resources (%s) are not read by Loom yet: give percentages or weights", v)
-			} else {
-				f, err := c.Float(ck)
-				if err != nil {
-					return err
-				}
-				if f < 0 || f > 100 {
-					return c.Errorf(ck, "capacity %v must be between 0 and 100", f)
-				}
-				caps[i] = f
-			}
-			sum += caps[i]
-		}
-		switch {
-		case weights > 0 && weights < len(children):
-			return c.Errorf(path+"."+children[0]+".capacity", "the children of %s mix weights and percentages", strings.TrimPrefix(path, "yarn.scheduler.capacity."))
-		case weights == 0 && math.Abs(sum-100) > 1e-6:
-			return c.Errorf(key, "the capacities of %s's children add up to %v, not 100", strings.TrimPrefix(path, "yarn.scheduler.capacity."), sum)
-		}
-		for i, q := range children {
-			share := caps[i] / 100
-			if weights > 0 {
-				share = 0
-				if sum > 0 {
-					share = caps[i] / sum
-				}
-			}
-			if err := visit(path+"."+q, abs*share, depth+1); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return qs, visit(keyCapacityRoot, 100, 0)
-}
 
 func firstError(errs []error) error {
 	for _, err := range errs {

@@ -229,10 +229,10 @@ func (r *RM) recoverApp(id *pb.ApplicationIdProto, stored store.App) (*appRec, e
 		r.nextApp = max(r.nextApp, int32(a.id))
 	}
 	fail := ""
-	if weight, ok := r.cfg.Queues[a.queue]; !ok {
-		fail = fmt.Sprintf("the RM restarted without its queue %q (loom.queues)", a.queue)
+	if path, weight, ok := r.coreQueue(a.queue); !ok {
+		fail = fmt.Sprintf("the RM restarted without its queue %q (loom.queues, or its scheduler's queue tree)", a.queue)
 	} else if !a.done() {
-		if err := r.step(rm.AppAdded{App: a.id, Queue: a.queue, Weight: weight}); err != nil {
+		if err := r.step(rm.AppAdded{App: a.id, Queue: path, Weight: weight, User: a.user}); err != nil {
 			return nil, err
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/loomrm/loom/daemon/rm/store"
 	"github.com/loomrm/loom/daemon/webui"
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/internal/queueconf"
 	"github.com/loomrm/loom/lifecycle"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rm/adapter"
@@ -50,8 +51,12 @@ type RM struct {
 	cfg Config
 	log zerolog.Logger
 
-	mu        sync.Mutex
-	core      *rm.Core
+	mu   sync.Mutex
+	core *rm.Core
+	// tree is the queue hierarchy in force (nil for flat queues),
+	// treeFile where it is reloaded from.
+	tree      *queueconf.Tree
+	treeFile  string
 	life      *lifecycle.Core
 	start     time.Time
 	clusterTS int64
@@ -324,8 +329,18 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 		}
 		return nil, err
 	}
-	r.core = rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: cfg.QueuePAltruism,
+	r.tree = cfg.Tree
+	r.core = rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: r.coreQueuePAltruism(cfg.QueuePAltruism),
 		FirstContainer: rm.ContainerID(r.epoch << 40), Locality: &cfg.Locality})
+	if cfg.Tree != nil {
+		r.treeFile = cfg.TreeFile
+		if err := r.applyTree(cfg.Tree); err != nil {
+			if r.store != nil {
+				r.store.Close()
+			}
+			return nil, err
+		}
+	}
 	r.life = lifecycle.New()
 	if state != nil {
 		if err := r.recover(state); err != nil {
@@ -486,9 +501,13 @@ func (r *RM) Start() error {
 		r.wg.Add(1)
 		go r.scheduleLoop()
 	}
-	r.wg.Add(2)
+	r.wg.Add(3)
 	go r.monitor()
 	go r.sampler()
+	go func() {
+		defer r.wg.Done()
+		r.watchQueueFile(r.stop, r.cfg.TreeReload)
+	}()
 	return nil
 }
 

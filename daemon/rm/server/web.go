@@ -183,7 +183,10 @@ func (r *RM) stateStoreName() string {
 // and the queues' overrides as they are now (they change live).
 func (r *RM) schedulerConf() []dao.ConfProperty {
 	r.mu.Lock()
-	p, qp := r.core.PAltruism(), maps.Clone(r.core.QueuePAltruism())
+	p, qp := r.core.PAltruism(), map[string]float64{}
+	for q, v := range r.core.QueuePAltruism() {
+		qp[r.shownQueue(q)] = v
+	}
 	r.mu.Unlock()
 	seen := map[string]bool{}
 	var out []dao.ConfProperty
@@ -233,7 +236,8 @@ func (b webBackend) Scheduler() webui.Scheduler {
 	queues := map[string]*webui.QueueShare{}
 	overrides := r.core.QueuePAltruism()
 	for name, w := range r.cfg.Queues {
-		p, override := overrides[name]
+		path, _, _ := r.coreQueue(name)
+		p, override := overrides[path]
 		if !override {
 			p = r.core.PAltruism()
 		}
@@ -266,10 +270,39 @@ func (b webBackend) Scheduler() webui.Scheduler {
 			q.Apps++
 		}
 	}
+	if r.tree != nil {
+		s.Queues = r.treeShares(queues)
+		return s
+	}
 	for _, name := range slices.Sorted(maps.Keys(queues)) {
 		s.Queues = append(s.Queues, *queues[name])
 	}
 	return s
+}
+
+// treeShares lists the queue tree for the web: every queue, parents
+// first, with the core's shares and the tree's settings; leaves carry
+// their P(Altruism) from leaves (by the names apps give). Callers hold mu.
+func (r *RM) treeShares(leaves map[string]*webui.QueueShare) []webui.QueueShare {
+	var out []webui.QueueShare
+	for _, v := range r.core.Queues() {
+		q := r.tree.Find(v.Name)
+		if q == nil {
+			continue
+		}
+		qs := webui.QueueShare{Name: q.ShortName(), Path: v.Name, Parent: v.Parent, Leaf: v.Leaf, Weight: q.Weight,
+			Usage: v.Usage, Apps: v.Apps, Share: v.Share, Min: v.Min, Max: v.Max, Demand: v.Demand,
+			MaxRunningApps: q.MaxRunningApps, Policy: q.Policy, SubmitACL: q.SubmitACL.String(), AdminACL: q.AdminACL.String()}
+		if v.Leaf {
+			if l := leaves[appQueueName(r.tree, q)]; l != nil {
+				qs.PAltruism, qs.Override = l.PAltruism, l.Override
+			}
+		}
+		if v.Parent != "" || v.Name == "root" {
+			out = append(out, qs)
+		}
+	}
+	return out
 }
 
 func (b webBackend) SetAltruism(ctx context.Context, set webui.AltruismSet, who string) error {
@@ -277,12 +310,17 @@ func (b webBackend) SetAltruism(ctx context.Context, set webui.AltruismSet, who 
 	if user := caller(ctx); !r.isAdmin(user) {
 		return rpc.Errorf(rpc.ClassAccessControl, "User %s is not an admin (yarn.admin.acl): only an admin may change P(Altruism)", user)
 	}
-	if _, ok := r.cfg.Queues[set.Queue]; set.Queue != "" && !ok {
-		return rpc.Errorf(rpc.ClassYarnException, "queue %q is not in loom.queues", set.Queue)
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.step(rm.SetAltruism{P: set.P, Queue: set.Queue, Clear: set.Clear}); err != nil {
+	queue := set.Queue
+	if queue != "" {
+		path, _, ok := r.coreQueue(queue)
+		if !ok {
+			return rpc.Errorf(rpc.ClassYarnException, "queue %q is not in loom.queues (nor a leaf of the scheduler's queue tree)", set.Queue)
+		}
+		queue = path
+	}
+	if err := r.step(rm.SetAltruism{P: set.P, Queue: queue, Clear: set.Clear}); err != nil {
 		return err
 	}
 	r.altChanges = append(r.altChanges, webui.AltruismChange{UnixMs: time.Now().UnixMilli(), P: set.P, Who: who,
