@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,6 +83,32 @@ func TestFairSchedulerQueues(t *testing.T) {
 	// eng weighs 3 of root's 5 (ads and default 1 each).
 	if eng := qi.GetQueueInfo().GetChildQueues()[0]; eng.GetCapacity() != 0.6 {
 		t.Errorf("root.eng's capacity %v, want 0.6", eng.GetCapacity())
+	}
+
+	// The REST scheduler endpoint nests them as the Fair Scheduler does.
+	rep := web{t, "http://" + c.web}.do("GET", "/ws/v1/cluster/scheduler?user.name=tester", "")
+	var sched struct {
+		Scheduler struct {
+			SchedulerInfo struct {
+				Type      string
+				RootQueue fairQueue
+			}
+		}
+	}
+	if err := json.Unmarshal(rep.body, &sched); err != nil || rep.status != 200 {
+		t.Fatalf("/ws/v1/cluster/scheduler: %d %v\n%s", rep.status, err, rep.body)
+	}
+	var nested []string
+	var walkREST func(q fairQueue, depth int)
+	walkREST = func(q fairQueue, depth int) {
+		nested = append(nested, strings.Repeat("-", depth)+q.QueueName)
+		for _, ch := range q.ChildQueues.Queue {
+			walkREST(ch, depth+1)
+		}
+	}
+	walkREST(sched.Scheduler.SchedulerInfo.RootQueue, 0)
+	if want := []string{"root", "-root.eng", "--root.eng.etl", "--root.eng.adhoc", "-root.ads", "-root.default"}; sched.Scheduler.SchedulerInfo.Type != "fairScheduler" || !slices.Equal(nested, want) {
+		t.Errorf("/ws/v1/cluster/scheduler: %s %v, want fairScheduler %v", sched.Scheduler.SchedulerInfo.Type, nested, want)
 	}
 
 	// Placement: the queue asked for, else the default rule's.
@@ -184,4 +211,11 @@ func TestFairSchedulerQueues(t *testing.T) {
 	if _, err := c.ac.GetQueueInfo(ctx, &pb.GetQueueInfoRequestProto{QueueName: proto.String("root.bi")}); err != nil {
 		t.Errorf("after a broken file root.bi is gone: %v", err)
 	}
+}
+
+// fairQueue is a queue of the Fair Scheduler's REST layout, as far as the
+// test reads it.
+type fairQueue struct {
+	QueueName   string
+	ChildQueues struct{ Queue []fairQueue }
 }

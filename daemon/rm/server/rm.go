@@ -333,6 +333,9 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 	r.core = rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: r.coreQueuePAltruism(cfg.QueuePAltruism),
 		FirstContainer: rm.ContainerID(r.epoch << 40), Locality: &cfg.Locality})
 	if cfg.Tree != nil {
+		for _, line := range cfg.Tree.Ignored {
+			r.log.Warn().Str("queues", cfg.Tree.Source).Msg("not used by Loom: " + line)
+		}
 		r.treeFile = cfg.TreeFile
 		if err := r.applyTree(cfg.Tree); err != nil {
 			if r.store != nil {
