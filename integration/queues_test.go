@@ -17,8 +17,8 @@ import (
 )
 
 // allocFile is a Fair Scheduler allocation file of three levels: root,
-// eng (weight 3) and ads; eng's etl and adhoc (adhoc held to 2 GB and 2
-// vcores). Nobody may submit anywhere but where a queue says: tester in
+// eng (weight 3) and ads; eng's etl, adhoc (held to 2 GB and 2 vcores)
+// and batch (one app at a time). Nobody may submit anywhere but where a queue says: tester in
 // eng, alice in ads. Apps naming no queue go to eng.adhoc.
 const allocFile = `<?xml version="1.0"?>
 <allocations>
@@ -31,6 +31,9 @@ const allocFile = `<?xml version="1.0"?>
       <queue name="etl"/>
       <queue name="adhoc">
         <maxResources>2048 mb, 2 vcores</maxResources>
+      </queue>
+      <queue name="batch">
+        <maxRunningApps>1</maxRunningApps>
       </queue>
     </queue>
     <queue name="ads">
@@ -77,7 +80,7 @@ func TestFairSchedulerQueues(t *testing.T) {
 	}
 	walk(qi.GetQueueInfo())
 	// root.default too: the Fair Scheduler always has it.
-	if want := []string{"root", "root.eng", "root.eng.etl", "root.eng.adhoc", "root.ads", "root.default"}; !slices.Equal(paths, want) {
+	if want := []string{"root", "root.eng", "root.eng.etl", "root.eng.adhoc", "root.eng.batch", "root.ads", "root.default"}; !slices.Equal(paths, want) {
 		t.Errorf("getQueueInfo root, recursive: %v, want %v", paths, want)
 	}
 	// eng weighs 3 of root's 5 (ads and default 1 each).
@@ -107,7 +110,7 @@ func TestFairSchedulerQueues(t *testing.T) {
 		}
 	}
 	walkREST(sched.Scheduler.SchedulerInfo.RootQueue, 0)
-	if want := []string{"root", "-root.eng", "--root.eng.etl", "--root.eng.adhoc", "-root.ads", "-root.default"}; sched.Scheduler.SchedulerInfo.Type != "fairScheduler" || !slices.Equal(nested, want) {
+	if want := []string{"root", "-root.eng", "--root.eng.etl", "--root.eng.adhoc", "--root.eng.batch", "-root.ads", "-root.default"}; sched.Scheduler.SchedulerInfo.Type != "fairScheduler" || !slices.Equal(nested, want) {
 		t.Errorf("/ws/v1/cluster/scheduler: %s %v, want fairScheduler %v", sched.Scheduler.SchedulerInfo.Type, nested, want)
 	}
 
@@ -186,6 +189,28 @@ func TestFairSchedulerQueues(t *testing.T) {
 	} else if q := c.report(t, id).GetQueue(); q != "root.eng.adhoc" {
 		t.Errorf("an app naming a queue that does not exist runs in %q, want the default rule's root.eng.adhoc", q)
 	}
+
+	// batch runs one app at a time: the second waits, says why, and
+	// starts when the first ends.
+	first, err := submit("tester", "root.eng.batch", "exec sleep 1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := submit("tester", "root.eng.batch", "exec sleep 1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := c.report(t, second).GetDiagnostics(); d != "waiting to start: queue root.eng.batch runs 1 apps, its maxRunningApps" {
+		t.Errorf("the second app in batch: diagnostics %q", d)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if at := c.report(t, second).GetLaunchTime(); at != 0 {
+		t.Errorf("the waiting app's AM was launched at %d", at)
+	}
+	if _, err := c.ac.ForceKillApplication(ctx, &pb.KillApplicationRequestProto{ApplicationId: first}); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor(t, "the second app in batch to start", func() bool { return c.report(t, second).GetLaunchTime() != 0 })
 
 	// A new queue in the file appears without a restart.
 	changed := strings.Replace(allocFile, `<queue name="ads">`, `<queue name="bi"><aclSubmitApps>tester</aclSubmitApps></queue>

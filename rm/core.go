@@ -151,6 +151,9 @@ type app struct {
 	queue    string
 	user     string
 	q        int // its leaf in the tree; -1 without one
+	// held: its queues or user are at their bound of running apps; it
+	// waits with no share and no grants.
+	held bool
 	weight   float64
 	asks     []Ask
 	demand   fairness.Vector
@@ -414,6 +417,11 @@ func (c *Core) appAdded(e AppAdded) error {
 	a := &app{id: e.App, queue: e.Queue, user: e.User, q: q, weight: w, conts: map[ContainerID]struct{}{}}
 	if c.tree != nil {
 		c.tree.qs[q].apps++
+		if c.runnable(a) != "" {
+			a.held = true
+		} else {
+			c.countRunning(a, 1)
+		}
 	}
 	c.byID[e.App] = a
 	i, _ := slices.BinarySearchFunc(c.apps, e.App, func(x *app, id AppID) int { return cmp.Compare(x.id, id) })
@@ -438,11 +446,30 @@ func (c *Core) appMoved(e AppMoved) error {
 	if err != nil {
 		return err
 	}
-	if c.tree != nil {
+	if c.tree != nil && q != a.q {
+		if !a.held {
+			// As the Fair Scheduler: a running app moves only where it
+			// may run.
+			c.countRunning(a, -1)
+			from := a.q
+			a.q = q
+			why := c.runnable(a)
+			a.q = from
+			c.countRunning(a, 1)
+			if why != "" {
+				return fmt.Errorf("app %d cannot move to queue %s: %s", e.App, e.Queue, why)
+			}
+			c.countRunning(a, -1)
+		}
 		c.tree.charge(a.q, a.usage.Scale(-1))
 		c.tree.qs[a.q].apps--
 		c.tree.charge(q, a.usage)
 		c.tree.qs[q].apps++
+		a.q = q
+		if !a.held {
+			c.countRunning(a, 1)
+		}
+		c.startWaiting()
 	}
 	a.queue, a.weight, a.q = e.Queue, w, q
 	c.sharesStale = true
@@ -563,11 +590,15 @@ func (c *Core) appRemoved(id AppID) ([]Action, error) {
 	for _, k := range a.asks {
 		c.dropShape(k)
 	}
-	if c.tree != nil {
-		c.tree.qs[a.q].apps--
-	}
 	delete(c.byID, id)
 	c.apps = slices.DeleteFunc(c.apps, func(a *app) bool { return a.id == id })
+	if c.tree != nil {
+		c.tree.qs[a.q].apps--
+		if !a.held {
+			c.countRunning(a, -1)
+			c.startWaiting()
+		}
+	}
 	c.sharesStale = true
 	return acts, nil
 }
@@ -636,7 +667,15 @@ func (c *Core) refreshShares() {
 // tree when there is one, else each app a claim on the whole.
 func (c *Core) splitShares(capacity fairness.Vector, apps []*app) {
 	if c.tree != nil {
-		c.treeShares(capacity, apps)
+		running := make([]*app, 0, len(apps))
+		for _, a := range apps {
+			if a.held {
+				a.share = fairness.Vector{}
+			} else {
+				running = append(running, a)
+			}
+		}
+		c.treeShares(capacity, running)
 		return
 	}
 	claims := make([]fairness.Claim, len(apps))
@@ -838,7 +877,7 @@ func (c *Core) candidates() (*Candidates, []int) {
 			Weight: w, CriticalTime: a.critical}
 		cands.Alt[i] = altruism.App{Share: a.share, Usage: a.usage, RemainingWork: a.work, Weight: w}
 		for j, k := range a.asks {
-			if k.Count > 0 {
+			if k.Count > 0 && !a.held {
 				cands.Asks = append(cands.Asks, altruism.Ask{App: i, Kind: k.Kind, Priority: k.Priority, Demand: k.Demand, Count: k.Count})
 				c.owner = append(c.owner, i)
 				c.askOf = append(c.askOf, j)

@@ -33,11 +33,21 @@ type QueueConf struct {
 	// zero Max means no limit.
 	Min, Max         fairness.Vector
 	MinFrac, MaxFrac fairness.Vector
+	// MaxRunningApps bounds the apps that run at once in the queue's
+	// subtree (the Fair Scheduler's maxRunningApps); 0 for no bound. An
+	// app past it waits, with no share and no grants, until one ends.
+	MaxRunningApps int
 }
 
 // QueuesSet replaces the queue tree (a reload): every running app's queue
 // must be a leaf of the new tree. An empty list goes back to no tree.
-type QueuesSet struct{ Queues []QueueConf }
+// UserMaxApps bounds the apps each user runs at once (UserMaxAppsDefault
+// for users it does not name; 0 for no bound).
+type QueuesSet struct {
+	Queues             []QueueConf
+	UserMaxApps        map[string]int
+	UserMaxAppsDefault int
+}
 
 func (QueuesSet) event() {}
 
@@ -50,11 +60,17 @@ type queue struct {
 	// demand and share are the latest share computation's.
 	usage, demand, share fairness.Vector
 	apps                 int
+	running              int // apps not held, in its subtree
 }
 
 type tree struct {
 	qs     []queue // qs[0] is root
 	byName map[string]int
+	// userMax, userMaxDefault bound each user's running apps; users
+	// counts them.
+	userMax        map[string]int
+	userMaxDefault int
+	users          map[string]int
 }
 
 // queuesSet builds and checks a new tree; nothing changes on an error.
@@ -62,12 +78,21 @@ func (c *Core) queuesSet(e QueuesSet) error {
 	if len(e.Queues) == 0 {
 		c.tree = nil
 		for _, a := range c.apps {
-			a.q = -1
+			a.q, a.held = -1, false
 		}
 		c.sharesStale = true
 		return nil
 	}
-	t := &tree{qs: []queue{{conf: QueueConf{Name: "root", Weight: 1}, parent: -1}}, byName: map[string]int{"root": 0}}
+	for u, n := range e.UserMaxApps {
+		if n < 0 {
+			return fmt.Errorf("user %s: maxRunningApps %d is negative", u, n)
+		}
+	}
+	if e.UserMaxAppsDefault < 0 {
+		return fmt.Errorf("the users' default maxRunningApps %d is negative", e.UserMaxAppsDefault)
+	}
+	t := &tree{qs: []queue{{conf: QueueConf{Name: "root", Weight: 1}, parent: -1}}, byName: map[string]int{"root": 0},
+		userMax: maps.Clone(e.UserMaxApps), userMaxDefault: e.UserMaxAppsDefault, users: map[string]int{}}
 	for _, qc := range e.Queues {
 		if qc.Name == "root" {
 			// The root's own limits and guarantees mean nothing (it has
@@ -87,6 +112,8 @@ func (c *Core) queuesSet(e QueuesSet) error {
 			return fmt.Errorf("queue %s: weight %v must be positive", qc.Name, qc.Weight)
 		case qc.Min.HasNegative() || qc.Max.HasNegative() || qc.MinFrac.HasNegative() || qc.MaxFrac.HasNegative():
 			return fmt.Errorf("queue %s: a negative guarantee or limit", qc.Name)
+		case qc.MaxRunningApps < 0:
+			return fmt.Errorf("queue %s: maxRunningApps %d is negative", qc.Name, qc.MaxRunningApps)
 		}
 		parent := qc.Name[:cut]
 		p, ok := t.byName[parent]
@@ -108,13 +135,67 @@ func (c *Core) queuesSet(e QueuesSet) error {
 		}
 	}
 	c.tree = t
+	// Apps running go on running, even past new bounds (the Fair
+	// Scheduler does not stop them); waiting ones may start now.
 	for _, a := range c.apps {
 		a.q = t.byName[a.queue]
 		t.charge(a.q, a.usage)
 		t.qs[a.q].apps++
+		if !a.held {
+			c.countRunning(a, 1)
+		}
 	}
+	c.startWaiting()
 	c.sharesStale = true
 	return nil
+}
+
+// runnable says why an app may not start now ("" when it may): a queue
+// of its own or above, or its user, at its bound of running apps.
+func (c *Core) runnable(a *app) string {
+	t := c.tree
+	for q := a.q; q >= 0; q = t.qs[q].parent {
+		if m := t.qs[q].conf.MaxRunningApps; m > 0 && t.qs[q].running >= m {
+			return fmt.Sprintf("queue %s runs %d apps, its maxRunningApps", t.qs[q].conf.Name, m)
+		}
+	}
+	m, ok := t.userMax[a.user]
+	if !ok {
+		m = t.userMaxDefault
+	}
+	if m > 0 && t.users[a.user] >= m {
+		return fmt.Sprintf("user %s runs %d apps, the user's maxRunningApps", a.user, m)
+	}
+	return ""
+}
+
+// countRunning adds d to the running apps of an app's queues and user.
+func (c *Core) countRunning(a *app, d int) {
+	for q := a.q; q >= 0; q = c.tree.qs[q].parent {
+		c.tree.qs[q].running += d
+	}
+	c.tree.users[a.user] += d
+}
+
+// startWaiting starts the held apps that may run now, oldest first.
+func (c *Core) startWaiting() {
+	for _, a := range c.apps {
+		if a.held && c.runnable(a) == "" {
+			a.held = false
+			c.countRunning(a, 1)
+			c.sharesStale = true
+		}
+	}
+}
+
+// Waiting says why an app waits to start (its queues' or user's bound of
+// running apps), or "" when it runs.
+func (c *Core) Waiting(id AppID) (string, error) {
+	a, err := c.app(id)
+	if err != nil || !a.held {
+		return "", err
+	}
+	return c.runnable(a), nil
 }
 
 // leafOf is the tree index of a leaf queue, for an app joining it.

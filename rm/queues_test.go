@@ -296,3 +296,66 @@ func TestQueueTreeProperties(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxRunningApps: past a queue's or a user's bound an app waits with
+// no share and no grants, says why, and starts when a running one ends,
+// oldest first; a running app moves only where it may run.
+func TestMaxRunningApps(t *testing.T) {
+	c := New(Config{Policy: DRF()})
+	one := []Ask{{Priority: 1, Demand: fairness.New(1, 1), Count: 1}}
+	step(t, c, NodeUp{Node: 0, Capacity: full},
+		QueuesSet{Queues: []QueueConf{{Name: "root.a", Weight: 1, MaxRunningApps: 2}, {Name: "root.a.x", Weight: 1},
+			{Name: "root.b", Weight: 1}}, UserMaxApps: map[string]int{"bob": 1}})
+	add := func(id AppID, queue, user string) {
+		step(t, c, AppAdded{App: id, Queue: queue, User: user}, AppRequest{App: id, Demand: full, Asks: one})
+	}
+	add(1, "root.a.x", "ann")
+	add(2, "root.a.x", "ann")
+	add(3, "root.a.x", "ann") // root.a runs 2
+	add(4, "root.b", "bob")
+	add(5, "root.b", "bob") // bob runs 1
+	waiting := func() map[AppID]string {
+		m := map[AppID]string{}
+		for id := AppID(1); id <= 5; id++ {
+			if why, err := c.Waiting(id); err == nil && why != "" {
+				m[id] = why
+			}
+		}
+		return m
+	}
+	want := map[AppID]string{3: "queue root.a runs 2 apps, its maxRunningApps", 5: "user bob runs 1 apps, the user's maxRunningApps"}
+	if diff := cmp.Diff(want, waiting()); diff != "" {
+		t.Errorf("waiting (-want +got):\n%s", diff)
+	}
+	// Apps 1, 2 and 4 share the node: a's two a half between them, b's
+	// one the other half; the waiting ones nothing and no container.
+	for id, w := range map[AppID]float64{1: 25, 2: 25, 3: 0, 4: 50, 5: 0} {
+		if got := share(t, c, id); cmp.Diff(fairness.New(w, w), got, cmpApprox) != "" {
+			t.Errorf("app %d: share %v, want %v", id, got, fairness.New(w, w))
+		}
+	}
+	granted := map[AppID]int{}
+	for _, ct := range allocated(step(t, c, Schedule{})) {
+		granted[ct.App]++
+	}
+	if diff := cmp.Diff(map[AppID]int{1: 1, 2: 1, 4: 1}, granted); diff != "" {
+		t.Errorf("grants (-want +got):\n%s", diff)
+	}
+	// A running app cannot move into a queue at its bound.
+	step(t, c, AppAdded{App: 6, Queue: "root.b", User: "cat"})
+	if _, err := c.Step(0, AppMoved{App: 6, Queue: "root.a.x"}); err == nil || err.Error() != "app 6 cannot move to queue root.a.x: queue root.a runs 2 apps, its maxRunningApps" {
+		t.Errorf("moving into a full queue: %v", err)
+	}
+	// App 1 ends: app 3 starts; bob's app 4 ends: app 5 starts.
+	step(t, c, AppRemoved{App: 1}, AppRemoved{App: 4})
+	if got := waiting(); len(got) != 0 {
+		t.Errorf("after two ends, still waiting: %v", got)
+	}
+	granted = map[AppID]int{}
+	for _, ct := range allocated(step(t, c, Schedule{})) {
+		granted[ct.App]++
+	}
+	if diff := cmp.Diff(map[AppID]int{3: 1, 5: 1}, granted); diff != "" {
+		t.Errorf("grants after the ends (-want +got):\n%s", diff)
+	}
+}

@@ -107,9 +107,11 @@ func runSim(out io.Writer, f simFlags) error {
 		if err != nil {
 			return fmt.Errorf("--queues: %w", err)
 		}
-		if cfg.Queues, err = server.CoreQueues(tree); err != nil {
+		set, err := server.CoreQueues(tree)
+		if err != nil {
 			return fmt.Errorf("--queues %s: %w", f.queues, err)
 		}
+		cfg.Queues = &set
 	}
 	cluster := cfg.Machine.Scale(float64(cfg.Machines))
 	jobs, desc, err := f.wl.build(cluster)

@@ -37,7 +37,7 @@ func TestQueuesInTheSimulator(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tenCores()
-			cfg.Policy, cfg.Queues = "drf", tc.queues
+			cfg.Policy, cfg.Queues = "drf", &rm.QueuesSet{Queues: tc.queues}
 			res, err := Run(cfg, jobs())
 			if err != nil {
 				t.Fatal(err)
@@ -62,7 +62,7 @@ func TestQueuesInTheSimulator(t *testing.T) {
 // the leaves in arrival order, round and round.
 func TestJobsWithoutAQueueTakeTheLeavesInTurn(t *testing.T) {
 	cfg := tenCores()
-	cfg.Queues = []rm.QueueConf{{Name: "root.a", Weight: 1}, {Name: "root.a.x", Weight: 1}, {Name: "root.a.y", Weight: 1}, {Name: "root.b", Weight: 1}}
+	cfg.Queues = &rm.QueuesSet{Queues: []rm.QueueConf{{Name: "root.a", Weight: 1}, {Name: "root.a.x", Weight: 1}, {Name: "root.a.y", Weight: 1}, {Name: "root.b", Weight: 1}}}
 	var jobs []*workload.Job
 	for i, n := range []string{"j0", "j1", "j2", "j3"} {
 		jobs = append(jobs, &workload.Job{Name: n, Arrival: time.Duration(i) * sec, Stages: []workload.Stage{stage("S0", 1, sec)}})

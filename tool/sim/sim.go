@@ -63,7 +63,7 @@ type Config struct {
 	// the RM. A job goes to its Queue (a leaf's full path, or its path
 	// under root), or, naming none or "default" (as the catalogues'
 	// jobs do), to the leaves other than root.default in turn by arrival.
-	Queues []rm.QueueConf
+	Queues *rm.QueuesSet
 	// CriticalPathFirst makes Carbyne's AMs plan critical-path first
 	// (am.Config.CriticalPathFirst).
 	CriticalPathFirst bool
@@ -165,11 +165,11 @@ func Run(cfg Config, jobs []*workload.Job) (*Result, error) {
 			return nil, err
 		}
 	}
-	if len(cfg.Queues) > 0 {
-		if _, err := s.core.Step(0, rm.QueuesSet{Queues: cfg.Queues}); err != nil {
+	if cfg.Queues != nil && len(cfg.Queues.Queues) > 0 {
+		if _, err := s.core.Step(0, *cfg.Queues); err != nil {
 			return nil, err
 		}
-		s.leaves = leafQueues(cfg.Queues)
+		s.leaves = leafQueues(cfg.Queues.Queues)
 	}
 	if err := s.admitAll(jobs); err != nil {
 		return nil, err

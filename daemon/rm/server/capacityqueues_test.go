@@ -78,9 +78,9 @@ func TestCapacitySchedulerQueues(t *testing.T) {
 		var got []q
 		var leaves map[string]float64
 		if err == nil && tree != nil {
-			var qs []rm.QueueConf
-			if qs, err = CoreQueues(tree); err == nil {
-				for _, x := range qs {
+			var set rm.QueuesSet
+			if set, err = CoreQueues(tree); err == nil {
+				for _, x := range set.Queues {
 					got = append(got, q{x.Name, x.Weight, x.MinFrac[fairness.Memory], x.MaxFrac[fairness.Memory]})
 				}
 			}

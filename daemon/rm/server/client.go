@@ -201,6 +201,11 @@ func (r *RM) report(a *appRec) *pb.ApplicationReportProto {
 		StartTime: millis(a.submitted), FinishTime: millis(a.lc.Finished), FinalApplicationStatus: a.final().Enum(),
 		Progress: proto.Float32(a.progress), ApplicationType: proto.String(appType(a)),
 		ApplicationTags: a.ctx.GetApplicationTags(), Priority: a.ctx.GetPriority(), UnmanagedApplication: proto.Bool(a.unmanaged())}
+	if why, _ := r.core.Waiting(a.id); why != "" && !a.done() {
+		// Held by its queues' or user's maxRunningApps, as the Fair
+		// Scheduler says of an app that is not runnable.
+		rep.Diagnostics = proto.String("waiting to start: " + why)
+	}
 	// The tracking URL is the AM's while it runs and gave one; otherwise,
 	// and once the app is over, Loom's page of the app, which shows its
 	// DAG, tasks and history.

@@ -97,7 +97,8 @@ func defaultPlacement(c *hadoopconf.Conf, t *queueconf.Tree) (userQueue, undecla
 
 // CoreQueues turns a tree into the core's queues, parents first (the
 // simulator's --queues uses it too, so both feed the core alike).
-func CoreQueues(t *queueconf.Tree) ([]rm.QueueConf, error) {
+func CoreQueues(t *queueconf.Tree) (rm.QueuesSet, error) {
+	set := rm.QueuesSet{UserMaxApps: t.UserMaxApps, UserMaxAppsDefault: t.UserMaxAppsDefault}
 	var out []rm.QueueConf
 	var err error
 	t.Walk(func(q *queueconf.Queue) {
@@ -105,6 +106,12 @@ func CoreQueues(t *queueconf.Tree) ([]rm.QueueConf, error) {
 			return
 		}
 		qc := rm.QueueConf{Name: q.Name, Weight: q.Weight}
+		if t.Kind != queueconf.KindCapacity {
+			// The Fair Scheduler's maxRunningApps holds apps back; the
+			// Capacity Scheduler's maximum-applications refuses them at
+			// submission (placeApp).
+			qc.MaxRunningApps = q.MaxRunningApps
+		}
 		if qc.Weight <= 0 {
 			// A Capacity Scheduler queue of capacity 0 runs on idle
 			// capacity only: the least weight the core takes.
@@ -126,7 +133,8 @@ func CoreQueues(t *queueconf.Tree) ([]rm.QueueConf, error) {
 		}
 		out = append(out, qc)
 	})
-	return out, err
+	set.Queues = out
+	return set, err
 }
 
 // appQueueName is how an app's queue is shown: the Fair Scheduler's full
@@ -187,6 +195,19 @@ func (r *RM) placeApp(requested, user, appID string) (string, error) {
 	if r.cfg.ACLEnabled && !q.MaySubmit(user, groups) && !q.MayAdminister(user, groups) {
 		return "", rpc.Errorf(rpc.ClassAccessControl, "User %s does not have permission to submit %s to queue %s", user, appID, appQueueName(r.tree, q))
 	}
+	if r.tree.Kind == queueconf.KindCapacity && q.MaxRunningApps > 0 {
+		// The Capacity Scheduler's maximum-applications counts the
+		// queue's apps not finished, and refuses one more.
+		n := 0
+		for _, a := range r.appOrder {
+			if !a.done() && a.queue == appQueueName(r.tree, q) {
+				n++
+			}
+		}
+		if n >= q.MaxRunningApps {
+			return "", rpc.Errorf(rpc.ClassYarnException, "Queue %s already has %d applications, cannot accept submission of application: %s", q.Name, n, appID)
+		}
+	}
 	return appQueueName(r.tree, q), nil
 }
 
@@ -222,11 +243,11 @@ func (r *RM) addLeaf(path string) error {
 // applyTree hands a (new or changed) tree to the core; the core refuses a
 // tree that would strand a running app, and then nothing changes.
 func (r *RM) applyTree(t *queueconf.Tree) error {
-	qs, err := CoreQueues(t)
+	set, err := CoreQueues(t)
 	if err != nil {
 		return err
 	}
-	if err := r.step(rm.QueuesSet{Queues: qs}); err != nil {
+	if err := r.step(set); err != nil {
 		return err
 	}
 	r.tree = t
