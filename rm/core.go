@@ -147,13 +147,13 @@ type node struct {
 }
 
 type app struct {
-	id       AppID
-	queue    string
-	user     string
-	q        int // its leaf in the tree; -1 without one
+	id    AppID
+	queue string
+	user  string
+	q     int // its leaf in the tree; -1 without one
 	// held: its queues or user are at their bound of running apps; it
 	// waits with no share and no grants.
-	held bool
+	held     bool
 	weight   float64
 	asks     []Ask
 	demand   fairness.Vector
