@@ -82,6 +82,9 @@ type Config struct {
 	// Locality is delay scheduling for asks that name hosts or racks;
 	// the zero value is DefaultLocalityDelays.
 	Locality *LocalityDelays
+	// Preemption, when set, takes containers back for starved queues of
+	// the queue tree (preemption.go).
+	Preemption *PreemptionConfig
 }
 
 // Core is the RM's state machine.
@@ -137,6 +140,8 @@ type Core struct {
 	tree      *tree
 	limitIdx  []int
 	narrowIdx []int
+
+	pre preemptState
 }
 
 type node struct {
@@ -176,7 +181,7 @@ func New(cfg Config) *Core {
 	}
 	cfg.QueuePAltruism = maps.Clone(cfg.QueuePAltruism)
 	return &Core{cfg: cfg, byID: map[AppID]*app{}, conts: map[ContainerID]*Container{},
-		shapeRefs: map[fairness.Vector]int{}, next: cfg.FirstContainer}
+		shapeRefs: map[fairness.Vector]int{}, next: cfg.FirstContainer, pre: preemptState{asked: map[ContainerID]askedBack{}}}
 }
 
 // Event is an input to Step.
@@ -318,6 +323,8 @@ func (c *Core) Step(now time.Duration, ev Event) ([]Action, error) {
 		return nil, c.containerRecovered(e.Container)
 	case QueuesSet:
 		return nil, c.queuesSet(e)
+	case AMContainer:
+		return nil, c.amContainer(e.Container)
 	case SetPolicy:
 		if e.Policy == nil {
 			return nil, fmt.Errorf("no policy")
@@ -618,6 +625,7 @@ func (c *Core) containerIDs(match func(*Container) bool) []ContainerID {
 func (c *Core) free(id ContainerID) {
 	k := c.conts[id]
 	delete(c.conts, id)
+	c.forgetPreempted(id)
 	if n := c.nodes[k.Node]; n != nil {
 		n.used = n.used.Sub(k.Resource)
 		c.used = c.used.Sub(k.Resource)
@@ -705,6 +713,13 @@ func (c *Core) schedule(ids []NodeID) ([]Action, error) {
 		}
 	}
 	c.refreshShares()
+	preempted := c.preempt()
+	acts, err := c.fill(ids)
+	return append(preempted, acts...), err
+}
+
+// fill runs the node passes of schedule.
+func (c *Core) fill(ids []NodeID) ([]Action, error) {
 	cands, owner := c.candidates()
 	if len(cands.Asks) == 0 {
 		return nil, nil

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/loomrm/loom/fairness"
 )
@@ -37,6 +38,9 @@ type QueueConf struct {
 	// subtree (the Fair Scheduler's maxRunningApps); 0 for no bound. An
 	// app past it waits, with no share and no grants, until one ends.
 	MaxRunningApps int
+	// Preemption says when the queue is starved and whether its
+	// containers may be taken (preemption.go).
+	Preemption PreemptionTimes
 }
 
 // QueuesSet replaces the queue tree (a reload): every running app's queue
@@ -61,6 +65,9 @@ type queue struct {
 	usage, demand, share fairness.Vector
 	apps                 int
 	running              int // apps not held, in its subtree
+	// minSince and fairSince are when the queue began to hold less than
+	// its guarantee or its fair-share threshold; -1 when it does not.
+	minSince, fairSince time.Duration
 }
 
 type tree struct {
@@ -121,7 +128,7 @@ func (c *Core) queuesSet(e QueuesSet) error {
 			return fmt.Errorf("queue %s: its parent %s is not listed before it", qc.Name, parent)
 		}
 		i := len(t.qs)
-		t.qs = append(t.qs, queue{conf: qc, parent: p})
+		t.qs = append(t.qs, queue{conf: qc, parent: p, minSince: -1, fairSince: -1})
 		t.qs[p].children = append(t.qs[p].children, i)
 		t.byName[qc.Name] = i
 	}

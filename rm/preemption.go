@@ -1,0 +1,264 @@
+package rm
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/loomrm/loom/altruism"
+	"github.com/loomrm/loom/fairness"
+)
+
+// Preemption, as the Fair Scheduler does it for guarantees: a leaf queue
+// that holds less than its guarantee (min(Min, demand)) for its
+// MinShareTimeout, or less than FairShareThreshold of its DRF share for
+// its FairShareTimeout, while its apps ask for more, is starved by the
+// difference. The core then picks containers to take back from queues
+// above their shares, never taking a queue below its share, and never an
+// AM's container: ALTRUISTIC containers first (they ran on what others
+// yielded), then containers paid by the leftover, then the youngest. It
+// asks their AMs to give them back (PreemptionAsked, YARN's
+// PreemptionMessage) and, if they are still running after the grace
+// period, takes them (Preempted): their tasks end and their AMs rerun
+// them.
+
+// PreemptionConfig turns preemption on.
+type PreemptionConfig struct {
+	// Grace is how long an AM has to give a container back before it is
+	// killed (the Fair Scheduler's waitTimeBeforeKill, 15 s).
+	Grace time.Duration
+	// Interval is how often starvation is checked (the Fair Scheduler's
+	// update interval, 500 ms, by default).
+	Interval time.Duration
+}
+
+// PreemptionTimes are a queue's starvation timeouts; zero is off.
+type PreemptionTimes struct {
+	MinShareTimeout, FairShareTimeout time.Duration
+	// FairShareThreshold is the part of its share below which a queue is
+	// starved for fair share (0.5 by default).
+	FairShareThreshold float64
+	// NoPreemptFrom keeps the queue's containers from being taken
+	// (allowPreemptionFrom false).
+	NoPreemptFrom bool
+}
+
+// AMContainer marks a granted or recovered container as an AM's: it is
+// never preempted.
+type AMContainer struct{ Container ContainerID }
+
+func (AMContainer) event() {}
+
+// Actions of preemption.
+type (
+	// PreemptionAsked asks a container's AM to give it back before
+	// Deadline, when it will be taken.
+	PreemptionAsked struct {
+		Container Container
+		Deadline  time.Duration
+	}
+	// Preempted takes a container back: it is freed, its task ends.
+	Preempted struct {
+		Container Container
+		Reason    string
+	}
+)
+
+func (PreemptionAsked) action() {}
+func (Preempted) action()       {}
+
+// preemptState is the core's record of starvation and of the containers
+// it asked back.
+type preemptState struct {
+	last  time.Duration
+	ran   bool
+	asked map[ContainerID]askedBack
+	ams   map[ContainerID]bool
+}
+
+type askedBack struct {
+	deadline time.Duration
+	forQueue int
+}
+
+func (c *Core) amContainer(id ContainerID) error {
+	if _, ok := c.conts[id]; !ok {
+		return fmt.Errorf("container %d is not running", id)
+	}
+	if c.pre.ams == nil {
+		c.pre.ams = map[ContainerID]bool{}
+	}
+	c.pre.ams[id] = true
+	return nil
+}
+
+// forget drops a container that ended from preemption's records.
+func (c *Core) forgetPreempted(id ContainerID) {
+	delete(c.pre.asked, id)
+	delete(c.pre.ams, id)
+}
+
+// preempt takes back the containers whose grace ran out, then, at most
+// once per interval, looks for starved queues and asks containers back
+// for them.
+func (c *Core) preempt() []Action {
+	pc := c.cfg.Preemption
+	if pc == nil || c.tree == nil {
+		return nil
+	}
+	var acts []Action
+	for _, id := range slices.Sorted(maps.Keys(c.pre.asked)) {
+		if ab := c.pre.asked[id]; c.now >= ab.deadline {
+			k := *c.conts[id]
+			acts = append(acts, Preempted{Container: k, Reason: fmt.Sprintf("preempted for queue %s", c.tree.qs[ab.forQueue].conf.Name)})
+			c.free(id)
+			c.forgetPreempted(id)
+		}
+	}
+	interval := pc.Interval
+	if interval <= 0 {
+		interval = c.cfg.ShareInterval
+	}
+	if c.pre.ran && c.now-c.pre.last < interval {
+		return acts
+	}
+	c.pre.ran, c.pre.last = true, c.now
+	c.refreshShares()
+	t := c.tree
+	// What each queue's asked-back containers will give, and take.
+	coming := make([]fairness.Vector, len(t.qs))
+	leaving := make([]fairness.Vector, len(t.qs))
+	for id, ab := range c.pre.asked {
+		k := c.conts[id]
+		coming[ab.forQueue] = coming[ab.forQueue].Add(k.Resource)
+		for q := c.byID[k.App].q; q >= 0; q = t.qs[q].parent {
+			leaving[q] = leaving[q].Add(k.Resource)
+		}
+	}
+	for i := range t.qs {
+		q := &t.qs[i]
+		if !q.leaf {
+			continue
+		}
+		want := c.starvation(i)
+		want = want.Sub(coming[i]).ClampZero()
+		if want.IsZero() {
+			continue
+		}
+		for _, k := range c.victims(i, leaving) {
+			if want.IsZero() {
+				break
+			}
+			if k.Resource.Min(want).IsZero() {
+				continue // it frees nothing the queue lacks
+			}
+			c.pre.asked[k.ID] = askedBack{deadline: c.now + pc.Grace, forQueue: i}
+			acts = append(acts, PreemptionAsked{Container: *k, Deadline: c.now + pc.Grace})
+			want = want.Sub(k.Resource).ClampZero()
+			for q := c.byID[k.App].q; q >= 0; q = t.qs[q].parent {
+				leaving[q] = leaving[q].Add(k.Resource)
+			}
+		}
+	}
+	return acts
+}
+
+// starvation is what leaf i lacks and has waited for past its timeouts;
+// it also keeps the times its starvation began.
+func (c *Core) starvation(i int) fairness.Vector {
+	q := &c.tree.qs[i]
+	pt := q.conf.Preemption
+	if q.demand.Sub(q.usage).ClampZero().IsZero() {
+		q.minSince, q.fairSince = -1, -1
+		return fairness.Vector{}
+	}
+	var want fairness.Vector
+	lack := q.guarantee(c.capacity).Min(q.demand).Sub(q.usage).ClampZero()
+	if pt.MinShareTimeout > 0 && !lack.IsZero() {
+		if q.minSince < 0 {
+			q.minSince = c.now
+		}
+		if c.now-q.minSince >= pt.MinShareTimeout {
+			want = want.Max(lack)
+		}
+	} else {
+		q.minSince = -1
+	}
+	th := pt.FairShareThreshold
+	if th <= 0 {
+		th = 0.5
+	}
+	lack = q.share.Scale(th).Min(q.demand).Sub(q.usage).ClampZero()
+	if pt.FairShareTimeout > 0 && !lack.IsZero() {
+		if q.fairSince < 0 {
+			q.fairSince = c.now
+		}
+		if c.now-q.fairSince >= pt.FairShareTimeout {
+			// Up to its whole share, as the Fair Scheduler restores it.
+			want = want.Max(q.share.Min(q.demand).Sub(q.usage).ClampZero())
+		}
+	} else {
+		q.fairSince = -1
+	}
+	return want
+}
+
+// victims lists the containers that may be taken for starved leaf s, in
+// the order they would be: not an AM's, not asked back already, of a
+// queue other than s that allows it and that stays at or above its share
+// with every queue above it (counting what leaves already).
+func (c *Core) victims(s int, leaving []fairness.Vector) []*Container {
+	t := c.tree
+	// Above the lowest queue that holds both, a container moving from
+	// the victim to s changes nothing.
+	shared := map[int]bool{}
+	for q := s; q >= 0; q = t.qs[q].parent {
+		shared[q] = true
+	}
+	over := func(q int, res fairness.Vector) bool {
+		for ; q >= 0 && !shared[q]; q = t.qs[q].parent {
+			if t.qs[q].conf.Preemption.NoPreemptFrom {
+				return false
+			}
+			left := t.qs[q].usage.Sub(leaving[q]).Sub(res)
+			if left.DominantShare(c.capacity) < t.qs[q].share.DominantShare(c.capacity)-1e-9 {
+				return false
+			}
+		}
+		return true
+	}
+	var out []*Container
+	for _, k := range c.conts {
+		a := c.byID[k.App]
+		if a == nil || a.q == s || c.pre.ams[k.ID] {
+			continue
+		}
+		if _, asked := c.pre.asked[k.ID]; asked {
+			continue
+		}
+		if over(a.q, k.Resource) {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(x, y *Container) int {
+		return cmp.Or(cmp.Compare(rankKind(y), rankKind(x)), cmp.Compare(rankPhase(y), rankPhase(x)), cmp.Compare(y.ID, x.ID))
+	})
+	return out
+}
+
+// rankKind and rankPhase order victims: higher goes first.
+func rankKind(k *Container) int {
+	if k.Kind == altruism.Altruistic {
+		return 1
+	}
+	return 0
+}
+
+func rankPhase(k *Container) int {
+	if k.Phase == altruism.FromLeftover {
+		return 1
+	}
+	return 0
+}
