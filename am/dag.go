@@ -373,6 +373,19 @@ func addRun(runs []altruism.Run, f time.Duration) []altruism.Run {
 // failed. A task ending within its stage changes nothing the plan did not
 // expect. Unknown containers are an error.
 func (d *DAG) Completed(now time.Duration, container int64, succeeded bool) (bool, error) {
+	return d.ended(now, container, succeeded, !succeeded)
+}
+
+// Preempted reports that the RM took back a container under a running
+// task: the task runs again, and, as YARN's engines count a preempted
+// attempt as killed rather than failed, the kill does not count towards
+// its attempts.
+func (d *DAG) Preempted(now time.Duration, container int64) (bool, error) {
+	return d.ended(now, container, false, false)
+}
+
+// ended records a task's end; failed counts it towards its attempts.
+func (d *DAG) ended(now time.Duration, container int64, succeeded, failed bool) (bool, error) {
 	r, ok := d.running[container]
 	if !ok {
 		return false, fmt.Errorf("container %d runs no task of job %q", container, d.job.Name)
@@ -388,10 +401,12 @@ func (d *DAG) Completed(now time.Duration, container int64, succeeded bool) (boo
 		return d.state.Done(stage), nil
 	}
 	key := taskKey{stage, rec.Task}
-	d.fails[key]++
-	if d.fails[key] >= d.cfg.MaxAttempts {
-		d.failed = d.tooManyFailures(key)
-		return true, nil
+	if failed {
+		d.fails[key]++
+		if d.fails[key] >= d.cfg.MaxAttempts {
+			d.failed = d.tooManyFailures(key)
+			return true, nil
+		}
 	}
 	s.Pending++
 	d.retries[stage] = append(d.retries[stage], rec.Task)

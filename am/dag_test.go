@@ -191,3 +191,31 @@ func TestRunToCompletion(t *testing.T) {
 		}
 	}
 }
+
+// TestPreemptedTasksRunAgainWithoutFailing: a task whose container the RM
+// took back runs again, and however often that happens it does not count
+// towards its attempts (MaxAttempts 1 here: one failure would fail the
+// job).
+func TestPreemptedTasksRunAgainWithoutFailing(t *testing.T) {
+	d := newDAG(t, Config{MaxAttempts: 1})
+	d.Decide(0, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 0)
+	rec, ok := d.Bind(0, Grant{ID: 1, Node: "n1", Resource: core, Kind: altruism.Default})
+	if !ok || rec.Stage != "S0" || rec.Task != 0 {
+		t.Fatalf("bind = %+v, %v", rec, ok)
+	}
+	for id := int64(1); id <= 3; id++ {
+		if _, err := d.Preempted(sec*time.Duration(id), id); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Failed(); err != nil {
+			t.Fatalf("after %d preemptions: %v", id, err)
+		}
+		rec, ok = d.Bind(sec*time.Duration(id), Grant{ID: id + 1, Resource: core})
+		if !ok || rec.Stage != "S0" || rec.Task != 0 || rec.Attempt != int(id)+1 {
+			t.Fatalf("rebind after preemption %d = %+v, %v", id, rec, ok)
+		}
+	}
+	if _, err := d.Preempted(4*sec, 99); err == nil {
+		t.Error("preempting an unknown container was accepted")
+	}
+}

@@ -165,6 +165,43 @@ func (c *Core) preempt() []Action {
 	return acts
 }
 
+// PreemptionDue is the next time preemption has something to do: a
+// container's grace ending, or a starved queue's timeout; ok false when
+// nothing is due. A caller that steps the core only at events (the
+// simulator) schedules then.
+func (c *Core) PreemptionDue() (time.Duration, bool) {
+	if c.cfg.Preemption == nil || c.tree == nil {
+		return 0, false
+	}
+	due, ok := time.Duration(0), false
+	at := func(t time.Duration) {
+		if !ok || t < due {
+			due, ok = t, true
+		}
+	}
+	for _, ab := range c.pre.asked {
+		at(ab.deadline)
+	}
+	for i := range c.tree.qs {
+		q := &c.tree.qs[i]
+		if q.minSince >= 0 && q.conf.Preemption.MinShareTimeout > 0 {
+			at(q.minSince + q.conf.Preemption.MinShareTimeout)
+		}
+		if q.fairSince >= 0 && q.conf.Preemption.FairShareTimeout > 0 {
+			at(q.fairSince + q.conf.Preemption.FairShareTimeout)
+		}
+	}
+	if ok && c.pre.ran {
+		// Not before the next check.
+		interval := c.cfg.Preemption.Interval
+		if interval <= 0 {
+			interval = c.cfg.ShareInterval
+		}
+		due = max(due, c.pre.last+interval)
+	}
+	return due, ok
+}
+
 // starvation is what leaf i lacks and has waited for past its timeouts;
 // it also keeps the times its starvation began.
 func (c *Core) starvation(i int) fairness.Vector {

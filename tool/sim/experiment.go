@@ -395,5 +395,13 @@ func (o *Outcome) writeQueues(w io.Writer) error {
 		}
 		fmt.Fprintln(tw)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range o.Results {
+		if r.Preemptions > 0 {
+			fmt.Fprintf(w, "  %s: %d containers preempted (their tasks ran again)\n", r.Policy, r.Preemptions)
+		}
+	}
+	return nil
 }

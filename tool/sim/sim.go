@@ -64,6 +64,11 @@ type Config struct {
 	// under root), or, naming none or "default" (as the catalogues'
 	// jobs do), to the leaves other than root.default in turn by arrival.
 	Queues *rm.QueuesSet
+	// Preemption, with Queues, takes containers back for starved queues
+	// as the RM does (rm.PreemptionConfig); the simulated AMs do not give
+	// them back early, so each is taken at the end of its grace, and its
+	// task runs again.
+	Preemption *rm.PreemptionConfig
 	// CriticalPathFirst makes Carbyne's AMs plan critical-path first
 	// (am.Config.CriticalPathFirst).
 	CriticalPathFirst bool
@@ -140,6 +145,8 @@ type Result struct {
 	Makespan  time.Duration
 	Windows   []Window
 	Decisions int
+	// Preemptions counts the containers taken back under running tasks.
+	Preemptions int `json:",omitempty"`
 }
 
 // Run simulates the jobs on the configured cluster.
@@ -151,7 +158,7 @@ func Run(cfg Config, jobs []*workload.Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc := rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: cfg.QueuePAltruism}
+	rc := rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: cfg.QueuePAltruism, Preemption: cfg.Preemption}
 	if cfg.Locality != nil {
 		rc.Locality = &cfg.Locality.Delays
 	}
@@ -275,17 +282,21 @@ type sim struct {
 	wakes wakeHeap
 
 	// metrics
-	lastT      time.Duration
-	winStart   time.Duration
-	winUsed    fairness.Vector // ∫ used dt
-	windows    []Window
-	decisions  int
-	firstStart time.Duration
+	lastT       time.Duration
+	winStart    time.Duration
+	winUsed     fairness.Vector // ∫ used dt
+	windows     []Window
+	decisions   int
+	preemptions int
+	firstStart  time.Duration
 
 	// leaves are the queue tree's leaves, for jobs that name no queue;
 	// nextLeaf the one the next such job goes to.
 	leaves   []string
 	nextLeaf int
+	// taken are the containers preempted under running tasks: their ends
+	// are void.
+	taken map[rm.ContainerID]bool
 }
 
 func (s *sim) admitAll(jobs []*workload.Job) error {
@@ -338,6 +349,11 @@ func (s *sim) next() (time.Duration, bool) {
 	if len(s.wakes) > 0 && s.wakes[0].at < t {
 		t, ok = s.wakes[0].at, true
 	}
+	// A starvation timeout or a grace ending is an instant too: the RM
+	// schedules at every heartbeat, the simulator when something is due.
+	if due, ok2 := s.core.PreemptionDue(); ok2 && due > s.now && due < t {
+		t, ok = due, true
+	}
 	return t, ok
 }
 
@@ -363,6 +379,10 @@ func (s *sim) loop() error {
 func (s *sim) instant() error {
 	for len(s.ends) > 0 && s.ends[0].end == s.now {
 		t := heap.Pop(&s.ends).(*task)
+		if s.taken[t.cid] {
+			delete(s.taken, t.cid)
+			continue
+		}
 		if _, err := s.core.Step(s.now, rm.ContainerDone{Container: t.cid}); err != nil {
 			return err
 		}
@@ -447,14 +467,33 @@ func (s *sim) instant() error {
 		return err
 	}
 	for _, a := range acts {
-		al, ok := a.(rm.Allocated)
-		if !ok {
-			continue
-		}
-		if err := s.start(al.Container); err != nil {
-			return err
+		switch a := a.(type) {
+		case rm.Allocated:
+			if err := s.start(a.Container); err != nil {
+				return err
+			}
+		case rm.Preempted:
+			if err := s.preempted(a.Container); err != nil {
+				return err
+			}
 		}
 	}
+	return nil
+}
+
+// preempted ends the task on a container the core took back: it runs
+// again.
+func (s *sim) preempted(c rm.Container) error {
+	j := s.jobs[c.App-1]
+	if s.taken == nil {
+		s.taken = map[rm.ContainerID]bool{}
+	}
+	s.taken[c.ID] = true
+	s.preemptions++
+	if _, err := j.dag.Preempted(s.now, int64(c.ID)); err != nil {
+		return err
+	}
+	j.dirty = true
 	return nil
 }
 
@@ -522,6 +561,9 @@ func (s *sim) start(c rm.Container) error {
 	j := s.jobs[c.App-1]
 	if j.waitingAM {
 		j.waitingAM, j.amHeld = false, c.Resource
+		if _, err := s.core.Step(s.now, rm.AMContainer{Container: c.ID}); err != nil {
+			return err
+		}
 		heap.Push(&s.wakes, wake{at: s.now + s.cfg.AMStartup, job: j, amUp: true})
 		return nil
 	}
@@ -624,7 +666,7 @@ func (s *sim) closeWindow(end time.Duration) {
 }
 
 func (s *sim) result() *Result {
-	r := &Result{Policy: s.cfg.Policy, Windows: s.windows, Decisions: s.decisions}
+	r := &Result{Policy: s.cfg.Policy, Windows: s.windows, Decisions: s.decisions, Preemptions: s.preemptions}
 	var last time.Duration
 	for _, j := range s.jobs {
 		if err := j.dag.Failed(); err != nil {
