@@ -28,6 +28,17 @@ type Stage struct {
 	// jobs that do real work; Duration stays the planner's estimate.
 	// Empty, tasks run as the AM's --task-kind.
 	Command []string
+	// Inputs, when set, are what the stage's tasks read from HDFS: paths
+	// (/warehouse/lineitem, on the NameNode fs.defaultFS names) or
+	// hdfs://namenode[:port]/path URIs; a directory stands for the files
+	// under it (CheckInput says what is accepted). The DAG AM reads the
+	// inputs' block locations from the NameNode and asks for containers
+	// on the hosts that hold each task's block. Task i reads block i mod
+	// n of the n blocks of the stage's files, taken in order (the inputs
+	// as listed, a directory's files by path, each file's blocks by
+	// offset): with as many tasks as blocks, one block each, as Hadoop's
+	// FileInputFormat splits files by block.
+	Inputs []string
 }
 
 // Job is a DAG of stages submitted to a queue at Arrival (an offset from the
@@ -91,6 +102,11 @@ func (j *Job) Graph() (*Graph, error) {
 		}
 		if s.Duration <= 0 {
 			fail("stage %q: task duration %v must be positive", s.Name, s.Duration)
+		}
+		for _, in := range s.Inputs {
+			if err := CheckInput(in); err != nil {
+				fail("stage %q: %v", s.Name, err)
+			}
 		}
 		if s.Demand.HasNegative() {
 			fail("stage %q: demand %v has a negative amount", s.Name, s.Demand)
@@ -272,6 +288,7 @@ func (j *Job) Clone() *Job {
 	c.Stages = make([]Stage, len(j.Stages))
 	for i, s := range j.Stages {
 		s.Parents = append([]string(nil), s.Parents...)
+		s.Inputs = append([]string(nil), s.Inputs...)
 		c.Stages[i] = s
 	}
 	return &c

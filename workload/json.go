@@ -27,8 +27,11 @@ import (
 //	  ]}]}
 //
 // A stage's dependencies may be given as "parents", as "children", or
-// both; every edge is a barrier. Unknown fields are errors, so a typo never
-// silently drops an edge. The README documents the format for users.
+// both; every edge is a barrier. A stage may name the HDFS files its tasks
+// read, "inputs": ["hdfs://nn:8020/warehouse/lineitem", "/data/dim"]
+// (Stage.Inputs), for the AM to ask for containers where their blocks
+// are. Unknown fields are errors, so a typo never silently drops an edge.
+// The README documents the format for users.
 
 type jsonDoc struct {
 	Jobs []jsonJob `json:"jobs"`
@@ -50,6 +53,7 @@ type jsonStage struct {
 	Parents    []string        `json:"parents,omitempty"`
 	Children   []string        `json:"children,omitempty"`
 	Command    []string        `json:"command,omitempty"`
+	Inputs     []string        `json:"inputs,omitempty"`
 }
 
 // ParseJSON reads jobs in the generic JSON DAG format and validates each.
@@ -191,7 +195,8 @@ func (jj jsonJob) job() (*Job, error) {
 			return nil, fmt.Errorf("job %q: stage %q: command: the program (its first word) is empty", jj.Name, s.Name)
 		}
 		j.Stages[i] = Stage{Name: s.Name, Tasks: s.Tasks, Demand: s.Demand, Duration: d,
-			Parents: append([]string(nil), s.Parents...), Command: append([]string(nil), s.Command...)}
+			Parents: append([]string(nil), s.Parents...), Command: append([]string(nil), s.Command...),
+			Inputs: append([]string(nil), s.Inputs...)}
 	}
 	for _, s := range jj.Stages {
 		for _, c := range s.Children {
@@ -220,7 +225,7 @@ func WriteJSON(w io.Writer, jobs []*Job) error {
 		for _, s := range j.Stages {
 			jj.Stages = append(jj.Stages, jsonStage{Name: s.Name, Tasks: s.Tasks,
 				DurationMs: float64(s.Duration) / float64(time.Millisecond),
-				Demand:     s.Demand, Parents: s.Parents, Command: s.Command})
+				Demand:     s.Demand, Parents: s.Parents, Command: s.Command, Inputs: s.Inputs})
 		}
 		doc.Jobs[i] = jj
 	}
