@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -34,6 +35,7 @@ type simFlags struct {
 	locality    sim.LocalityModel
 	withInputs  bool
 	queues      string
+	preemption  time.Duration
 }
 
 func simCommand() *cobra.Command {
@@ -74,6 +76,7 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
 	fl.StringVar(&f.decisions, "decisions", "", "write each policy's decision log into this directory")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	fl.StringVar(&f.queues, "queues", "", "a queue tree: a Fair Scheduler allocation file or a capacity-scheduler.xml; jobs go to their queue, or to the leaves in turn, and the tables add each leaf's JCTs")
+	fl.DurationVar(&f.preemption, "preemption", 0, "with --queues: preempt for starved queues (their timeouts from the file), killing after this grace (the Fair Scheduler's waitTimeBeforeKill, 15s); 0 is off")
 	def := sim.DefaultLocality()
 	fl.BoolVar(&f.withInputs, "locality", false, "model input locality: scan tasks read HDFS-placed blocks, AMs ask for their hosts, the core delay-schedules, remote reads are slower")
 	fl.IntVar(&f.locality.Replicas, "replicas", def.Replicas, "with --locality: replicas of each input block")
@@ -112,6 +115,12 @@ func runSim(out io.Writer, f simFlags) error {
 			return fmt.Errorf("--queues %s: %w", f.queues, err)
 		}
 		cfg.Queues = &set
+	}
+	if f.preemption > 0 {
+		if f.queues == "" {
+			return fmt.Errorf("--preemption needs --queues: preemption works for the queues of a tree")
+		}
+		cfg.Preemption = &rm.PreemptionConfig{Grace: f.preemption}
 	}
 	cluster := cfg.Machine.Scale(float64(cfg.Machines))
 	jobs, desc, err := f.wl.build(cluster)

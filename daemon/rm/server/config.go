@@ -71,6 +71,12 @@ var Defaults = map[string]string{
 	"loom.scheduler.tetris-fairness": "0",
 	"loom.heartbeat.interval-ms":     "${yarn.resourcemanager.nodemanagers.heartbeat-interval-ms}",
 	"loom.queues":                    "default",
+	// Preemption, off by default in both schedulers.
+	keyFairPreemption:  "false",
+	keyFairWaitKill:    "15000",
+	keyMonitorEnable:   "false",
+	keyCSMaxWaitKill:   "15000",
+	keyCSMonitorPeriod: "3000",
 	// How often the RM looks for a change of the queue tree's file (the
 	// Fair Scheduler's reload interval, 10 s).
 	"loom.queues.reload-interval-ms": "10000",
@@ -125,6 +131,11 @@ type Config struct {
 	// user-as-default-queue and allow-undeclared-pools, for a reloaded
 	// allocation file without a queuePlacementPolicy.
 	FairUserQueue, FairUndeclared bool
+	// Preemption is on for a tree when its scheduler's key says so
+	// (preemption.go); CSStarve is a Capacity Scheduler leaf's
+	// starvation timeout (the monitor's interval).
+	Preemption *rm.PreemptionConfig
+	CSStarve   time.Duration
 	// SchedulerLayout is the layout of /ws/v1/cluster/scheduler
 	// (yarn.resourcemanager.scheduler.class), and SchedulerConf the
 	// scheduler's keys as configured (loom.scheduler.*, loom.queue*,
@@ -457,6 +468,9 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		return cfg, err
 	}
 	if cfg.FairUserQueue, cfg.FairUndeclared, err = defaultPlacement(c, &queueconf.Tree{}); err != nil {
+		return cfg, err
+	}
+	if cfg.Preemption, cfg.CSStarve, err = preemptionConfig(c, cfg.Tree); err != nil {
 		return cfg, err
 	}
 	if cfg.TreeReload, err = c.PositiveMillis("loom.queues.reload-interval-ms"); err != nil {

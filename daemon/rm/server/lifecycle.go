@@ -71,6 +71,9 @@ func (r *RM) carryOut(act lifecycle.Action) {
 		cr.lc = act.Container
 		a, at := cr.app, cr.attempt
 		at.amWire = cr.yid.GetId()
+		if err := r.step(rm.AMContainer{Container: cr.c.ID}); err != nil {
+			r.log.Error().Err(err).Msg("the core refused to mark an AM's container")
+		}
 		r.persistAttempt(a, at)
 		a.asks, a.local = map[askKey]int{}, nil
 		r.pushAsks(a)

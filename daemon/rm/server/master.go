@@ -330,6 +330,7 @@ func (r *RM) allocateResponse(ctx context.Context, a *appRec, at *attemptRec, re
 		LoomLeftover: rpc.ResourceFromVector(capacity.Sub(used).ClampZero()), LoomClusterCapacity: rpc.ResourceFromVector(capacity),
 		LoomPolicy: proto.String(r.cfg.Policy)}
 	resp.AmRmToken = r.rolledAMRMToken(ctx, at)
+	resp.Preempt = r.preemptionMessage(a)
 	return resp
 }
 

@@ -21,6 +21,7 @@ type metrics struct {
 	placements  *prometheus.CounterVec // by locality: NODE_LOCAL, RACK_LOCAL, OFF_SWITCH, ANY
 	asks        *prometheus.CounterVec // by kind: asks received
 	decision    prometheus.Histogram
+	preempted   prometheus.Counter
 	// allocCount is the sum of allocations, for the per-second rate;
 	// altruisticCount those for ALTRUISTIC asks.
 	allocCount, altruisticCount float64
@@ -38,6 +39,8 @@ func newMetrics(r *RM) *metrics {
 		Help: "Containers allocated, by how they sit against their asks' host and rack requests: NODE_LOCAL, RACK_LOCAL, OFF_SWITCH, or ANY for asks that named none."}, []string{"locality"})
 	m.asks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loom_asks_total",
 		Help: "Containers asked for by AMs (increases of outstanding asks), by kind."}, []string{"kind"})
+	m.preempted = prometheus.NewCounter(prometheus.CounterOpts{Name: "loom_containers_preempted_total",
+		Help: "Containers the RM took back for starved queues after their AMs' grace period."})
 	m.decision = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "loom_heartbeat_decision_seconds",
 		Help:    "Time the scheduler took to decide on one NodeManager heartbeat.",
 		Buckets: prometheus.ExponentialBuckets(10e-6, 2, 14)}) // 10 µs to 82 ms
@@ -58,7 +61,7 @@ func newMetrics(r *RM) *metrics {
 	for _, p := range []rm.Placement{rm.Anywhere, rm.NodeLocal, rm.RackLocal, rm.OffSwitch} {
 		m.placements.WithLabelValues(p.String())
 	}
-	m.reg.MustRegister(m.allocations, m.placements, m.asks, m.decision, m,
+	m.reg.MustRegister(m.allocations, m.placements, m.asks, m.decision, m.preempted, m,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

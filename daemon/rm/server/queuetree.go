@@ -97,7 +97,11 @@ func defaultPlacement(c *hadoopconf.Conf, t *queueconf.Tree) (userQueue, undecla
 
 // CoreQueues turns a tree into the core's queues, parents first (the
 // simulator's --queues uses it too, so both feed the core alike).
-func CoreQueues(t *queueconf.Tree) (rm.QueuesSet, error) {
+func CoreQueues(t *queueconf.Tree) (rm.QueuesSet, error) { return coreQueues(t, 0) }
+
+// coreQueues is CoreQueues with a Capacity Scheduler leaf's starvation
+// timeout for preemption (0 for none).
+func coreQueues(t *queueconf.Tree, csStarve time.Duration) (rm.QueuesSet, error) {
 	set := rm.QueuesSet{UserMaxApps: t.UserMaxApps, UserMaxAppsDefault: t.UserMaxAppsDefault}
 	var out []rm.QueueConf
 	var err error
@@ -111,6 +115,11 @@ func CoreQueues(t *queueconf.Tree) (rm.QueuesSet, error) {
 			// Capacity Scheduler's maximum-applications refuses them at
 			// submission (placeApp).
 			qc.MaxRunningApps = q.MaxRunningApps
+		}
+		if t.Kind == queueconf.KindCapacity {
+			qc.Preemption = rm.PreemptionTimes{MinShareTimeout: csStarve}
+		} else {
+			qc.Preemption = preemptionTimes(q)
 		}
 		if qc.Weight <= 0 {
 			// A Capacity Scheduler queue of capacity 0 runs on idle
@@ -243,7 +252,7 @@ func (r *RM) addLeaf(path string) error {
 // applyTree hands a (new or changed) tree to the core; the core refuses a
 // tree that would strand a running app, and then nothing changes.
 func (r *RM) applyTree(t *queueconf.Tree) error {
-	set, err := CoreQueues(t)
+	set, err := coreQueues(t, r.cfg.CSStarve)
 	if err != nil {
 		return err
 	}

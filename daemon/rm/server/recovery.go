@@ -294,6 +294,9 @@ func (r *RM) adopt(n *nodeRec, statuses []*pb.NMContainerStatusProto) []*pb.Cont
 			continue
 		}
 		isAM := cid.GetId() == at.amWire
+		if isAM {
+			r.step(rm.AMContainer{Container: id})
+		}
 		if err := r.lifeStep(lifecycle.Adopted{Container: lifecycle.ContainerID(id), App: lifecycle.AppID(a.id), Attempt: at.n,
 			Name: rpc.ContainerIDString(cid), IsAM: isAM, Created: time.UnixMilli(cs.GetCreationTime())}); err != nil {
 			r.log.Warn().Err(err).Str("container", rpc.ContainerIDString(cid)).Msg("could not recover a container")

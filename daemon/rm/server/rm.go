@@ -174,6 +174,9 @@ type appRec struct {
 	yid         *pb.ApplicationIdProto
 	ctx         *pb.ApplicationSubmissionContextProto
 	user, queue string
+	// preempting are the containers the RM asked the AM to give back
+	// (preemption.go), sent in every allocate reply until they end.
+	preempting map[rm.ContainerID]bool
 	// lc is the app's lifecycle (package lifecycle): its state, final
 	// status, diagnostics and attempts' states live there.
 	lc         *lifecycle.App
@@ -331,7 +334,7 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 	}
 	r.tree = cfg.Tree
 	r.core = rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: r.coreQueuePAltruism(cfg.QueuePAltruism),
-		FirstContainer: rm.ContainerID(r.epoch << 40), Locality: &cfg.Locality})
+		FirstContainer: rm.ContainerID(r.epoch << 40), Locality: &cfg.Locality, Preemption: cfg.Preemption})
 	if cfg.Tree != nil {
 		for _, line := range cfg.Tree.Ignored {
 			r.log.Warn().Str("queues", cfg.Tree.Source).Msg("not used by Loom: " + line)
@@ -552,6 +555,10 @@ func (r *RM) step(ev rm.Event) error {
 			r.allocated(a.Container)
 		case rm.Lost:
 			r.endContainer(a.Container.ID, ExitAborted, a.Reason, false)
+		case rm.PreemptionAsked:
+			r.preemptionAsked(a)
+		case rm.Preempted:
+			r.preempted(a)
 		}
 	}
 	return err

@@ -1,0 +1,121 @@
+package integration
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// preemptionFile guarantees prod 4 GB and 4 vcores, starved after 1 s;
+// batch has no guarantee.
+const preemptionFile = `<?xml version="1.0"?>
+<allocations>
+  <queue name="prod">
+    <minResources>4096 mb, 4 vcores</minResources>
+    <minSharePreemptionTimeout>1</minSharePreemptionTimeout>
+  </queue>
+  <queue name="batch"/>
+  <queuePlacementPolicy>
+    <rule name="specified" create="false"/>
+    <rule name="reject"/>
+  </queuePlacementPolicy>
+</allocations>
+`
+
+// TestPreemptionGivesAQueueItsGuarantee: a stock AM in batch fills two
+// real NodeManagers; an app then submitted to prod cannot start its AM.
+// After prod's 1 s timeout the RM names one of batch's containers (never
+// its AM's) in a PreemptionMessage, kills it after the 1 s grace with
+// exit status PREEMPTED (-102), and prod's AM starts in its room.
+func TestPreemptionGivesAQueueItsGuarantee(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "fair-scheduler.xml")
+	if err := os.WriteFile(file, []byte(preemptionFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startCluster(t, 2,
+		"-D", "yarn.resourcemanager.scheduler.class=org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler",
+		"-D", "yarn.scheduler.fair.allocation.file="+file,
+		"-D", "yarn.scheduler.fair.preemption=true", "-D", "yarn.scheduler.fair.waitTimeBeforeKill=1000")
+	ctx := context.Background()
+	submit := func(queue string) *pb.ApplicationIdProto {
+		na, err := c.ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
+			ApplicationId: na.GetApplicationId(), ApplicationName: proto.String(queue), Queue: proto.String(queue),
+			Resource:        &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)},
+			AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{handOverCredentials(c.dir)}}}}); err != nil {
+			t.Fatal(err)
+		}
+		return na.GetApplicationId()
+	}
+	batch := submit("root.batch")
+	am := stockAMAttempt(t, c, batch, 1)
+	am.register()
+	// Its AM holds 1 of the 8 GB: it takes the other 7.
+	held := map[int64]bool{}
+	resp := am.allocate(ask(7, 1024))
+	for {
+		for _, ct := range resp.GetAllocatedContainers() {
+			held[ct.GetId().GetId()] = true
+		}
+		if len(held) == 7 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+		resp = am.allocate()
+	}
+	prod := submit("root.prod")
+
+	// The RM asks batch's AM for one container back, then takes it.
+	var named []int64
+	var ended *pb.ContainerStatusProto
+	c.waitFor(t, "a container of batch to be preempted", func() bool {
+		resp := am.allocate()
+		for _, ct := range resp.GetPreempt().GetStrictContract().GetContainer() {
+			if len(named) == 0 || named[len(named)-1] != ct.GetId().GetId() {
+				named = append(named, ct.GetId().GetId())
+			}
+		}
+		for _, cs := range resp.GetCompletedContainerStatuses() {
+			if cs.GetExitStatus() == -102 {
+				ended = cs
+			}
+		}
+		return ended != nil
+	})
+	if len(named) == 0 {
+		t.Fatal("the container was taken without a PreemptionMessage first")
+	}
+	for _, id := range named {
+		if !held[id] {
+			t.Errorf("the PreemptionMessage named container %d, not one of the AM's task containers", id)
+		}
+	}
+	if !held[ended.GetContainerId().GetId()] || !strings.Contains(ended.GetDiagnostics(), "Container preempted by scheduler") {
+		t.Errorf("preempted: %d (%s)", ended.GetContainerId().GetId(), ended.GetDiagnostics())
+	}
+	c.waitFor(t, "prod's AM to start", func() bool { return c.report(t, prod).GetLaunchTime() != 0 })
+	if rep := c.report(t, batch); rep.GetYarnApplicationState() != pb.YarnApplicationStateProto_RUNNING {
+		t.Errorf("batch after losing a container: %v (%s)", rep.GetYarnApplicationState(), rep.GetDiagnostics())
+	}
+	resp2, err := http.Get("http://" + c.web + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp2.Body)
+	resp2.Body.Close()
+	if !strings.Contains(string(body), "loom_containers_preempted_total 1") {
+		t.Errorf("/metrics does not count one preemption")
+	}
+}
