@@ -1,6 +1,7 @@
 // The calls of HDFS's ClientNamenodeProtocol
 // (org.apache.hadoop.hdfs.protocol.ClientProtocol on the wire) that learn
-// where files' blocks are: getBlockLocations, getFileInfo, getListing.
+// where files' blocks are: getBlockLocations, getFileInfo, getListing,
+// and getServerDefaults.
 // Written for Loom from the published interface: message names, field
 // numbers and types are Hadoop's; see hdfs.proto for the package.
 
@@ -323,6 +324,86 @@ func (x *GetListingResponseProto) GetDirList() *DirectoryListingProto {
 	return nil
 }
 
+type GetServerDefaultsRequestProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetServerDefaultsRequestProto) Reset() {
+	*x = GetServerDefaultsRequestProto{}
+	mi := &file_hdfs_ClientNamenodeProtocol_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetServerDefaultsRequestProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetServerDefaultsRequestProto) ProtoMessage() {}
+
+func (x *GetServerDefaultsRequestProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_ClientNamenodeProtocol_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetServerDefaultsRequestProto.ProtoReflect.Descriptor instead.
+func (*GetServerDefaultsRequestProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{6}
+}
+
+type GetServerDefaultsResponseProto struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	ServerDefaults *FsServerDefaultsProto `protobuf:"bytes,1,req,name=serverDefaults" json:"serverDefaults,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GetServerDefaultsResponseProto) Reset() {
+	*x = GetServerDefaultsResponseProto{}
+	mi := &file_hdfs_ClientNamenodeProtocol_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetServerDefaultsResponseProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetServerDefaultsResponseProto) ProtoMessage() {}
+
+func (x *GetServerDefaultsResponseProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_ClientNamenodeProtocol_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetServerDefaultsResponseProto.ProtoReflect.Descriptor instead.
+func (*GetServerDefaultsResponseProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_ClientNamenodeProtocol_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *GetServerDefaultsResponseProto) GetServerDefaults() *FsServerDefaultsProto {
+	if x != nil {
+		return x.ServerDefaults
+	}
+	return nil
+}
+
 var File_hdfs_ClientNamenodeProtocol_proto protoreflect.FileDescriptor
 
 const file_hdfs_ClientNamenodeProtocol_proto_rawDesc = "" +
@@ -345,7 +426,10 @@ const file_hdfs_ClientNamenodeProtocol_proto_rawDesc = "" +
 	"startAfter\x12\"\n" +
 	"\fneedLocation\x18\x03 \x02(\bR\fneedLocation\"\\\n" +
 	"\x17GetListingResponseProto\x12A\n" +
-	"\adirList\x18\x01 \x01(\v2'.loom.hadoop.hdfs.DirectoryListingProtoR\adirListBh\n" +
+	"\adirList\x18\x01 \x01(\v2'.loom.hadoop.hdfs.DirectoryListingProtoR\adirList\"\x1f\n" +
+	"\x1dGetServerDefaultsRequestProto\"q\n" +
+	"\x1eGetServerDefaultsResponseProto\x12O\n" +
+	"\x0eserverDefaults\x18\x01 \x02(\v2'.loom.hadoop.hdfs.FsServerDefaultsProtoR\x0eserverDefaultsBh\n" +
 	"%org.apache.hadoop.hdfs.protocol.protoB\x1cClientNamenodeProtocolProtosZ!github.com/loomrm/loom/rpc/hdfspb"
 
 var (
@@ -360,7 +444,7 @@ func file_hdfs_ClientNamenodeProtocol_proto_rawDescGZIP() []byte {
 	return file_hdfs_ClientNamenodeProtocol_proto_rawDescData
 }
 
-var file_hdfs_ClientNamenodeProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_hdfs_ClientNamenodeProtocol_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_hdfs_ClientNamenodeProtocol_proto_goTypes = []any{
 	(*GetBlockLocationsRequestProto)(nil),  // 0: loom.hadoop.hdfs.GetBlockLocationsRequestProto
 	(*GetBlockLocationsResponseProto)(nil), // 1: loom.hadoop.hdfs.GetBlockLocationsResponseProto
@@ -368,19 +452,23 @@ var file_hdfs_ClientNamenodeProtocol_proto_goTypes = []any{
 	(*GetFileInfoResponseProto)(nil),       // 3: loom.hadoop.hdfs.GetFileInfoResponseProto
 	(*GetListingRequestProto)(nil),         // 4: loom.hadoop.hdfs.GetListingRequestProto
 	(*GetListingResponseProto)(nil),        // 5: loom.hadoop.hdfs.GetListingResponseProto
-	(*LocatedBlocksProto)(nil),             // 6: loom.hadoop.hdfs.LocatedBlocksProto
-	(*HdfsFileStatusProto)(nil),            // 7: loom.hadoop.hdfs.HdfsFileStatusProto
-	(*DirectoryListingProto)(nil),          // 8: loom.hadoop.hdfs.DirectoryListingProto
+	(*GetServerDefaultsRequestProto)(nil),  // 6: loom.hadoop.hdfs.GetServerDefaultsRequestProto
+	(*GetServerDefaultsResponseProto)(nil), // 7: loom.hadoop.hdfs.GetServerDefaultsResponseProto
+	(*LocatedBlocksProto)(nil),             // 8: loom.hadoop.hdfs.LocatedBlocksProto
+	(*HdfsFileStatusProto)(nil),            // 9: loom.hadoop.hdfs.HdfsFileStatusProto
+	(*DirectoryListingProto)(nil),          // 10: loom.hadoop.hdfs.DirectoryListingProto
+	(*FsServerDefaultsProto)(nil),          // 11: loom.hadoop.hdfs.FsServerDefaultsProto
 }
 var file_hdfs_ClientNamenodeProtocol_proto_depIdxs = []int32{
-	6, // 0: loom.hadoop.hdfs.GetBlockLocationsResponseProto.locations:type_name -> loom.hadoop.hdfs.LocatedBlocksProto
-	7, // 1: loom.hadoop.hdfs.GetFileInfoResponseProto.fs:type_name -> loom.hadoop.hdfs.HdfsFileStatusProto
-	8, // 2: loom.hadoop.hdfs.GetListingResponseProto.dirList:type_name -> loom.hadoop.hdfs.DirectoryListingProto
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	8,  // 0: loom.hadoop.hdfs.GetBlockLocationsResponseProto.locations:type_name -> loom.hadoop.hdfs.LocatedBlocksProto
+	9,  // 1: loom.hadoop.hdfs.GetFileInfoResponseProto.fs:type_name -> loom.hadoop.hdfs.HdfsFileStatusProto
+	10, // 2: loom.hadoop.hdfs.GetListingResponseProto.dirList:type_name -> loom.hadoop.hdfs.DirectoryListingProto
+	11, // 3: loom.hadoop.hdfs.GetServerDefaultsResponseProto.serverDefaults:type_name -> loom.hadoop.hdfs.FsServerDefaultsProto
+	4,  // [4:4] is the sub-list for method output_type
+	4,  // [4:4] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_hdfs_ClientNamenodeProtocol_proto_init() }
@@ -395,7 +483,7 @@ func file_hdfs_ClientNamenodeProtocol_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hdfs_ClientNamenodeProtocol_proto_rawDesc), len(file_hdfs_ClientNamenodeProtocol_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,7 +1,7 @@
 // Package hdfspb holds the Go code generated from proto/hdfs: the HDFS
 // messages a client needs to ask a NameNode where files' blocks are
-// (ClientNamenodeProtocol's getBlockLocations, getFileInfo and
-// getListing). The generated code is committed, so that a fresh machine
+// (ClientNamenodeProtocol's getBlockLocations, getFileInfo, getListing
+// and getServerDefaults). The generated code is committed, so that a fresh machine
 // needs no protoc; regenerate it after editing proto/hdfs with
 // `go generate ./rpc/hdfspb` (Debian's protobuf-compiler and
 // `go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12`, as

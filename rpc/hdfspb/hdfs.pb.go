@@ -1,6 +1,7 @@
 // HDFS's block, datanode and file-status messages, the ones a client
 // needs to learn where a file's blocks are (ClientNamenodeProtocol's
-// getBlockLocations, getFileInfo and getListing). Written for Loom from
+// getBlockLocations, getFileInfo and getListing, and getServerDefaults,
+// which HDFS clients ask before they reach a datanode). Written for Loom from
 // the published interface (Hadoop's hdfs.proto and acl.proto): message
 // names, field numbers and types are Hadoop's, so the bytes match what a
 // NameNode sends; fields Loom does not read (encryption, erasure coding)
@@ -97,6 +98,65 @@ func (StorageTypeProto) EnumDescriptor() ([]byte, []int) {
 	return file_hdfs_hdfs_proto_rawDescGZIP(), []int{0}
 }
 
+type ChecksumTypeProto int32
+
+const (
+	ChecksumTypeProto_CHECKSUM_NULL   ChecksumTypeProto = 0
+	ChecksumTypeProto_CHECKSUM_CRC32  ChecksumTypeProto = 1
+	ChecksumTypeProto_CHECKSUM_CRC32C ChecksumTypeProto = 2
+)
+
+// Enum value maps for ChecksumTypeProto.
+var (
+	ChecksumTypeProto_name = map[int32]string{
+		0: "CHECKSUM_NULL",
+		1: "CHECKSUM_CRC32",
+		2: "CHECKSUM_CRC32C",
+	}
+	ChecksumTypeProto_value = map[string]int32{
+		"CHECKSUM_NULL":   0,
+		"CHECKSUM_CRC32":  1,
+		"CHECKSUM_CRC32C": 2,
+	}
+)
+
+func (x ChecksumTypeProto) Enum() *ChecksumTypeProto {
+	p := new(ChecksumTypeProto)
+	*p = x
+	return p
+}
+
+func (x ChecksumTypeProto) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ChecksumTypeProto) Descriptor() protoreflect.EnumDescriptor {
+	return file_hdfs_hdfs_proto_enumTypes[1].Descriptor()
+}
+
+func (ChecksumTypeProto) Type() protoreflect.EnumType {
+	return &file_hdfs_hdfs_proto_enumTypes[1]
+}
+
+func (x ChecksumTypeProto) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Do not use.
+func (x *ChecksumTypeProto) UnmarshalJSON(b []byte) error {
+	num, err := protoimpl.X.UnmarshalJSONEnum(x.Descriptor(), b)
+	if err != nil {
+		return err
+	}
+	*x = ChecksumTypeProto(num)
+	return nil
+}
+
+// Deprecated: Use ChecksumTypeProto.Descriptor instead.
+func (ChecksumTypeProto) EnumDescriptor() ([]byte, []int) {
+	return file_hdfs_hdfs_proto_rawDescGZIP(), []int{1}
+}
+
 type DatanodeInfoProto_AdminState int32
 
 const (
@@ -136,11 +196,11 @@ func (x DatanodeInfoProto_AdminState) String() string {
 }
 
 func (DatanodeInfoProto_AdminState) Descriptor() protoreflect.EnumDescriptor {
-	return file_hdfs_hdfs_proto_enumTypes[1].Descriptor()
+	return file_hdfs_hdfs_proto_enumTypes[2].Descriptor()
 }
 
 func (DatanodeInfoProto_AdminState) Type() protoreflect.EnumType {
-	return &file_hdfs_hdfs_proto_enumTypes[1]
+	return &file_hdfs_hdfs_proto_enumTypes[2]
 }
 
 func (x DatanodeInfoProto_AdminState) Number() protoreflect.EnumNumber {
@@ -195,11 +255,11 @@ func (x HdfsFileStatusProto_FileType) String() string {
 }
 
 func (HdfsFileStatusProto_FileType) Descriptor() protoreflect.EnumDescriptor {
-	return file_hdfs_hdfs_proto_enumTypes[2].Descriptor()
+	return file_hdfs_hdfs_proto_enumTypes[3].Descriptor()
 }
 
 func (HdfsFileStatusProto_FileType) Type() protoreflect.EnumType {
-	return &file_hdfs_hdfs_proto_enumTypes[2]
+	return &file_hdfs_hdfs_proto_enumTypes[3]
 }
 
 func (x HdfsFileStatusProto_FileType) Number() protoreflect.EnumNumber {
@@ -1052,6 +1112,131 @@ func (x *DirectoryListingProto) GetRemainingEntries() uint32 {
 	return 0
 }
 
+// The NameNode's defaults for new files and for reaching datanodes.
+type FsServerDefaultsProto struct {
+	state               protoimpl.MessageState `protogen:"open.v1"`
+	BlockSize           *uint64                `protobuf:"varint,1,req,name=blockSize" json:"blockSize,omitempty"`
+	BytesPerChecksum    *uint32                `protobuf:"varint,2,req,name=bytesPerChecksum" json:"bytesPerChecksum,omitempty"`
+	WritePacketSize     *uint32                `protobuf:"varint,3,req,name=writePacketSize" json:"writePacketSize,omitempty"`
+	Replication         *uint32                `protobuf:"varint,4,req,name=replication" json:"replication,omitempty"`
+	FileBufferSize      *uint32                `protobuf:"varint,5,req,name=fileBufferSize" json:"fileBufferSize,omitempty"`
+	EncryptDataTransfer *bool                  `protobuf:"varint,6,opt,name=encryptDataTransfer,def=0" json:"encryptDataTransfer,omitempty"`
+	TrashInterval       *uint64                `protobuf:"varint,7,opt,name=trashInterval,def=0" json:"trashInterval,omitempty"`
+	ChecksumType        *ChecksumTypeProto     `protobuf:"varint,8,opt,name=checksumType,enum=loom.hadoop.hdfs.ChecksumTypeProto,def=1" json:"checksumType,omitempty"`
+	KeyProviderUri      *string                `protobuf:"bytes,9,opt,name=keyProviderUri" json:"keyProviderUri,omitempty"`
+	PolicyId            *uint32                `protobuf:"varint,10,opt,name=policyId,def=0" json:"policyId,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+// Default values for FsServerDefaultsProto fields.
+const (
+	Default_FsServerDefaultsProto_EncryptDataTransfer = bool(false)
+	Default_FsServerDefaultsProto_TrashInterval       = uint64(0)
+	Default_FsServerDefaultsProto_ChecksumType        = ChecksumTypeProto_CHECKSUM_CRC32
+	Default_FsServerDefaultsProto_PolicyId            = uint32(0)
+)
+
+func (x *FsServerDefaultsProto) Reset() {
+	*x = FsServerDefaultsProto{}
+	mi := &file_hdfs_hdfs_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FsServerDefaultsProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FsServerDefaultsProto) ProtoMessage() {}
+
+func (x *FsServerDefaultsProto) ProtoReflect() protoreflect.Message {
+	mi := &file_hdfs_hdfs_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FsServerDefaultsProto.ProtoReflect.Descriptor instead.
+func (*FsServerDefaultsProto) Descriptor() ([]byte, []int) {
+	return file_hdfs_hdfs_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *FsServerDefaultsProto) GetBlockSize() uint64 {
+	if x != nil && x.BlockSize != nil {
+		return *x.BlockSize
+	}
+	return 0
+}
+
+func (x *FsServerDefaultsProto) GetBytesPerChecksum() uint32 {
+	if x != nil && x.BytesPerChecksum != nil {
+		return *x.BytesPerChecksum
+	}
+	return 0
+}
+
+func (x *FsServerDefaultsProto) GetWritePacketSize() uint32 {
+	if x != nil && x.WritePacketSize != nil {
+		return *x.WritePacketSize
+	}
+	return 0
+}
+
+func (x *FsServerDefaultsProto) GetReplication() uint32 {
+	if x != nil && x.Replication != nil {
+		return *x.Replication
+	}
+	return 0
+}
+
+func (x *FsServerDefaultsProto) GetFileBufferSize() uint32 {
+	if x != nil && x.FileBufferSize != nil {
+		return *x.FileBufferSize
+	}
+	return 0
+}
+
+func (x *FsServerDefaultsProto) GetEncryptDataTransfer() bool {
+	if x != nil && x.EncryptDataTransfer != nil {
+		return *x.EncryptDataTransfer
+	}
+	return Default_FsServerDefaultsProto_EncryptDataTransfer
+}
+
+func (x *FsServerDefaultsProto) GetTrashInterval() uint64 {
+	if x != nil && x.TrashInterval != nil {
+		return *x.TrashInterval
+	}
+	return Default_FsServerDefaultsProto_TrashInterval
+}
+
+func (x *FsServerDefaultsProto) GetChecksumType() ChecksumTypeProto {
+	if x != nil && x.ChecksumType != nil {
+		return *x.ChecksumType
+	}
+	return Default_FsServerDefaultsProto_ChecksumType
+}
+
+func (x *FsServerDefaultsProto) GetKeyProviderUri() string {
+	if x != nil && x.KeyProviderUri != nil {
+		return *x.KeyProviderUri
+	}
+	return ""
+}
+
+func (x *FsServerDefaultsProto) GetPolicyId() uint32 {
+	if x != nil && x.PolicyId != nil {
+		return *x.PolicyId
+	}
+	return Default_FsServerDefaultsProto_PolicyId
+}
+
 var File_hdfs_hdfs_proto protoreflect.FileDescriptor
 
 const file_hdfs_hdfs_proto_rawDesc = "" +
@@ -1158,13 +1343,29 @@ const file_hdfs_hdfs_proto_rawDesc = "" +
 	"IS_SYMLINK\x10\x03\"\x92\x01\n" +
 	"\x15DirectoryListingProto\x12M\n" +
 	"\x0epartialListing\x18\x01 \x03(\v2%.loom.hadoop.hdfs.HdfsFileStatusProtoR\x0epartialListing\x12*\n" +
-	"\x10remainingEntries\x18\x02 \x02(\rR\x10remainingEntries*N\n" +
+	"\x10remainingEntries\x18\x02 \x02(\rR\x10remainingEntries\"\xd7\x03\n" +
+	"\x15FsServerDefaultsProto\x12\x1c\n" +
+	"\tblockSize\x18\x01 \x02(\x04R\tblockSize\x12*\n" +
+	"\x10bytesPerChecksum\x18\x02 \x02(\rR\x10bytesPerChecksum\x12(\n" +
+	"\x0fwritePacketSize\x18\x03 \x02(\rR\x0fwritePacketSize\x12 \n" +
+	"\vreplication\x18\x04 \x02(\rR\vreplication\x12&\n" +
+	"\x0efileBufferSize\x18\x05 \x02(\rR\x0efileBufferSize\x127\n" +
+	"\x13encryptDataTransfer\x18\x06 \x01(\b:\x05falseR\x13encryptDataTransfer\x12'\n" +
+	"\rtrashInterval\x18\a \x01(\x04:\x010R\rtrashInterval\x12W\n" +
+	"\fchecksumType\x18\b \x01(\x0e2#.loom.hadoop.hdfs.ChecksumTypeProto:\x0eCHECKSUM_CRC32R\fchecksumType\x12&\n" +
+	"\x0ekeyProviderUri\x18\t \x01(\tR\x0ekeyProviderUri\x12\x1d\n" +
+	"\bpolicyId\x18\n" +
+	" \x01(\r:\x010R\bpolicyId*N\n" +
 	"\x10StorageTypeProto\x12\b\n" +
 	"\x04DISK\x10\x01\x12\a\n" +
 	"\x03SSD\x10\x02\x12\v\n" +
 	"\aARCHIVE\x10\x03\x12\f\n" +
 	"\bRAM_DISK\x10\x04\x12\f\n" +
-	"\bPROVIDED\x10\x05BV\n" +
+	"\bPROVIDED\x10\x05*O\n" +
+	"\x11ChecksumTypeProto\x12\x11\n" +
+	"\rCHECKSUM_NULL\x10\x00\x12\x12\n" +
+	"\x0eCHECKSUM_CRC32\x10\x01\x12\x13\n" +
+	"\x0fCHECKSUM_CRC32C\x10\x02BV\n" +
 	"%org.apache.hadoop.hdfs.protocol.protoB\n" +
 	"HdfsProtosZ!github.com/loomrm/loom/rpc/hdfspb"
 
@@ -1180,41 +1381,44 @@ func file_hdfs_hdfs_proto_rawDescGZIP() []byte {
 	return file_hdfs_hdfs_proto_rawDescData
 }
 
-var file_hdfs_hdfs_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_hdfs_hdfs_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_hdfs_hdfs_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_hdfs_hdfs_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_hdfs_hdfs_proto_goTypes = []any{
 	(StorageTypeProto)(0),             // 0: loom.hadoop.hdfs.StorageTypeProto
-	(DatanodeInfoProto_AdminState)(0), // 1: loom.hadoop.hdfs.DatanodeInfoProto.AdminState
-	(HdfsFileStatusProto_FileType)(0), // 2: loom.hadoop.hdfs.HdfsFileStatusProto.FileType
-	(*ExtendedBlockProto)(nil),        // 3: loom.hadoop.hdfs.ExtendedBlockProto
-	(*DatanodeIDProto)(nil),           // 4: loom.hadoop.hdfs.DatanodeIDProto
-	(*DatanodeInfoProto)(nil),         // 5: loom.hadoop.hdfs.DatanodeInfoProto
-	(*LocatedBlockProto)(nil),         // 6: loom.hadoop.hdfs.LocatedBlockProto
-	(*LocatedBlocksProto)(nil),        // 7: loom.hadoop.hdfs.LocatedBlocksProto
-	(*FsPermissionProto)(nil),         // 8: loom.hadoop.hdfs.FsPermissionProto
-	(*HdfsFileStatusProto)(nil),       // 9: loom.hadoop.hdfs.HdfsFileStatusProto
-	(*DirectoryListingProto)(nil),     // 10: loom.hadoop.hdfs.DirectoryListingProto
-	(*hadooppb.TokenProto)(nil),       // 11: loom.hadoop.common.TokenProto
+	(ChecksumTypeProto)(0),            // 1: loom.hadoop.hdfs.ChecksumTypeProto
+	(DatanodeInfoProto_AdminState)(0), // 2: loom.hadoop.hdfs.DatanodeInfoProto.AdminState
+	(HdfsFileStatusProto_FileType)(0), // 3: loom.hadoop.hdfs.HdfsFileStatusProto.FileType
+	(*ExtendedBlockProto)(nil),        // 4: loom.hadoop.hdfs.ExtendedBlockProto
+	(*DatanodeIDProto)(nil),           // 5: loom.hadoop.hdfs.DatanodeIDProto
+	(*DatanodeInfoProto)(nil),         // 6: loom.hadoop.hdfs.DatanodeInfoProto
+	(*LocatedBlockProto)(nil),         // 7: loom.hadoop.hdfs.LocatedBlockProto
+	(*LocatedBlocksProto)(nil),        // 8: loom.hadoop.hdfs.LocatedBlocksProto
+	(*FsPermissionProto)(nil),         // 9: loom.hadoop.hdfs.FsPermissionProto
+	(*HdfsFileStatusProto)(nil),       // 10: loom.hadoop.hdfs.HdfsFileStatusProto
+	(*DirectoryListingProto)(nil),     // 11: loom.hadoop.hdfs.DirectoryListingProto
+	(*FsServerDefaultsProto)(nil),     // 12: loom.hadoop.hdfs.FsServerDefaultsProto
+	(*hadooppb.TokenProto)(nil),       // 13: loom.hadoop.common.TokenProto
 }
 var file_hdfs_hdfs_proto_depIdxs = []int32{
-	4,  // 0: loom.hadoop.hdfs.DatanodeInfoProto.id:type_name -> loom.hadoop.hdfs.DatanodeIDProto
-	1,  // 1: loom.hadoop.hdfs.DatanodeInfoProto.adminState:type_name -> loom.hadoop.hdfs.DatanodeInfoProto.AdminState
-	3,  // 2: loom.hadoop.hdfs.LocatedBlockProto.b:type_name -> loom.hadoop.hdfs.ExtendedBlockProto
-	5,  // 3: loom.hadoop.hdfs.LocatedBlockProto.locs:type_name -> loom.hadoop.hdfs.DatanodeInfoProto
-	11, // 4: loom.hadoop.hdfs.LocatedBlockProto.blockToken:type_name -> loom.hadoop.common.TokenProto
+	5,  // 0: loom.hadoop.hdfs.DatanodeInfoProto.id:type_name -> loom.hadoop.hdfs.DatanodeIDProto
+	2,  // 1: loom.hadoop.hdfs.DatanodeInfoProto.adminState:type_name -> loom.hadoop.hdfs.DatanodeInfoProto.AdminState
+	4,  // 2: loom.hadoop.hdfs.LocatedBlockProto.b:type_name -> loom.hadoop.hdfs.ExtendedBlockProto
+	6,  // 3: loom.hadoop.hdfs.LocatedBlockProto.locs:type_name -> loom.hadoop.hdfs.DatanodeInfoProto
+	13, // 4: loom.hadoop.hdfs.LocatedBlockProto.blockToken:type_name -> loom.hadoop.common.TokenProto
 	0,  // 5: loom.hadoop.hdfs.LocatedBlockProto.storageTypes:type_name -> loom.hadoop.hdfs.StorageTypeProto
-	11, // 6: loom.hadoop.hdfs.LocatedBlockProto.blockTokens:type_name -> loom.hadoop.common.TokenProto
-	6,  // 7: loom.hadoop.hdfs.LocatedBlocksProto.blocks:type_name -> loom.hadoop.hdfs.LocatedBlockProto
-	6,  // 8: loom.hadoop.hdfs.LocatedBlocksProto.lastBlock:type_name -> loom.hadoop.hdfs.LocatedBlockProto
-	2,  // 9: loom.hadoop.hdfs.HdfsFileStatusProto.fileType:type_name -> loom.hadoop.hdfs.HdfsFileStatusProto.FileType
-	8,  // 10: loom.hadoop.hdfs.HdfsFileStatusProto.permission:type_name -> loom.hadoop.hdfs.FsPermissionProto
-	7,  // 11: loom.hadoop.hdfs.HdfsFileStatusProto.locations:type_name -> loom.hadoop.hdfs.LocatedBlocksProto
-	9,  // 12: loom.hadoop.hdfs.DirectoryListingProto.partialListing:type_name -> loom.hadoop.hdfs.HdfsFileStatusProto
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	13, // 6: loom.hadoop.hdfs.LocatedBlockProto.blockTokens:type_name -> loom.hadoop.common.TokenProto
+	7,  // 7: loom.hadoop.hdfs.LocatedBlocksProto.blocks:type_name -> loom.hadoop.hdfs.LocatedBlockProto
+	7,  // 8: loom.hadoop.hdfs.LocatedBlocksProto.lastBlock:type_name -> loom.hadoop.hdfs.LocatedBlockProto
+	3,  // 9: loom.hadoop.hdfs.HdfsFileStatusProto.fileType:type_name -> loom.hadoop.hdfs.HdfsFileStatusProto.FileType
+	9,  // 10: loom.hadoop.hdfs.HdfsFileStatusProto.permission:type_name -> loom.hadoop.hdfs.FsPermissionProto
+	8,  // 11: loom.hadoop.hdfs.HdfsFileStatusProto.locations:type_name -> loom.hadoop.hdfs.LocatedBlocksProto
+	10, // 12: loom.hadoop.hdfs.DirectoryListingProto.partialListing:type_name -> loom.hadoop.hdfs.HdfsFileStatusProto
+	1,  // 13: loom.hadoop.hdfs.FsServerDefaultsProto.checksumType:type_name -> loom.hadoop.hdfs.ChecksumTypeProto
+	14, // [14:14] is the sub-list for method output_type
+	14, // [14:14] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_hdfs_hdfs_proto_init() }
@@ -1227,8 +1431,8 @@ func file_hdfs_hdfs_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hdfs_hdfs_proto_rawDesc), len(file_hdfs_hdfs_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   8,
+			NumEnums:      4,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
