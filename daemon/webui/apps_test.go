@@ -197,6 +197,8 @@ func TestErrors(t *testing.T) {
 		{"GET", "/ws/v1/loom/apps/application_1700000000000_0003/tasks", "", 404, "NotFoundException", "has no DAG history"},
 		{"GET", "/ws/v1/loom/apps/application_1700000000000_0099/dag", "", 404, "NotFoundException", "app with id: application_1700000000000_0099 not found"},
 		{"GET", "/ws/v1/loom/apps/application_1700000000000_0099/timeline", "", 404, "NotFoundException", "app with id: application_1700000000000_0099 not found"},
+		{"GET", "/ws/v1/loom/apps/application_1700000000000_0099/placements", "", 404, "NotFoundException", "app with id: application_1700000000000_0099 not found"},
+		{"GET", "/ws/v1/loom/apps/x/placements", "", 400, "BadRequestException", "Invalid ApplicationId"},
 		{"GET", "/ws/v1/loom/apps/x/dag", "", 400, "BadRequestException", "Invalid ApplicationId"},
 	} {
 		a := serve(h, tc.method, tc.path, tc.body, "Content-Type", "application/json")

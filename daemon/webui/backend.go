@@ -45,6 +45,11 @@ type Backend interface {
 	// AppTimeline is one app's share and usage over the same window. An
 	// unknown app id gives an error wrapping ErrNotFound.
 	AppTimeline(appID string) ([]AppSample, error)
+	// AppPlacements counts the containers granted to one app by where
+	// each sits against its ask's locality, for any app the RM still
+	// remembers, finished ones included. An unknown app id gives an
+	// error wrapping ErrNotFound.
+	AppPlacements(appID string) (Placements, error)
 	// AppHistory is a DAG app's latest history (its DAG and tasks), as its
 	// AM wrote it. An unknown app gives an error wrapping ErrNotFound; an
 	// app whose AM wrote none (a stock YARN AM) gives ErrNoHistory.
@@ -125,7 +130,25 @@ type Scheduler struct {
 	Leftover fairness.Vector
 	Apps     []AppShare
 	Queues   []QueueShare
+	// Placements counts every container granted since the RM started
+	// by where it sits against its ask's locality.
+	Placements Placements
 }
+
+// Placements counts granted containers by where each sits against its
+// ask's locality (rm.Placement), as delay scheduling placed it: on a
+// host the ask named, on a rack it named, or elsewhere once it gave up
+// waiting. Any counts those whose asks named no host or rack (an AM's
+// ask, and every ask of an AM that does not ask for locality), for which
+// none of the three applies.
+type Placements struct {
+	NodeLocal, RackLocal, OffSwitch int
+	Any                             int
+}
+
+// WithLocality counts the containers whose asks named hosts or racks:
+// what the node-local, rack-local and off-switch shares are of.
+func (p Placements) WithLocality() int { return p.NodeLocal + p.RackLocal + p.OffSwitch }
 
 // AppShare is one running app as the scheduler sees it.
 type AppShare struct {
@@ -147,6 +170,9 @@ type AppShare struct {
 	PendingAltruistic int
 	Pending           fairness.Vector
 	Running           int // containers
+	// Placements counts the containers it was granted (since the RM
+	// started) by where each sits against its ask's locality.
+	Placements Placements
 }
 
 // QueueShare is one queue's weight and usage.

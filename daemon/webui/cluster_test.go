@@ -83,9 +83,14 @@ var wantLoomScheduler = dao.Scheduler{Policy: "carbyne", PAltruism: 0.8, Leftove
 	Leftover: fairness.New(4096, 2),
 	Apps: []dao.AppShare{{ID: "application_1700000000000_0001", Name: "tpch-q5", Queue: "default", User: "alice",
 		Share: fairness.New(16384, 8), DominantShare: 0.5, Usage: fairness.New(6144, 3), DominantUsage: 0.1875,
-		Demand: fairness.New(20480, 6), RemainingWork: 120.5, PendingDefault: 2, PendingAltruistic: 3, Running: 3}},
+		Demand: fairness.New(20480, 6), RemainingWork: 120.5, PendingDefault: 2, PendingAltruistic: 3, Running: 3,
+		// 3, 0 and 1 of the 4 whose asks named hosts; its AM apart.
+		Placements: dao.Placements{NodeLocal: 3, OffSwitch: 1, Any: 1, WithLocality: 4, NodeLocalShare: 0.75, OffSwitchShare: 0.25}}},
 	Queues: []dao.QueueShare{{Name: "default", Weight: 1, PAltruism: 0.8, Usage: fairness.New(6144, 3), Apps: 1},
-		{Name: "etl", Weight: 3, PAltruism: 0.8}}}
+		{Name: "etl", Weight: 3, PAltruism: 0.8}},
+	// 12, 4 and 4 of 20; the four AMs apart.
+	Placements: dao.Placements{NodeLocal: 12, RackLocal: 4, OffSwitch: 4, Any: 4, WithLocality: 20,
+		NodeLocalShare: 0.6, RackLocalShare: 0.2, OffSwitchShare: 0.2}}
 
 // TestShapes reads every GET resource and compares the whole document
 // with the one written out above.
@@ -126,6 +131,16 @@ func TestShapes(t *testing.T) {
 				{UnixMs: 1700000099000, DominantShare: 0.5, DominantUsage: 0.1875}}}},
 		{"/ws/v1/loom/apps/application_1700000000000_0003/timeline", &dao.AppTimeline{}, &dao.AppTimeline{
 			App: "application_1700000000000_0003", Samples: []dao.AppSample{}}},
+		// A finished app's placements: 9, 4 and 3 of 16.
+		{"/ws/v1/loom/apps/application_1700000000000_0002/placements", &dao.AppPlacements{}, &dao.AppPlacements{
+			App: "application_1700000000000_0002", Placements: dao.Placements{NodeLocal: 9, RackLocal: 4, OffSwitch: 3, Any: 1,
+				WithLocality: 16, NodeLocalShare: 0.5625, RackLocalShare: 0.25, OffSwitchShare: 0.1875}}},
+		// Only its AM, which asked for no host: no share applies.
+		{"/ws/v1/loom/apps/application_1700000000000_0004/placements", &dao.AppPlacements{}, &dao.AppPlacements{
+			App: "application_1700000000000_0004", Placements: dao.Placements{Any: 1}}},
+		// Accepted, nothing granted yet.
+		{"/ws/v1/loom/apps/application_1700000000000_0003/placements", &dao.AppPlacements{}, &dao.AppPlacements{
+			App: "application_1700000000000_0003"}},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			for _, accept := range []string{"", "*/*", "application/json"} {
@@ -158,6 +173,9 @@ func TestRawShapes(t *testing.T) {
 			`{"app":"application_1700000000000_0001","samples":[{"unixMs":1700000096000,"dominantShare":0.5,"dominantUsage":0.25},` +
 				`{"unixMs":1700000097000,"dominantShare":0.5,"dominantUsage":0.375},{"unixMs":1700000098000,"dominantShare":0.45,"dominantUsage":0.5},` +
 				`{"unixMs":1700000099000,"dominantShare":0.5,"dominantUsage":0.1875}]}`},
+		{http.MethodGet, "/ws/v1/loom/apps/application_1700000000000_0001/placements",
+			`{"app":"application_1700000000000_0001","placements":{"nodeLocal":3,"rackLocal":0,"offSwitch":1,"any":1,` +
+				`"withLocality":4,"nodeLocalShare":0.75,"rackLocalShare":0,"offSwitchShare":0.25}}`},
 		{http.MethodHead, "/ws/v1/cluster/info", ``},
 	} {
 		a := serve(h, tc.method, tc.path, "")

@@ -55,6 +55,9 @@ type fakeApp struct {
 	conts    map[int32][]*pb.ContainerReportProto // by attempt
 	history  *am.History                          // nil: a stock YARN app
 	timeline []AppSample
+	// placements are its containers by locality, as AppPlacements
+	// answers them.
+	placements Placements
 }
 
 // fakeBackend is the RM as the web server sees it, in memory.
@@ -152,6 +155,10 @@ func newFakeBackend() *fakeBackend {
 		{UnixMs: nowMs - 3000, DominantShare: 0.5, DominantUsage: 0.375}, {UnixMs: nowMs - 2000, DominantShare: 0.45, DominantUsage: 0.5},
 		{UnixMs: nowMs - 1000, DominantShare: 0.5, DominantUsage: 0.1875}}
 
+	// Its AM's container went anywhere; of its four tasks that asked for
+	// hosts, three ran on one of them and one off their racks.
+	a1.placements = Placements{NodeLocal: 3, OffSwitch: 1, Any: 1}
+
 	a2 := app(2, "bob", "etl", "nightly-etl", pb.YarnApplicationStateProto_FINISHED, pb.FinalApplicationStatusProto_APP_SUCCEEDED,
 		"MAPREDUCE", []string{"nightly"}, 20, 50)
 	a2.attempts[0].YarnApplicationAttemptState = pb.YarnApplicationAttemptStateProto_APP_ATTEMPT_FINISHED.Enum()
@@ -162,6 +169,7 @@ func newFakeBackend() *fakeBackend {
 	a2.conts[1][0].FinishTime = proto.Int64(clusterTS + 50_000)
 	a2.conts[1][0].ContainerExitStatus = proto.Int32(0)
 	a2.conts[1][0].DiagnosticsInfo = proto.String("N/A")
+	a2.placements = Placements{NodeLocal: 9, RackLocal: 4, OffSwitch: 3, Any: 1}
 
 	a3 := app(3, "alice", "etl", "shell", pb.YarnApplicationStateProto_ACCEPTED, pb.FinalApplicationStatusProto_APP_UNDEFINED,
 		"YARN", nil, 30, 0)
@@ -170,9 +178,11 @@ func newFakeBackend() *fakeBackend {
 
 	a4 := app(4, "carol", "default", "spark-pi", pb.YarnApplicationStateProto_KILLED, pb.FinalApplicationStatusProto_APP_KILLED,
 		"SPARK", nil, 40, 60)
+	a4.placements = Placements{Any: 1} // its AM: spark-pi asks for no hosts
 	a5 := app(5, "dave", "default", "broken", pb.YarnApplicationStateProto_FAILED, pb.FinalApplicationStatusProto_APP_FAILED,
 		"LOOM", nil, 45, 70)
 	a5.report.Diagnostics = proto.String("AM exited with code 1")
+	a5.placements = Placements{Any: 1}
 	f.apps = []*fakeApp{a1, a2, a3, a4, a5}
 
 	node := func(host string, st pb.NodeStateProto, usedMB int64, usedV int32, n int32) *pb.NodeReportProto {
@@ -193,9 +203,12 @@ func newFakeBackend() *fakeBackend {
 		Capacity: capacity, Used: fairness.New(8192, 4).With(fairness.Disk, 80), Leftover: fairness.New(4096, 2),
 		Apps: []AppShare{{ID: "application_1700000000000_0001", Name: "tpch-q5", Queue: "default", User: "alice",
 			Share: fairness.New(16384, 8), DominantShare: 0.5, Usage: fairness.New(6144, 3), DominantUsage: 0.1875,
-			Demand: fairness.New(20480, 6), RemainingWork: 120.5, PendingDefault: 2, PendingAltruistic: 3, Running: 3}},
+			Demand: fairness.New(20480, 6), RemainingWork: 120.5, PendingDefault: 2, PendingAltruistic: 3, Running: 3,
+			Placements: a1.placements}},
 		Queues: []QueueShare{{Name: "default", Weight: 1, PAltruism: 0.8, Usage: fairness.New(6144, 3), Apps: 1},
-			{Name: "etl", Weight: 3, PAltruism: 0.8, Apps: 0}}}
+			{Name: "etl", Weight: 3, PAltruism: 0.8, Apps: 0}},
+		// The five apps' together.
+		Placements: Placements{NodeLocal: 12, RackLocal: 4, OffSwitch: 4, Any: 4}}
 	f.changes = []AltruismChange{{UnixMs: clusterTS, P: 0.8, Who: "config"}}
 	return f
 }
@@ -694,6 +707,17 @@ func (f *fakeBackend) AppTimeline(appID string) ([]AppSample, error) {
 }
 
 func (f *fakeBackend) RecordedJobs() []*workload.Job { return f.recorded }
+
+func (f *fakeBackend) AppPlacements(appID string) (Placements, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, a := range f.apps {
+		if rpc.AppIDString(a.report.GetApplicationId()) == appID {
+			return a.placements, nil
+		}
+	}
+	return Placements{}, fmt.Errorf("app %s: %w", appID, ErrNotFound)
+}
 
 func (f *fakeBackend) AppHistory(appID string) (*am.History, error) {
 	f.mu.Lock()

@@ -87,12 +87,13 @@ func getLoomScheduler(c *call) error {
 	out := dao.Scheduler{Policy: s.Policy, PAltruism: finite(s.PAltruism), LeftoverOrder: s.LeftoverOrder,
 		LeftoverCap: finite(s.LeftoverCap), Capacity: vec(s.Capacity), Used: vec(s.Used), Leftover: vec(s.Leftover),
 		Apps: make([]dao.AppShare, 0, len(s.Apps)), Queues: make([]dao.QueueShare, 0, len(s.Queues)),
-		RESTWrites: c.s.b.RESTWritesEnabled()}
+		RESTWrites: c.s.b.RESTWritesEnabled(), Placements: placements(s.Placements)}
 	for _, a := range s.Apps {
 		out.Apps = append(out.Apps, dao.AppShare{ID: a.ID, Name: a.Name, Queue: a.Queue, User: a.User,
 			Share: vec(a.Share), DominantShare: finite(a.DominantShare), Usage: vec(a.Usage),
 			DominantUsage: finite(a.DominantUsage), Demand: vec(a.Demand), RemainingWork: finite(a.RemainingWork),
-			PendingDefault: a.PendingDefault, PendingAltruistic: a.PendingAltruistic, Running: a.Running})
+			PendingDefault: a.PendingDefault, PendingAltruistic: a.PendingAltruistic, Running: a.Running,
+			Placements: placements(a.Placements)})
 	}
 	if t := newQueueTree(s); t != nil {
 		// The tree, in its order, each queue once.
@@ -140,6 +141,33 @@ func getTimeline(c *call) error {
 			AltruisticPerSec: finite(s.AltruisticPerSec), BehindShare: s.BehindShare})
 	}
 	return c.json(http.StatusOK, out)
+}
+
+// placements adds the shares to the counts: of the containers whose
+// asks named hosts or racks, so that asks without locality neither
+// dilute them nor pass for a 0% node-local.
+func placements(p Placements) dao.Placements {
+	out := dao.Placements{NodeLocal: p.NodeLocal, RackLocal: p.RackLocal, OffSwitch: p.OffSwitch, Any: p.Any,
+		WithLocality: p.WithLocality()}
+	if n := float64(out.WithLocality); n > 0 {
+		out.NodeLocalShare, out.RackLocalShare, out.OffSwitchShare = float64(p.NodeLocal)/n, float64(p.RackLocal)/n, float64(p.OffSwitch)/n
+	}
+	return out
+}
+
+func getAppPlacements(c *call) error {
+	id, err := c.appID()
+	if err != nil {
+		return err
+	}
+	app := rpc.AppIDString(id)
+	p, err := c.s.b.AppPlacements(app)
+	if errors.Is(err, ErrNotFound) {
+		return notFound("app with id: %s not found", app)
+	} else if err != nil {
+		return err
+	}
+	return c.json(http.StatusOK, dao.AppPlacements{App: app, Placements: placements(p)})
 }
 
 func getAppTimeline(c *call) error {

@@ -158,3 +158,28 @@ func TestMetrics(t *testing.T) {
 	h := New(newFakeBackend(), Config{})
 	remoteException(t, serve(h, http.MethodGet, "/metrics", ""), http.StatusNotFound, "NotFoundException")
 }
+
+// TestPlacementShares: the shares are of the containers whose asks named
+// hosts or racks, worked by hand; asks without locality ("any") neither
+// dilute them nor, alone, make a 0% node-local.
+func TestPlacementShares(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   Placements
+		want dao.Placements
+	}{
+		{"nothing granted", Placements{}, dao.Placements{}},
+		{"every ask without locality", Placements{Any: 12}, dao.Placements{Any: 12}},
+		{"all node-local", Placements{NodeLocal: 5}, dao.Placements{NodeLocal: 5, WithLocality: 5, NodeLocalShare: 1}},
+		// 6, 1 and 1 of 8; the 40 any are not in them.
+		{"mixed, many any", Placements{NodeLocal: 6, RackLocal: 1, OffSwitch: 1, Any: 40},
+			dao.Placements{NodeLocal: 6, RackLocal: 1, OffSwitch: 1, Any: 40, WithLocality: 8,
+				NodeLocalShare: 0.75, RackLocalShare: 0.125, OffSwitchShare: 0.125}},
+		{"none on its host", Placements{RackLocal: 3, OffSwitch: 1}, dao.Placements{RackLocal: 3, OffSwitch: 1, WithLocality: 4,
+			RackLocalShare: 0.75, OffSwitchShare: 0.25}},
+	} {
+		if d := cmp.Diff(tc.want, placements(tc.in)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, d)
+		}
+	}
+}

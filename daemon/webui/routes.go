@@ -73,6 +73,7 @@ var routes = []route{
 	{"getAppDAG", http.MethodGet, "/ws/v1/loom/apps/{appid}/dag", getAppDAG},
 	{"getAppTasks", http.MethodGet, "/ws/v1/loom/apps/{appid}/tasks", getAppTasks},
 	{"getAppTimeline", http.MethodGet, "/ws/v1/loom/apps/{appid}/timeline", getAppTimeline},
+	{"getAppPlacements", http.MethodGet, "/ws/v1/loom/apps/{appid}/placements", getAppPlacements},
 	{"getAppLogs", http.MethodGet, "/ws/v1/loom/apps/{appid}/logs", getAppLogs},
 	{"getAppLogFile", http.MethodGet, "/ws/v1/loom/apps/{appid}/logs/{containerid}/{file}", getAppLogFile},
 	{"getRecordedWorkload", http.MethodGet, "/ws/v1/loom/history/workload", getRecordedWorkload},

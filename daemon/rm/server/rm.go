@@ -652,6 +652,7 @@ func (r *RM) allocated(c rm.Container) {
 		}
 		return
 	}
+	r.countPlacement(cr)
 	r.recordGrant(cr)
 }
 

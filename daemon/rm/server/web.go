@@ -32,7 +32,8 @@ var Version = "loom-dev"
 // timelineLen bounds the timeline: an hour of one-second samples.
 const timelineLen = 3600
 
-// timeline is the cluster and each app sampled once a second.
+// timeline is what the RM keeps for the web alone: the cluster and each
+// app sampled once a second, and the containers granted by placement.
 type timeline struct {
 	samples []webui.Sample
 	apps    map[rm.AppID][]webui.AppSample
@@ -40,6 +41,9 @@ type timeline struct {
 	rate                      float64
 	lastAlloc, lastAltruistic float64
 	lastAt                    time.Time
+	// placements counts grants by locality (placements.go); an app's
+	// tally goes when the RM forgets the app, at the next sample.
+	placements placementLedger
 }
 
 func appendBounded[T any](s []T, v T) []T {
@@ -95,6 +99,7 @@ func (r *RM) sample(now time.Time) {
 	}
 	r.timeline.lastAlloc, r.timeline.lastAltruistic, r.timeline.lastAt = allocs, alt, now
 	r.timeline.samples = appendBounded(r.timeline.samples, s)
+	r.timeline.placements.forget(func(id rm.AppID) bool { return r.apps[id] != nil })
 }
 
 // sampler samples the timeline once a second until the RM stops.
@@ -232,7 +237,8 @@ func (b webBackend) Scheduler() webui.Scheduler {
 	defer r.mu.Unlock()
 	capacity, used := r.core.Capacity(), r.core.Used()
 	s := webui.Scheduler{Policy: r.cfg.Policy, PAltruism: r.core.PAltruism(), LeftoverOrder: r.cfg.LeftoverOrder.String(),
-		LeftoverCap: r.cfg.LeftoverCap, Capacity: capacity, Used: used, Leftover: capacity.Sub(used).ClampZero()}
+		LeftoverCap: r.cfg.LeftoverCap, Capacity: capacity, Used: used, Leftover: capacity.Sub(used).ClampZero(),
+		Placements: r.timeline.placements.cluster}
 	queues := map[string]*webui.QueueShare{}
 	overrides := r.core.QueuePAltruism()
 	for name, w := range r.cfg.Queues {
@@ -254,7 +260,7 @@ func (b webBackend) Scheduler() webui.Scheduler {
 		demand, _ := r.core.Demand(a.id)
 		as := webui.AppShare{ID: rpc.AppIDString(a.yid), Name: a.ctx.GetApplicationName(), Queue: a.queue, User: a.user,
 			Share: share, DominantShare: share.DominantShare(capacity), Usage: usage, DominantUsage: usage.DominantShare(capacity),
-			RemainingWork: a.work, Demand: demand}
+			RemainingWork: a.work, Demand: demand, Placements: r.timeline.placements.app(a.id)}
 		for k, n := range a.asks {
 			as.Pending = as.Pending.Add(k.demand.Scale(float64(n)))
 			if k.kind == altruism.Altruistic {

@@ -70,6 +70,35 @@ type Scheduler struct {
 	// RESTWrites says whether REST calls may change state
 	// (loom.webapp.rest-write.enabled, or authenticated callers).
 	RESTWrites bool `json:"restWrites"`
+	// Placements are every container granted since the RM started, by
+	// where it sits against its ask's locality.
+	Placements Placements `json:"placements"`
+}
+
+// Placements counts granted containers by where each sits against its
+// ask's locality: nodeLocal on a host the ask named, rackLocal on a rack
+// it named, offSwitch elsewhere (delay scheduling gave up waiting), any
+// when the ask named no host or rack (an AM's, and every ask of an AM
+// that does not ask for locality). The shares are of withLocality, the
+// containers whose asks named hosts or racks, as the simulator's are of
+// the tasks that read an input; all three are 0 when withLocality is 0,
+// since then locality does not apply.
+type Placements struct {
+	NodeLocal      int     `json:"nodeLocal"`
+	RackLocal      int     `json:"rackLocal"`
+	OffSwitch      int     `json:"offSwitch"`
+	Any            int     `json:"any"`
+	WithLocality   int     `json:"withLocality"`
+	NodeLocalShare float64 `json:"nodeLocalShare"`
+	RackLocalShare float64 `json:"rackLocalShare"`
+	OffSwitchShare float64 `json:"offSwitchShare"`
+}
+
+// AppPlacements is /ws/v1/loom/apps/{appid}/placements: one app's
+// containers by placement, finished apps' included.
+type AppPlacements struct {
+	App        string     `json:"app"`
+	Placements Placements `json:"placements"`
 }
 
 // AppShare is one running app as the scheduler sees it.
@@ -87,6 +116,7 @@ type AppShare struct {
 	PendingDefault    int             `json:"pendingDefault"`
 	PendingAltruistic int             `json:"pendingAltruistic"`
 	Running           int             `json:"running"`
+	Placements        Placements      `json:"placements"`
 }
 
 // QueueShare is one queue's weight and usage. With a queue tree every
