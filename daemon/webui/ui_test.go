@@ -457,3 +457,83 @@ func TestUIQueueTree(t *testing.T) {
 		t.Errorf("overrides listed: %q", msg)
 	}
 }
+
+// TestUIPlacements: the cluster page and an app's page show where
+// containers sat against their asks' locality: the node-local,
+// rack-local and off-switch shares with their counts, of the containers
+// whose asks named hosts or racks, the rest ("any") counted apart; with
+// none that named any, a plain word that locality does not apply
+// rather than 0% node-local.
+func TestUIPlacements(t *testing.T) {
+	f := newFakeBackend()
+	srv := httptest.NewServer(newTestHandler(f, adminKey, nil))
+	defer srv.Close()
+	b := newBrowser(t)
+	type card struct{ Kind, Value, Detail string }
+	cards := func(sel string) []card {
+		t.Helper()
+		var got []card
+		b.eval("placement cards", fmt.Sprintf(`[...document.querySelectorAll('%s .card')].map((c) => ({Kind: c.dataset.placement,
+			Value: c.querySelector('.value').textContent, Detail: c.querySelector('.detail').textContent}))`, sel), &got)
+		return got
+	}
+
+	// The cluster: 12, 4 and 4 of the 20 containers whose asks named
+	// hosts or racks; the four AMs apart.
+	b.do("cluster page", chromedp.Navigate(srv.URL+"/#/cluster"), chromedp.WaitVisible(chromedp.CSS(`#placements .card`)))
+	want := []card{
+		{"node-local", "60.0%", "12 containers on a host their asks named"},
+		{"rack-local", "20.0%", "4 containers on a rack their asks named"},
+		{"off-switch", "20.0%", "4 containers elsewhere, once delay scheduling stopped waiting"},
+	}
+	if d := cmp.Diff(want, cards("#placements")); d != "" {
+		t.Errorf("the cluster's placements (-want +got):\n%s", d)
+	}
+	if msg := b.text(`#placements p`); !strings.Contains(msg, "Shares of the cluster's 20 containers whose asks named hosts or racks") ||
+		!strings.Contains(msg, `4 containers more asked for none ("any"`) {
+		t.Errorf("the cluster's caption: %q", msg)
+	}
+
+	// The DAG app: 3, 0 and 1 of 4; its AM apart.
+	b.do("app page", chromedp.Navigate(srv.URL+"/#/apps/application_1700000000000_0001"),
+		chromedp.WaitVisible(chromedp.CSS(`#app-placements .card`)))
+	want = []card{
+		{"node-local", "75.0%", "3 containers on a host their asks named"},
+		{"rack-local", "0.0%", "0 containers on a rack their asks named"},
+		{"off-switch", "25.0%", "1 container elsewhere, once delay scheduling stopped waiting"},
+	}
+	if d := cmp.Diff(want, cards("#app-placements")); d != "" {
+		t.Errorf("app 1's placements (-want +got):\n%s", d)
+	}
+	if msg := b.text(`#app-placements p`); !strings.Contains(msg, "this app's 4 containers") || !strings.Contains(msg, "1 container more") {
+		t.Errorf("app 1's caption: %q", msg)
+	}
+
+	// A finished Spark app whose one container, its AM, asked for no
+	// host: no share at all, and said so.
+	b.do("spark app", chromedp.Navigate(srv.URL+"/#/apps/application_1700000000000_0004"),
+		chromedp.WaitVisible(chromedp.CSS(`#app-placements`)))
+	if n := b.count(`#app-placements .card`); n != 0 {
+		t.Errorf("%d share cards for an app with no locality asks", n)
+	}
+	if msg := b.text(`#app-placements`); !strings.Contains(msg, "Locality does not apply: this app's 1 container were all asked for with no host or rack named") {
+		t.Errorf("app 4: %q", msg)
+	}
+	// An app not yet granted anything.
+	b.do("accepted app", chromedp.Navigate(srv.URL+"/#/apps/application_1700000000000_0003"),
+		chromedp.WaitVisible(chromedp.CSS(`#app-placements`)))
+	if msg := b.text(`#app-placements`); !strings.Contains(msg, "No container granted") {
+		t.Errorf("app 3: %q", msg)
+	}
+
+	// A cluster whose asks never named hosts: every container "any".
+	f.mu.Lock()
+	f.sched.Placements = Placements{Any: 7}
+	f.mu.Unlock()
+	b.do("cluster page, no locality", chromedp.Navigate(srv.URL+"/#/apps"), chromedp.Navigate(srv.URL+"/#/cluster"),
+		chromedp.WaitVisible(chromedp.CSS(`#placements[data-placement="any"]`)))
+	if msg := b.text(`#placements`); !strings.Contains(msg, "the cluster's 7 containers were all asked for with no host or rack named") ||
+		strings.Contains(msg, "%") {
+		t.Errorf("the cluster without locality asks: %q", msg)
+	}
+}

@@ -64,6 +64,7 @@ export const api = {
   dag: (id) => get(`/ws/v1/loom/apps/${enc(id)}/dag`),
   tasks: (id) => get(`/ws/v1/loom/apps/${enc(id)}/tasks`),
   appTimeline: (id) => get(`/ws/v1/loom/apps/${enc(id)}/timeline`),
+  placements: (id) => get(`/ws/v1/loom/apps/${enc(id)}/placements`),
   logs: (id) => get(`/ws/v1/loom/apps/${enc(id)}/logs`),
   logFile: (id, container, file) => `/ws/v1/loom/apps/${enc(id)}/logs/${enc(container)}/${enc(file)}`,
   altruism: () => get('/ws/v1/loom/scheduler/altruism'),

@@ -1,5 +1,6 @@
-// One app: what YARN knows of it, its DAG, its task attempts over time
-// and its share against its use.
+// One app: what YARN knows of it, its DAG, its task attempts over time,
+// its share against its use and where its containers sat against their
+// asks' locality.
 
 import { h, badge, bar, duration, inner, link, mb, num, pct, time } from '../dom.js';
 import { api } from '../api.js';
@@ -7,6 +8,7 @@ import { poll } from '../live.js';
 import { lineChart } from '../charts.js';
 import { dagSvg } from '../dag.js';
 import { ganttSvg } from '../gantt.js';
+import { placementsView } from '../placements.js';
 
 function facts(a) {
   const rows = [
@@ -65,8 +67,9 @@ export function render(main, id) {
   const dagPanel = h('section', { class: 'panel' }, h('h2', {}, 'DAG'));
   const ganttPanel = h('section', { class: 'panel' }, h('h2', {}, 'Task attempts by node'));
   const sharePanel = h('section', { class: 'panel' }, h('h2', {}, 'Dominant share against use'));
+  const placePanel = h('section', { class: 'panel', id: 'placements-panel', hidden: true }, h('h2', {}, 'Placement against locality'));
   const logsPanel = h('section', { class: 'panel', id: 'logs-panel', hidden: true }, h('h2', {}, 'Logs'));
-  main.append(h('p', {}, h('a', { href: '#/apps' }, '← all apps')), title, summary, dagPanel, ganttPanel, sharePanel, logsPanel);
+  main.append(h('p', {}, h('a', { href: '#/apps' }, '← all apps')), title, summary, dagPanel, ganttPanel, sharePanel, placePanel, logsPanel);
   let drawn = '';
   let logsSettled = false;
 
@@ -77,7 +80,7 @@ export function render(main, id) {
     } catch (e) {
       if (e.status === 404 || e.status === 400) {
         summary.replaceChildren(h('p', { class: 'notice' }, e.message));
-        dagPanel.hidden = ganttPanel.hidden = sharePanel.hidden = true;
+        dagPanel.hidden = ganttPanel.hidden = sharePanel.hidden = placePanel.hidden = true;
         return;
       }
       throw e;
@@ -85,8 +88,9 @@ export function render(main, id) {
     title.replaceChildren(h('span', { class: 'mono' }, app.id), app.name ? h('span', {}, app.name) : null, badge(app.state));
     summary.replaceChildren(h('h2', {}, 'Summary'), facts(app));
 
-    const [dag, tasks, tl] = await Promise.all([
+    const [dag, tasks, tl, placed] = await Promise.all([
       api.dag(id).catch((e) => e), api.tasks(id).catch((e) => e), api.appTimeline(id).catch((e) => ({ samples: [], error: e })),
+      api.placements(id).catch((e) => e),
     ]);
     if (dag instanceof Error) {
       if (dag.status !== 404) throw dag;
@@ -108,6 +112,12 @@ export function render(main, id) {
       }
     }
     sharePanel.replaceChildren(h('h2', {}, 'Dominant share against use'), shareChart(tl, inner(sharePanel)));
+    // An app the RM no longer remembers has no placements to show.
+    if (placed instanceof Error && placed.status !== 404) throw placed;
+    placePanel.hidden = placed instanceof Error;
+    if (!placePanel.hidden) {
+      placePanel.replaceChildren(h('h2', {}, 'Placement against locality'), placementsView(placed.placements, 'app-placements', "this app's"));
+    }
 
     // Once the app is over, its aggregated logs, until their list is
     // final.

@@ -1,10 +1,12 @@
 // The cluster: counts, utilisation per resource now, fairness and
-// utilisation over time, nodes, queues and the running apps' shares.
+// utilisation over time, placement against locality, nodes, queues and
+// the running apps' shares.
 
 import { h, badge, bar, inner, link, mb, num, pct, time, vector, KINDS } from '../dom.js';
 import { api } from '../api.js';
 import { lineChart, utilisationChart } from '../charts.js';
 import { poll } from '../live.js';
+import { placementsView } from '../placements.js';
 
 const KIND_LINE = {
   'memory-mb': '#1c4fa8',
@@ -153,10 +155,11 @@ export function render(main) {
   const queues = panel('Queues');
   const fair = panel("Fairness and utilisation over time");
   const alt = panel('What altruism does');
+  const place = panel('Placement against locality');
   const nodes = panel('Nodes');
   const shares = panel('Running apps: share against use');
   const top = h('div', { class: 'grid2' }, util.el, queues.el);
-  main.append(h('h1', {}, 'Cluster'), cardRow, top, fair.el, alt.el, nodes.el, shares.el);
+  main.append(h('h1', {}, 'Cluster'), cardRow, top, fair.el, alt.el, place.el, nodes.el, shares.el);
   return poll(async () => {
     const [m, sched, tl, ns] = await Promise.all([api.metrics(), api.scheduler(), api.timeline(), api.nodes()]);
     cardRow.replaceChildren(...cards(m.clusterMetrics, sched));
@@ -166,6 +169,7 @@ export function render(main) {
     queues.body.replaceChildren(queuesTable(sched));
     fair.body.replaceChildren(fairness(tl, inner(fair.el)));
     alt.body.replaceChildren(altruismLive(tl, inner(alt.el)));
+    place.body.replaceChildren(placementsView(sched.placements, 'placements', "the cluster's"));
     nodes.body.replaceChildren(nodesTable(ns));
     shares.body.replaceChildren(sharesTable(sched));
   }, 5000);
