@@ -1,6 +1,9 @@
 package am
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+)
 
 // Locality with Config.Inputs: which hosts hold each task's input, what
 // the AM asks for, and which pending task a container on a host gets.
@@ -8,6 +11,30 @@ import "slices"
 // localScan bounds how many pending tasks Bind looks through for one
 // whose input is on the container's host.
 const localScan = 512
+
+// UseInputs gives a DAG made without Config.Inputs its tasks' inputs and
+// the hosts' racks (Config.Inputs and RackOf), for a driver that learns
+// them once the DAG exists: daemon/am/driver reads the block locations
+// from the NameNode when the AM starts. Tasks started before keep their
+// placement; from now on the pending ones are asked for where their
+// input is. A DAG that has its inputs already refuses new ones.
+func (d *DAG) UseInputs(inputs func(stage, task int) []string, rackOf func(host string) string) error {
+	if d.cfg.Inputs != nil {
+		return fmt.Errorf("job %q: the tasks' inputs are set already", d.job.Name)
+	}
+	if inputs == nil {
+		return nil
+	}
+	d.cfg.Inputs, d.cfg.RackOf = inputs, rackOf
+	// Without inputs no task was taken out of order: every task from
+	// next on, and every retry, is pending.
+	d.taken = make([][]bool, len(d.job.Stages))
+	for i, js := range d.job.Stages {
+		d.taken[i] = make([]bool, js.Tasks)
+	}
+	d.countInputs()
+	return nil
+}
 
 // countInputs counts the pending tasks' input hosts, per stage, and
 // indexes the fresh ones by host.

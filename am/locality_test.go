@@ -77,3 +77,46 @@ func TestLocalityAsksAndBinds(t *testing.T) {
 		t.Errorf("after task 1 failed, S0's hosts %v, want %v", hosts, want)
 	}
 }
+
+// TestUseInputsLater: inputs given after the DAG was made, with a task
+// already running, count the pending tasks only (by hand: S0's task 0 on
+// {a,b} runs, tasks 1 and 2 on {b,c} and {c,d} are pending); when task 0
+// fails, its input counts again. A second set of inputs is refused.
+func TestUseInputsLater(t *testing.T) {
+	inputs := [][]string{{"a", "b"}, {"b", "c"}, {"c", "d"}}
+	d := newDAG(t, Config{})
+	d.Decide(0, core.Scale(6), core.Scale(100), 0)
+	rec, ok := d.Bind(0, Grant{ID: 1, Node: "a:1", Host: "a", Resource: core, Priority: d.rank[0]})
+	if !ok || rec.Stage != "S0" || rec.Task != 0 || rec.Locality != "" {
+		t.Fatalf("bound %+v %v, want S0's task 0 with no locality", rec, ok)
+	}
+	err := d.UseInputs(func(stage, task int) []string {
+		if stage == 0 {
+			return inputs[task]
+		}
+		return nil
+	}, func(h string) string { return map[string]string{"a": "/r1", "b": "/r1", "c": "/r2", "d": "/r2"}[h] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts, racks := d.locality(0)
+	if want := map[string]int{"b": 1, "c": 2, "d": 1}; !maps.Equal(hosts, want) {
+		t.Errorf("S0's hosts %v, want %v", hosts, want)
+	}
+	if want := map[string]int{"/r1": 1, "/r2": 3}; !maps.Equal(racks, want) {
+		t.Errorf("S0's racks %v, want %v", racks, want)
+	}
+	if rec, _ := d.Bind(0, Grant{ID: 2, Node: "d:1", Host: "d", Resource: core, Priority: d.rank[0]}); rec.Task != 2 || rec.Locality != "NODE_LOCAL" {
+		t.Errorf("a container on d ran task %d %s, want task 2 node-local", rec.Task, rec.Locality)
+	}
+	if _, err := d.Completed(sec, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	hosts, _ = d.locality(0)
+	if want := map[string]int{"a": 1, "b": 2, "c": 1}; !maps.Equal(hosts, want) {
+		t.Errorf("after task 0 failed, S0's hosts %v, want %v", hosts, want)
+	}
+	if err := d.UseInputs(func(int, int) []string { return nil }, nil); err == nil {
+		t.Error("a second UseInputs was accepted")
+	}
+}
