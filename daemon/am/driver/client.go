@@ -4,12 +4,14 @@
 package driver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -89,6 +91,9 @@ type Client struct {
 	// sent are the asks of the last call: YARN keeps an ask until told
 	// otherwise, so one dropped since is sent again with count 0.
 	sent map[askKey]am.Ask
+	// sentLocal are the host and rack requests the RM holds: only those
+	// that changed are sent (see localityRequests).
+	sentLocal map[localKey]int
 	// MaxCapability is the largest container the RM grants.
 	MaxCapability fairness.Vector
 	// MaxWait is how long a call rides out an RM it cannot reach (one
@@ -168,6 +173,78 @@ type askKey struct {
 	priority int
 	demand   fairness.Vector
 	kind     altruism.AskKind
+}
+
+// localKey names a host or rack ResourceRequest: YARN groups them by
+// priority and capability, beside the "*" request they qualify.
+type localKey struct {
+	priority int
+	demand   fairness.Vector
+	name     string // a host, or a rack (a path: /dc/rack)
+}
+
+// localityRequests are the host and rack ResourceRequests of asks, as
+// Hadoop's AMRMClient makes them: for each priority and capability, one
+// request per host and one per rack, counting the containers that would
+// rather run there (am.Ask.Hosts and Racks: the stage's pending tasks
+// whose input is there). Every one relaxes locality, as the "*" request
+// does, so that a task waits for its input's host only as long as the
+// RM's delay scheduling says. The DEFAULT and ALTRUISTIC asks of a stage
+// share its priority and capability and carry the same counts, and a host
+// request does not say which kind it is for, so each is counted once (the
+// larger count, should two asks of a priority ever differ).
+func localityRequests(asks []am.Ask) map[localKey]int {
+	out := map[localKey]int{}
+	add := func(a am.Ask, names map[string]int) {
+		for name, n := range names {
+			if k := (localKey{a.Priority, a.Demand, name}); n > 0 && n > out[k] {
+				out[k] = n
+			}
+		}
+	}
+	for _, a := range asks {
+		add(a, a.Hosts)
+		add(a, a.Racks)
+	}
+	return out
+}
+
+// localityChanges are the host and rack requests to send: those whose
+// count differs from what the RM holds (sent), and those it holds that
+// are gone, with count 0. As AMRMClient does, an unchanged request is not
+// sent again: the RM lowers a host's and a rack's count itself as it
+// places containers there, and sending the same count again would undo
+// that.
+func localityChanges(now, sent map[localKey]int) []*pb.ResourceRequestProto {
+	var keys []localKey
+	for k, n := range now {
+		if sent[k] != n {
+			keys = append(keys, k)
+		}
+	}
+	for k := range sent {
+		if _, ok := now[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b localKey) int {
+		if c := cmp.Compare(a.priority, b.priority); c != 0 {
+			return c
+		}
+		for i := range a.demand {
+			if c := cmp.Compare(a.demand[i], b.demand[i]); c != 0 {
+				return c
+			}
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	out := make([]*pb.ResourceRequestProto, len(keys))
+	for i, k := range keys {
+		out[i] = &pb.ResourceRequestProto{Priority: &pb.PriorityProto{Priority: proto.Int32(int32(k.priority))},
+			ResourceName: proto.String(k.name), Capability: rpc.ResourceFromVector(k.demand), NumContainers: proto.Int32(int32(now[k])),
+			RelaxLocality: proto.Bool(true), LoomDemand: rpc.ResourceFromVector(k.demand)}
+	}
+	return out
 }
 
 // Dial connects to the scheduler as the launched attempt, authenticating
@@ -252,6 +329,9 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 			RelaxLocality: proto.Bool(true), LoomAskKind: rpc.AskKindProto(a.Kind == altruism.Altruistic).Enum(), LoomDemand: rpc.ResourceFromVector(a.Demand),
 			LoomRemainingWork: finite(req.RemainingWork), LoomCriticalPathMs: proto.Int64(req.CriticalTime.Milliseconds())})
 	}
+	star := len(ar.Ask)
+	local := localityRequests(req.Asks)
+	ar.Ask = append(ar.Ask, localityChanges(local, c.sentLocal)...)
 	if c.releasing == nil {
 		c.releasing = map[int64]bool{}
 	}
@@ -266,10 +346,13 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 	}
 	// The RM restarted (or another took over) and recovered this
 	// attempt: register again and start the response ids over, as
-	// YARN's AMRMClient does. The ask table is whole in every call, so
-	// nothing is lost.
+	// YARN's AMRMClient does. The "*" asks are whole in every call, and
+	// the host and rack requests are sent whole again, so nothing is
+	// lost.
 	err := c.registered(ctx, call, func() {
 		ar.ResponseId = proto.Int32(0)
+		// The new RM holds no host or rack request: send them all.
+		ar.Ask = append(ar.Ask[:star], localityChanges(local, nil)...)
 		ar.Release = ar.Release[:0]
 		for _, id := range c.stale {
 			c.releasing[id] = true
@@ -291,7 +374,7 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 		// token, as Hadoop's AMRMClient does.
 		c.rpc.SetToken(tok)
 	}
-	c.sent = now
+	c.sent, c.sentLocal = now, local
 	c.keepNMTokens(resp.GetNmTokens())
 	out := &Response{Tokens: map[int64]*pb.ContainerProto{}, Completed: resp.GetCompletedContainerStatuses(),
 		PAltruism: resp.GetLoomPAltruism(), Nodes: int(resp.GetNumClusterNodes()), Policy: resp.GetLoomPolicy()}
@@ -310,8 +393,10 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 			return nil, err
 		}
 		id := ct.GetId().GetId()
+		// The node's host is what host requests name: the AM binds the
+		// container to a task whose input is there.
 		out.Granted = append(out.Granted, am.Grant{ID: id, Node: fmt.Sprintf("%s:%d", ct.GetNodeId().GetHost(), ct.GetNodeId().GetPort()),
-			Resource: res, Priority: int(ct.GetPriority().GetPriority()), Kind: kindOf(ct)})
+			Host: ct.GetNodeId().GetHost(), Resource: res, Priority: int(ct.GetPriority().GetPriority()), Kind: kindOf(ct)})
 		out.Tokens[id] = ct
 	}
 	return out, nil
