@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/am"
+	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/rpc"
 	"github.com/loomrm/loom/rpc/execproto"
 	"github.com/loomrm/loom/rpc/hadooppb"
@@ -50,6 +51,13 @@ type Runner struct {
 	// attempt of its app left there (see Run).
 	HistoryPath  string
 	HistoryEvery time.Duration
+	// HadoopConf is where the AM finds the NameNodes of its stages'
+	// inputs (fs.defaultFS, HA nameservices) and the racks of their
+	// hosts (net.topology.*); nil reads core-site.xml and hdfs-site.xml
+	// from $HADOOP_CONF_DIR, which the NodeManager sets. InputTimeout
+	// bounds learning where the inputs are (DefaultInputTimeout).
+	HadoopConf   *hadoopconf.Conf
+	InputTimeout time.Duration
 
 	// start is the job's time base: when its first AM attempt started
 	// (r.now() counts from it, as the history's times do); attemptStart
@@ -135,6 +143,13 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.Log.Error().Err(err).Str("path", r.HistoryPath).Msg("cannot recover from the job history; failing this attempt")
 		return err
 	}
+	if err := r.useInputs(ctx); err != nil {
+		// The job cannot run as written (locateInputs says why): it
+		// fails, and the message is its diagnostics.
+		r.failure = "locating the job's inputs: " + err.Error()
+		r.Log.Error().Err(err).Msg("cannot locate the job's inputs; failing the job")
+		return errors.Join(err, r.writeHistory(), r.Client.Finish(ctx, false, r.failure))
+	}
 	r.nodes, r.execs, r.running = map[string]*nodeConn{}, map[string]*execConn{}, map[int64]*task{}
 	r.done = make(chan taskDone, 1024)
 	r.lost = make(chan string, 16)
@@ -219,6 +234,22 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// useInputs gives the AM core where each task's input is, when stages
+// name HDFS inputs: their blocks' hosts, read from the NameNode, and
+// those hosts' racks. Stages a recovered attempt found done are not
+// looked up.
+func (r *Runner) useInputs(ctx context.Context) error {
+	var done []string
+	if r.recovered != nil {
+		done = r.recovered.Stages
+	}
+	il, err := locateInputs(ctx, r.DAG.Job(), done, r.HadoopConf, r.InputTimeout, r.Log)
+	if err != nil || il == nil {
+		return err
+	}
+	return r.DAG.UseInputs(il.inputs, il.rack)
 }
 
 // failedTask is the task whose attempts ran out: the last one that failed.
