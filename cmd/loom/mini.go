@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loomrm/loom/daemon/webui/dao"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
@@ -141,11 +142,13 @@ type miniSummary struct {
 	Altruistic  int                `json:"altruistic_tasks"`
 	// Asks are the containers the AMs asked for, by kind, as the RM
 	// counted them (loom_asks_total).
-	Asks       map[string]float64 `json:"asks"`
-	WebUI      string             `json:"web_ui"`
-	HistoryDir string             `json:"history_dir"`
-	LogDir     string             `json:"log_dir"`
-	Sim        *miniSim           `json:"sim,omitempty"`
+	Asks map[string]float64 `json:"asks"`
+	// Placements are the RM's containers by locality (/ws/v1/loom/scheduler).
+	Placements dao.Placements `json:"placements"`
+	WebUI      string         `json:"web_ui"`
+	HistoryDir string         `json:"history_dir"`
+	LogDir     string         `json:"log_dir"`
+	Sim        *miniSim       `json:"sim,omitempty"`
 }
 
 type miniJob struct {
@@ -253,6 +256,11 @@ func runMini(ctx context.Context, cmd *cobra.Command, c *mini.Cluster, o mini.Op
 		}
 		sum.Asks[kind] = n
 	}
+	placements, err := mini.Placements(ctx, c.WebAddr)
+	if err != nil {
+		return fmt.Errorf("reading the RM's placements: %w", err)
+	}
+	sum.Placements = placements
 	if mf.compareSim {
 		so := mini.SimOptions{Seed: mf.seed, AM: fairness.New(miniAMMB, 1), AMStartup: mf.simAMStartup, TaskOverhead: mf.simTaskOverhead}
 		// Unless told, the simulator takes the live run's own overheads.
@@ -305,6 +313,9 @@ func (s miniSummary) write(out io.Writer) error {
 		ms(s.AvgJCTMs), ms(s.MakespanMs), s.Jain, 100*s.Utilisation["vcores"], 100*s.Utilisation["memory-mb"],
 		s.Tasks, s.Altruistic, 100*float64(s.Altruistic)/float64(max(s.Tasks, 1)), s.Asks["DEFAULT"], s.Asks["ALTRUISTIC"])
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := mini.WritePlacements(out, name, s.Placements); err != nil {
 		return err
 	}
 	if s.Sim != nil {
