@@ -67,6 +67,9 @@ type NameNode struct {
 	// XferPort is the data port datanodes are said to serve on
 	// (DefaultXferPort when 0).
 	XferPort uint32
+	// Delay, when set, is how long every call waits before it is
+	// answered: a slow NameNode.
+	Delay time.Duration
 
 	mu    sync.Mutex
 	tree  map[string]*inode
@@ -171,8 +174,15 @@ func (n *NameNode) enter(ctx context.Context, method string) error {
 	if call, ok := rpc.CallFromContext(ctx); ok {
 		n.users[call.User] = true
 	}
-	hang := n.hang
+	hang, delay := n.hang, n.Delay
 	n.mu.Unlock()
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	if hang != nil {
 		select {
 		case <-hang:

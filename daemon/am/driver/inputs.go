@@ -66,9 +66,10 @@ func taskHosts(blocks []inputBlock, task int) []string {
 // namenode is one NameNode (or HA pair) the inputs are on, and the two
 // clients that speak to it.
 type namenode struct {
-	addrs []string // the NameNode's address, or an HA nameservice's, in order
-	fs    *hdfs.Client
-	ipc   *rpc.Client
+	addrs   []string // the NameNode's address, or an HA nameservice's, in order
+	fs      *hdfs.Client
+	ipc     *rpc.Client
+	timeout time.Duration // one call's
 }
 
 // inputLocator reads where stages' inputs are. It keeps one namenode per
@@ -113,11 +114,11 @@ func inputError(stage, in, format string, args ...any) error {
 // nameservice), the NameNode's addresses and the path on it. A path, or
 // hdfs:///path, is on fs.defaultFS's NameNode.
 func (l *inputLocator) resolve(in string) (key string, addrs []string, p string, err error) {
-	if err := workload.CheckInput(in); err != nil {
+	u, err := workload.ParseInput(in)
+	if err != nil {
 		return "", nil, "", err
 	}
-	u, _ := url.Parse(in) // CheckInput parsed it
-	host := u.Host
+	host := u.Authority
 	if host == "" {
 		def, err := l.conf.String("fs.defaultFS")
 		if err != nil {
@@ -206,7 +207,7 @@ func (l *inputLocator) namenode(key string, addrs []string) (*namenode, error) {
 		}
 		return &deadlineConn{Conn: c, timeout: timeout}, nil
 	}
-	nn := &namenode{addrs: addrs, ipc: rpc.NewClient(addrs[0], rpc.ClientOptions{User: l.user, Protocol: ClientProtocol,
+	nn := &namenode{addrs: addrs, timeout: timeout, ipc: rpc.NewClient(addrs[0], rpc.ClientOptions{User: l.user, Protocol: ClientProtocol,
 		DialTimeout: timeout, CallTimeout: timeout, Failover: addrs[1:]})}
 	fc, err := hdfs.NewClient(hdfs.ClientOptions{Addresses: addrs, User: l.user, NamenodeDialFunc: dial})
 	if err != nil {
@@ -388,11 +389,13 @@ func (nn *namenode) explain(err error, user string) error {
 	var ce *rpc.ConnError
 	var ne net.Error
 	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("the NameNode at %s did not answer within %v: %v", strings.Join(nn.addrs, ", "), nn.timeout, err)
 	case errors.Is(err, fs.ErrNotExist) || errors.As(err, &re) && re.Class == "java.io.FileNotFoundException":
 		return fmt.Errorf("the path does not exist on the NameNode at %s", strings.Join(nn.addrs, ", "))
 	case errors.Is(err, fs.ErrPermission) || errors.As(err, &re) && re.Class == "org.apache.hadoop.security.AccessControlException":
 		return fmt.Errorf("permission denied to %s on the NameNode at %s (%v)", user, strings.Join(nn.addrs, ", "), err)
-	case errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) ||
+	case errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) ||
 		strings.Contains(err.Error(), "no available namenodes"):
 		return fmt.Errorf("cannot reach the NameNode at %s: %v", strings.Join(nn.addrs, ", "), err)
 	}
@@ -467,7 +470,10 @@ func locateInputs(ctx context.Context, job *workload.Job, skip []string, conf *h
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	l := newInputLocator(conf, hdfsUser(), min(timeout, 20*time.Second))
+	// One call gets half the time at most (20 s, Hadoop's
+	// ipc.client.connect.timeout), so that a NameNode that does not
+	// answer is named by the call that waited for it.
+	l := newInputLocator(conf, hdfsUser(), min(timeout/2, 20*time.Second))
 	type result struct {
 		il  *inputLocality
 		err error
@@ -498,7 +504,7 @@ func locateInputs(ctx context.Context, job *workload.Job, skip []string, conf *h
 		l.mu.Lock()
 		at := l.at
 		l.mu.Unlock()
-		res.err = fmt.Errorf("%s did not answer within %v, which bounds learning where the job's inputs are (%w)", at, timeout, ctx.Err())
+		res.err = fmt.Errorf("%s: learning where the job's inputs are took longer than the AM allows, %v (%w)", at, timeout, ctx.Err())
 	}
 	l.close()
 	if res.err != nil {

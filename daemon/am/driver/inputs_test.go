@@ -151,6 +151,15 @@ func TestLocateInputsErrors(t *testing.T) {
 	}
 	defer hung.Close()
 	hung.Hang(true)
+	slow, err := namenodetest.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	for i := range 4 {
+		slow.AddFile(fmt.Sprintf("/t/part-%d", i), namenodetest.Block{Length: 10, Hosts: []string{"dnA"}})
+	}
+	slow.Delay = 300 * time.Millisecond // each under a call's 1 s, all over the AM's 2 s
 	tests := []struct {
 		name   string
 		inputs []string
@@ -167,7 +176,9 @@ func TestLocateInputsErrors(t *testing.T) {
 		{"a NameNode that is not there", []string{"hdfs://" + closed + "/x"}, 1, nil,
 			`stage "scan": input "hdfs://` + closed + `/x": cannot reach the NameNode at ` + closed},
 		{"a NameNode that never answers", []string{"hdfs://" + hung.Addr + "/x"}, 1, nil,
-			`stage "scan": input "hdfs://` + hung.Addr + `/x": the NameNode at ` + hung.Addr + ` did not answer within 2s`},
+			`stage "scan": input "hdfs://` + hung.Addr + `/x": the NameNode at ` + hung.Addr + ` did not answer within 1s`},
+		{"a NameNode too slow for all the calls", []string{"hdfs://" + slow.Addr + "/t"}, 4, nil,
+			`stage "scan": input "hdfs://` + slow.Addr + `/t": the NameNode at ` + slow.Addr + `: learning where the job's inputs are took longer than the AM allows, 2s`},
 		{"an HA nameservice without its NameNode's address", []string{"hdfs://prod/x"}, 1,
 			func(c *hadoopconf.Conf) {
 				c.Set("dfs.ha.namenodes.prod", "nn1,nn2")
