@@ -625,7 +625,7 @@ func (c *Core) containerIDs(match func(*Container) bool) []ContainerID {
 func (c *Core) free(id ContainerID) {
 	k := c.conts[id]
 	delete(c.conts, id)
-	c.forgetPreempted(id)
+	c.forgetPreempted(k)
 	if n := c.nodes[k.Node]; n != nil {
 		n.used = n.used.Sub(k.Resource)
 		c.used = c.used.Sub(k.Resource)
@@ -742,6 +742,11 @@ func (c *Core) fill(ids []NodeID) ([]Action, error) {
 		withheld := c.localize(n, cands, delays)
 		withheld = c.limitQueues(cands) || withheld
 		placed := false
+		for _, as := range c.preemptedPass(n, cands) {
+			acts = append(acts, c.grant(n, cands, owner, as)...)
+			left -= as.Count
+			placed = true
+		}
 		if c.reservedKey != "" {
 			for _, as := range c.reservedPass(n, cands) {
 				acts = append(acts, c.grant(n, cands, owner, as)...)

@@ -76,6 +76,16 @@ type preemptState struct {
 	ran   bool
 	asked map[ContainerID]askedBack
 	ams   map[ContainerID]bool
+	// room is what asked-back containers freed on each node, held for
+	// the queue they were taken for until the node's next pass: without
+	// it the policy may hand the room to anyone (the victim's queue
+	// itself), the starved queue stays starved, and preemption churns.
+	room map[NodeID][]heldRoom
+}
+
+type heldRoom struct {
+	queue int
+	res   fairness.Vector
 }
 
 type askedBack struct {
@@ -94,10 +104,60 @@ func (c *Core) amContainer(id ContainerID) error {
 	return nil
 }
 
-// forget drops a container that ended from preemption's records.
-func (c *Core) forgetPreempted(id ContainerID) {
-	delete(c.pre.asked, id)
-	delete(c.pre.ams, id)
+// forgetPreempted drops a container that ended from preemption's
+// records; if it had been asked back, its room is held for the queue it
+// was asked back for, whether its AM gave it or it was taken.
+func (c *Core) forgetPreempted(k *Container) {
+	if ab, ok := c.pre.asked[k.ID]; ok {
+		if c.pre.room == nil {
+			c.pre.room = map[NodeID][]heldRoom{}
+		}
+		c.pre.room[k.Node] = append(c.pre.room[k.Node], heldRoom{queue: ab.forQueue, res: k.Resource})
+		delete(c.pre.asked, k.ID)
+	}
+	delete(c.pre.ams, k.ID)
+}
+
+// preemptedPass gives the room held on a node to the asks of the queues
+// it was taken for, before the policy's pass: DEFAULT asks first, then by
+// priority; the room is held for one pass only.
+func (c *Core) preemptedPass(n *node, cands *Candidates) []altruism.Assignment {
+	held := c.pre.room[n.id]
+	if len(held) == 0 {
+		return nil
+	}
+	delete(c.pre.room, n.id)
+	free := n.capacity.Sub(n.used)
+	var out []altruism.Assignment
+	taken := map[int]int{} // per ask, by this pass
+	for _, h := range held {
+		var order []int
+		for i, k := range cands.Asks {
+			if k.Count > taken[i] && c.apps[c.owner[i]].q == h.queue {
+				order = append(order, i)
+			}
+		}
+		slices.SortStableFunc(order, func(x, y int) int {
+			a, b := cands.Asks[x], cands.Asks[y]
+			return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Priority, b.Priority))
+		})
+		room := h.res
+		for _, i := range order {
+			k := &cands.Asks[i]
+			m := min(k.Count-taken[i], room.Count(k.Demand), free.Count(k.Demand))
+			if r := c.room(c.apps[c.owner[i]], k.Demand); r >= 0 {
+				m = min(m, r)
+			}
+			if m <= 0 {
+				continue
+			}
+			out = append(out, altruism.Assignment{Ask: i, Count: m, Phase: altruism.InShare})
+			room = room.Sub(k.Demand.Scale(float64(m)))
+			free = free.Sub(k.Demand.Scale(float64(m)))
+			taken[i] += m
+		}
+	}
+	return out
 }
 
 // preempt takes back the containers whose grace ran out, then, at most
@@ -114,7 +174,6 @@ func (c *Core) preempt() []Action {
 			k := *c.conts[id]
 			acts = append(acts, Preempted{Container: k, Reason: fmt.Sprintf("preempted for queue %s", c.tree.qs[ab.forQueue].conf.Name)})
 			c.free(id)
-			c.forgetPreempted(id)
 		}
 	}
 	interval := pc.Interval
@@ -130,6 +189,11 @@ func (c *Core) preempt() []Action {
 	// What each queue's asked-back containers will give, and take.
 	coming := make([]fairness.Vector, len(t.qs))
 	leaving := make([]fairness.Vector, len(t.qs))
+	for _, held := range c.pre.room {
+		for _, h := range held {
+			coming[h.queue] = coming[h.queue].Add(h.res)
+		}
+	}
 	for id, ab := range c.pre.asked {
 		k := c.conts[id]
 		coming[ab.forQueue] = coming[ab.forQueue].Add(k.Resource)
@@ -151,8 +215,8 @@ func (c *Core) preempt() []Action {
 			if want.IsZero() {
 				break
 			}
-			if k.Resource.Min(want).IsZero() {
-				continue // it frees nothing the queue lacks
+			if k.Resource.Min(want).IsZero() || !c.mayTake(i, c.byID[k.App].q, k.Resource, leaving) {
+				continue // it frees nothing the queue lacks, or its queue is down to its share
 			}
 			c.pre.asked[k.ID] = askedBack{deadline: c.now + pc.Grace, forQueue: i}
 			acts = append(acts, PreemptionAsked{Container: *k, Deadline: c.now + pc.Grace})
@@ -242,30 +306,39 @@ func (c *Core) starvation(i int) fairness.Vector {
 	return want
 }
 
-// victims lists the containers that may be taken for starved leaf s, in
-// the order they would be: not an AM's, not asked back already, of a
-// queue other than s that allows it and that stays at or above its share
-// with every queue above it (counting what leaves already).
-func (c *Core) victims(s int, leaving []fairness.Vector) []*Container {
+// mayTake says whether a container of leaf q may be taken for starved
+// leaf s: q and every queue above it up to the lowest one that holds s
+// too (above it, a container moving from q to s changes nothing) allow
+// it and stay at or above their shares, counting what leaves them
+// already.
+func (c *Core) mayTake(s, q int, res fairness.Vector, leaving []fairness.Vector) bool {
 	t := c.tree
-	// Above the lowest queue that holds both, a container moving from
-	// the victim to s changes nothing.
-	shared := map[int]bool{}
-	for q := s; q >= 0; q = t.qs[q].parent {
-		shared[q] = true
-	}
-	over := func(q int, res fairness.Vector) bool {
-		for ; q >= 0 && !shared[q]; q = t.qs[q].parent {
-			if t.qs[q].conf.Preemption.NoPreemptFrom {
-				return false
-			}
-			left := t.qs[q].usage.Sub(leaving[q]).Sub(res)
-			if left.DominantShare(c.capacity) < t.qs[q].share.DominantShare(c.capacity)-1e-9 {
-				return false
+	shared := false
+	for ; q >= 0; q = t.qs[q].parent {
+		for a := s; a >= 0; a = t.qs[a].parent {
+			if a == q {
+				shared = true
 			}
 		}
-		return true
+		if shared {
+			return true
+		}
+		if t.qs[q].conf.Preemption.NoPreemptFrom {
+			return false
+		}
+		left := t.qs[q].usage.Sub(leaving[q]).Sub(res)
+		if left.DominantShare(c.capacity) < t.qs[q].share.DominantShare(c.capacity)-1e-9 {
+			return false
+		}
 	}
+	return true
+}
+
+// victims lists the containers that may be taken for starved leaf s, in
+// the order they would be: not an AM's, not asked back already, of
+// another queue that mayTake allows now (the caller checks again as it
+// takes them).
+func (c *Core) victims(s int, leaving []fairness.Vector) []*Container {
 	var out []*Container
 	for _, k := range c.conts {
 		a := c.byID[k.App]
@@ -275,7 +348,7 @@ func (c *Core) victims(s int, leaving []fairness.Vector) []*Container {
 		if _, asked := c.pre.asked[k.ID]; asked {
 			continue
 		}
-		if over(a.q, k.Resource) {
+		if c.mayTake(s, a.q, k.Resource, leaving) {
 			out = append(out, k)
 		}
 	}
