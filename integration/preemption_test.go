@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -117,5 +118,89 @@ func TestPreemptionGivesAQueueItsGuarantee(t *testing.T) {
 	resp2.Body.Close()
 	if !strings.Contains(string(body), "loom_containers_preempted_total 1") {
 		t.Errorf("/metrics does not count one preemption")
+	}
+}
+
+// TestPreemptedTasksRunAgain: Loom's own DAG AM in batch fills the
+// cluster with 8-second tasks; an app in prod starves, one of the AM's
+// task containers is taken, and the AM runs that task again: the job
+// succeeds, and its history shows the preempted run and the rerun.
+func TestPreemptedTasksRunAgain(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "fair-scheduler.xml")
+	if err := os.WriteFile(file, []byte(preemptionFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startCluster(t, 2,
+		"-D", "yarn.resourcemanager.scheduler.class=org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler",
+		"-D", "yarn.scheduler.fair.allocation.file="+file,
+		"-D", "yarn.scheduler.fair.preemption=true", "-D", "yarn.scheduler.fair.waitTimeBeforeKill=1000")
+	ctx := context.Background()
+	dir := t.TempDir()
+	jobFile, history := filepath.Join(dir, "job.json"), filepath.Join(dir, "history.json")
+	job := `{"name": "long-scan", "stages": [{"name": "scan", "tasks": 10, "duration_ms": 6000, "demand": {"memory-mb": 64, "vcores": 1}}]}`
+	if err := os.WriteFile(jobFile, []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	submit := func(queue, command string) *pb.ApplicationIdProto {
+		na, err := c.ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
+			ApplicationId: na.GetApplicationId(), ApplicationName: proto.String(queue), Queue: proto.String(queue),
+			Resource:        &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)},
+			AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{command}}}}); err != nil {
+			t.Fatal(err)
+		}
+		return na.GetApplicationId()
+	}
+	batch := submit("root.batch", loomBin+" am --task-kind sleep --job "+jobFile+" --history "+history)
+	// Its AM and 7 tasks fill the 8 vcores.
+	c.waitFor(t, "batch to fill the cluster", func() bool {
+		n := int32(0)
+		for _, nr := range c.nodes(t) {
+			n += nr.GetNumContainers()
+		}
+		return n >= 8
+	})
+	prod := submit("root.prod", "exec sleep 1000")
+	c.waitWithin(t, 20*time.Second, "prod's AM to start", func() bool { return c.report(t, prod).GetLaunchTime() != 0 })
+	var rep *pb.ApplicationReportProto
+	c.waitWithin(t, 60*time.Second, "the batch job to end", func() bool {
+		rep = c.report(t, batch)
+		switch rep.GetYarnApplicationState() {
+		case pb.YarnApplicationStateProto_FINISHED, pb.YarnApplicationStateProto_FAILED, pb.YarnApplicationStateProto_KILLED:
+			return true
+		}
+		return false
+	})
+	if rep.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
+		t.Fatalf("the batch job: %v (%s)", rep.GetFinalApplicationStatus(), rep.GetDiagnostics())
+	}
+	var h struct {
+		Tasks []struct {
+			Task      int  `json:"task"`
+			Succeeded bool `json:"succeeded"`
+		} `json:"tasks"`
+	}
+	b, err := os.ReadFile(history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		t.Fatal(err)
+	}
+	runs, ok := map[int]int{}, map[int]bool{}
+	preempted := 0
+	for _, r := range h.Tasks {
+		runs[r.Task]++
+		if r.Succeeded {
+			ok[r.Task] = true
+		} else {
+			preempted++
+		}
+	}
+	if len(ok) != 10 || preempted == 0 {
+		t.Errorf("history: %d tasks succeeded (want 10), %d runs ended unsuccessfully (want at least the preempted one): %v", len(ok), preempted, runs)
 	}
 }

@@ -108,7 +108,14 @@ type taskDone struct {
 	container int64
 	ok        bool
 	why       string
+	// preempted: the RM took the container back for a starved queue
+	// (exit status PREEMPTED): the task runs again, not counted as a
+	// failure, as YARN's engines count it killed.
+	preempted bool
 }
+
+// exitPreempted is YARN's ContainerExitStatus.PREEMPTED.
+const exitPreempted = -102
 
 func (r *Runner) now() time.Duration { return time.Since(r.start) }
 
@@ -206,7 +213,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			// A container the RM ended under a running task: its node
 			// was lost, or it was killed.
 			if _, ok := r.running[cs.GetContainerId().GetId()]; ok {
-				r.finished(taskDone{container: cs.GetContainerId().GetId(),
+				r.finished(taskDone{container: cs.GetContainerId().GetId(), preempted: cs.GetExitStatus() == exitPreempted,
 					why: fmt.Sprintf("container ended by the RM (exit %d): %s", cs.GetExitStatus(), cs.GetDiagnostics())})
 			}
 		}
@@ -270,14 +277,23 @@ func (r *Runner) finished(d taskDone) []int64 {
 		return nil
 	}
 	delete(r.running, d.container)
-	changed, err := r.DAG.Completed(r.now(), d.container, d.ok)
+	var changed bool
+	var err error
+	if d.preempted {
+		changed, err = r.DAG.Preempted(r.now(), d.container)
+	} else {
+		changed, err = r.DAG.Completed(r.now(), d.container, d.ok)
+	}
 	if err != nil {
 		r.Log.Error().Err(err).Msg("completion the core does not know")
 	} else if d.ok {
 		r.succeeded++
 	}
 	r.changed = r.changed || changed
-	if !d.ok {
+	switch {
+	case d.preempted:
+		r.Log.Info().Str("stage", t.rec.Stage).Int("task", t.rec.Task).Str("why", d.why).Msg("task preempted: it runs again")
+	case !d.ok:
 		r.lastWhy[taskKey{t.rec.Stage, t.rec.Task}] = d.why
 		r.Log.Warn().Str("stage", t.rec.Stage).Int("task", t.rec.Task).Str("why", d.why).Msg("task failed")
 	}
