@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -112,6 +113,12 @@ func TestFairSchedulerQueues(t *testing.T) {
 	walkREST(sched.Scheduler.SchedulerInfo.RootQueue, 0)
 	if want := []string{"root", "-root.eng", "--root.eng.etl", "--root.eng.adhoc", "--root.eng.batch", "-root.ads", "-root.default"}; sched.Scheduler.SchedulerInfo.Type != "fairScheduler" || !slices.Equal(nested, want) {
 		t.Errorf("/ws/v1/cluster/scheduler: %s %v, want fairScheduler %v", sched.Scheduler.SchedulerInfo.Type, nested, want)
+	}
+
+	// And `loom queues` shows it, indented.
+	out, err := exec.Command(loomBin, "queues", "--rm", c.client).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "\n    root.eng.etl ") || !strings.Contains(string(out), "\n  root.eng ") {
+		t.Errorf("loom queues: %v\n%s", err, out)
 	}
 
 	// Placement: the queue asked for, else the default rule's.

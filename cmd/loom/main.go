@@ -27,6 +27,6 @@ to the jobs closest to finishing, packed tightly (Carbyne, OSDI'16).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(simCommand(), tuneCommand(), workloadCommand(), benchCommand(), rmCommand(), nmCommand(), amCommand(), executorCommand(), submitCommand(), appsCommand(), killCommand(), nodesCommand(), logsCommand(), haadminCommand(), miniCommand())
+	root.AddCommand(simCommand(), tuneCommand(), workloadCommand(), benchCommand(), rmCommand(), nmCommand(), amCommand(), executorCommand(), submitCommand(), appsCommand(), killCommand(), nodesCommand(), queuesCommand(), logsCommand(), haadminCommand(), miniCommand())
 	return root
 }
