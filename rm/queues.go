@@ -41,6 +41,10 @@ type QueueConf struct {
 	// Preemption says when the queue is starved and whether its
 	// containers may be taken (preemption.go).
 	Preemption PreemptionTimes
+	// FIFO gives a leaf's share to its apps in the order they came, each
+	// as much as it demands (the Fair Scheduler's schedulingPolicy fifo),
+	// instead of DRF among its users and apps.
+	FIFO bool
 }
 
 // QueuesSet replaces the queue tree (a reload): every running app's queue
@@ -300,7 +304,11 @@ func (c *Core) treeShares(capacity fairness.Vector, members []*app) {
 	for i := range t.qs {
 		q := &t.qs[i]
 		if q.leaf {
-			splitLeaf(c.capacity, q.share, byLeaf[i])
+			if q.conf.FIFO {
+				splitFIFO(q.share, byLeaf[i])
+			} else {
+				splitLeaf(c.capacity, q.share, byLeaf[i])
+			}
 			continue
 		}
 		claims := make([]fairness.Claim, len(q.children))
@@ -323,6 +331,17 @@ func scaledInto(d, m fairness.Vector) fairness.Vector {
 		}
 	}
 	return d.Scale(f)
+}
+
+// splitFIFO gives a FIFO leaf's share to its apps oldest first (members
+// come in app id order, the order of arrival), each its demand scaled
+// down whole to what is left.
+func splitFIFO(share fairness.Vector, apps []*app) {
+	left := share
+	for _, a := range apps {
+		a.share = scaledInto(a.demand, left)
+		left = left.Sub(a.share).ClampZero()
+	}
 }
 
 // splitLeaf splits a leaf queue's share among its users, equally

@@ -359,3 +359,24 @@ func TestMaxRunningApps(t *testing.T) {
 		t.Errorf("grants after the ends (-want +got):\n%s", diff)
 	}
 }
+
+// TestFIFOQueue: a FIFO leaf's share goes to its apps oldest first. root.f
+// (FIFO) and root.d halve <100, 100>; in f, app 1 demands 30, app 2 all,
+// app 3 all: 30, 20, 0. d's app 4 gets its 50.
+func TestFIFOQueue(t *testing.T) {
+	c := New(Config{})
+	step(t, c, NodeUp{Node: 0, Capacity: full},
+		QueuesSet{Queues: []QueueConf{{Name: "root.f", Weight: 1, FIFO: true}, {Name: "root.d", Weight: 1}}})
+	for id, q := range []string{"root.f", "root.f", "root.f", "root.d"} {
+		d := full
+		if id == 0 {
+			d = fairness.New(30, 30)
+		}
+		step(t, c, AppAdded{App: AppID(id + 1), Queue: q, User: fmt.Sprint("u", id)}, AppRequest{App: AppID(id + 1), Demand: d})
+	}
+	for id, w := range map[AppID]float64{1: 30, 2: 20, 3: 0, 4: 50} {
+		if got := share(t, c, id); cmp.Diff(fairness.New(w, w), got, cmpApprox) != "" {
+			t.Errorf("app %d: share %v, want %v", id, got, fairness.New(w, w))
+		}
+	}
+}

@@ -120,6 +120,11 @@ func coreQueues(t *queueconf.Tree, csStarve time.Duration) (rm.QueuesSet, error)
 			qc.Preemption = rm.PreemptionTimes{MinShareTimeout: csStarve}
 		} else {
 			qc.Preemption = preemptionTimes(q)
+			// A Fair Scheduler leaf says fifo only when asked to (its
+			// default is fair). A Capacity Scheduler leaf orders its apps
+			// fifo by default; Loom keeps DRF among them there, the
+			// fairness a team moving to Loom comes for.
+			qc.FIFO = q.Policy == queueconf.PolicyFIFO && len(q.Children) == 0
 		}
 		if qc.Weight <= 0 {
 			// A Capacity Scheduler queue of capacity 0 runs on idle
