@@ -65,16 +65,9 @@ func DRFWithin(total, within Vector, claims []Claim) []Vector {
 	capAt := make([]Vector, n)
 	h := capHeap{apps: make([]int, 0, n), at: make([]float64, n)}
 	for k, c := range claims {
-		dir := c.Task
-		if dir.IsZero() {
-			dir = c.Demand
-		}
-		if c.Weight <= 0 || dir.IsZero() || dir.HasNegative() || c.Demand.IsZero() {
+		dir, ds, ok := c.growth(total)
+		if !ok {
 			continue
-		}
-		ds := dir.DominantShare(total)
-		if math.IsInf(ds, 1) || ds <= 0 {
-			continue // it needs a kind the cluster does not have
 		}
 		for r := Kind(0); r < NumKinds; r++ {
 			if dir[r] <= 0 {
@@ -153,6 +146,22 @@ func DRFWithin(total, within Vector, claims []Claim) []Vector {
 			}
 		}
 	}
+}
+
+// growth is the direction a claim's allocation grows in (its Task, else
+// its Demand) and that direction's dominant share of total; ok false for
+// a claim that gets nothing: no weight, no demand, or a kind the cluster
+// does not have.
+func (c Claim) growth(total Vector) (dir Vector, ds float64, ok bool) {
+	dir = c.Task
+	if dir.IsZero() {
+		dir = c.Demand
+	}
+	if c.Weight <= 0 || dir.IsZero() || dir.HasNegative() || c.Demand.IsZero() {
+		return dir, 0, false
+	}
+	ds = dir.DominantShare(total)
+	return dir, ds, !math.IsInf(ds, 1) && ds > 0
 }
 
 // nextCap is the lowest cap level among the kinds an app still grows in.
@@ -277,15 +286,8 @@ func drfWithFloors(total, capacity Vector, claims []Claim) []Vector {
 	state := make([][NumKinds]int, n)
 	var sumFloor Vector
 	for k, c := range claims {
-		dir := c.Task
-		if dir.IsZero() {
-			dir = c.Demand
-		}
-		if c.Weight <= 0 || dir.IsZero() || dir.HasNegative() || c.Demand.IsZero() {
-			continue
-		}
-		ds := dir.DominantShare(total)
-		if math.IsInf(ds, 1) || ds <= 0 {
+		dir, ds, ok := c.growth(total)
+		if !ok {
 			continue
 		}
 		for r := Kind(0); r < NumKinds; r++ {

@@ -153,27 +153,7 @@ func TestDRF(t *testing.T) {
 func TestDRFInvariants(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 500; trial++ {
-		var capacity Vector
-		for r := range capacity {
-			capacity[r] = float64(1 + rng.IntN(100))
-		}
-		claims := make([]Claim, 1+rng.IntN(8))
-		for k := range claims {
-			var task Vector
-			for r := range task {
-				if rng.IntN(3) > 0 {
-					task[r] = float64(1 + rng.IntN(10))
-				}
-			}
-			if task.IsZero() {
-				task[VCores] = 1
-			}
-			claims[k] = Claim{
-				Weight: float64(1 + rng.IntN(3)),
-				Task:   task,
-				Demand: task.Scale(float64(1 + rng.IntN(30))),
-			}
-		}
+		capacity, claims := randomClaims(rng, 8)
 		alloc := DRF(capacity, claims)
 		var total Vector
 		for k, a := range alloc {
@@ -330,23 +310,7 @@ func TestDRFWithGuarantees(t *testing.T) {
 func TestDRFWithFloorsAgreesWithoutThem(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 300; trial++ {
-		var capacity Vector
-		for r := range capacity {
-			capacity[r] = float64(1 + rng.IntN(100))
-		}
-		claims := make([]Claim, 1+rng.IntN(6))
-		for k := range claims {
-			var task Vector
-			for r := range task {
-				if rng.IntN(3) > 0 {
-					task[r] = float64(1 + rng.IntN(10))
-				}
-			}
-			if task.IsZero() {
-				task[VCores] = 1
-			}
-			claims[k] = Claim{Weight: float64(1 + rng.IntN(3)), Task: task, Demand: task.Scale(float64(1 + rng.IntN(30)))}
-		}
+		capacity, claims := randomClaims(rng, 6)
 		if diff := cmp.Diff(DRF(capacity, claims), drfWithFloors(capacity, capacity, claims), approx); diff != "" {
 			t.Fatalf("trial %d: the two paths differ (-fast +floors):\n%s", trial, diff)
 		}
@@ -373,4 +337,27 @@ func TestDRFWithFloorsAgreesWithoutThem(t *testing.T) {
 			t.Fatalf("trial %d: %v handed out of %v (floors %v)", trial, total, capacity, floors)
 		}
 	}
+}
+
+// randomClaims is a random cluster and up to most claims on it, each
+// with a task of random kinds and a demand of whole tasks.
+func randomClaims(rng *rand.Rand, most int) (Vector, []Claim) {
+	var capacity Vector
+	for r := range capacity {
+		capacity[r] = float64(1 + rng.IntN(100))
+	}
+	claims := make([]Claim, 1+rng.IntN(most))
+	for k := range claims {
+		var task Vector
+		for r := range task {
+			if rng.IntN(3) > 0 {
+				task[r] = float64(1 + rng.IntN(10))
+			}
+		}
+		if task.IsZero() {
+			task[VCores] = 1
+		}
+		claims[k] = Claim{Weight: float64(1 + rng.IntN(3)), Task: task, Demand: task.Scale(float64(1 + rng.IntN(30)))}
+	}
+	return capacity, claims
 }
