@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"google.golang.org/protobuf/proto"
 
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
@@ -38,28 +35,8 @@ const preemptionFile = `<?xml version="1.0"?>
 // its AM's) in a PreemptionMessage, kills it after the 1 s grace with
 // exit status PREEMPTED (-102), and prod's AM starts in its room.
 func TestPreemptionGivesAQueueItsGuarantee(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "fair-scheduler.xml")
-	if err := os.WriteFile(file, []byte(preemptionFile), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c := startCluster(t, 2,
-		"-D", "yarn.resourcemanager.scheduler.class=org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler",
-		"-D", "yarn.scheduler.fair.allocation.file="+file,
-		"-D", "yarn.scheduler.fair.preemption=true", "-D", "yarn.scheduler.fair.waitTimeBeforeKill=1000")
-	ctx := context.Background()
-	submit := func(queue string) *pb.ApplicationIdProto {
-		na, err := c.ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
-			ApplicationId: na.GetApplicationId(), ApplicationName: proto.String(queue), Queue: proto.String(queue),
-			Resource:        &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)},
-			AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{handOverCredentials(c.dir)}}}}); err != nil {
-			t.Fatal(err)
-		}
-		return na.GetApplicationId()
-	}
+	c := preemptionCluster(t)
+	submit := func(queue string) *pb.ApplicationIdProto { return c.mustSubmitTo(t, queue, handOverCredentials(c.dir)) }
 	batch := submit("root.batch")
 	am := stockAMAttempt(t, c, batch, 1)
 	am.register()
@@ -122,38 +99,18 @@ func TestPreemptionGivesAQueueItsGuarantee(t *testing.T) {
 }
 
 // TestPreemptedTasksRunAgain: Loom's own DAG AM in batch fills the
-// cluster with 8-second tasks; an app in prod starves, one of the AM's
+// cluster with 6-second tasks; an app in prod starves, one of the AM's
 // task containers is taken, and the AM runs that task again: the job
 // succeeds, and its history shows the preempted run and the rerun.
 func TestPreemptedTasksRunAgain(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "fair-scheduler.xml")
-	if err := os.WriteFile(file, []byte(preemptionFile), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c := startCluster(t, 2,
-		"-D", "yarn.resourcemanager.scheduler.class=org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler",
-		"-D", "yarn.scheduler.fair.allocation.file="+file,
-		"-D", "yarn.scheduler.fair.preemption=true", "-D", "yarn.scheduler.fair.waitTimeBeforeKill=1000")
-	ctx := context.Background()
+	c := preemptionCluster(t)
 	dir := t.TempDir()
 	jobFile, history := filepath.Join(dir, "job.json"), filepath.Join(dir, "history.json")
 	job := `{"name": "long-scan", "stages": [{"name": "scan", "tasks": 10, "duration_ms": 6000, "demand": {"memory-mb": 64, "vcores": 1}}]}`
 	if err := os.WriteFile(jobFile, []byte(job), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	submit := func(queue, command string) *pb.ApplicationIdProto {
-		na, err := c.ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
-			ApplicationId: na.GetApplicationId(), ApplicationName: proto.String(queue), Queue: proto.String(queue),
-			Resource:        &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)},
-			AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{command}}}}); err != nil {
-			t.Fatal(err)
-		}
-		return na.GetApplicationId()
-	}
+	submit := func(queue, command string) *pb.ApplicationIdProto { return c.mustSubmitTo(t, queue, command) }
 	batch := submit("root.batch", loomBin+" am --task-kind sleep --job "+jobFile+" --history "+history)
 	// Its AM and 7 tasks fill the 8 vcores.
 	c.waitFor(t, "batch to fill the cluster", func() bool {
@@ -203,4 +160,28 @@ func TestPreemptedTasksRunAgain(t *testing.T) {
 	if len(ok) != 10 || preempted == 0 {
 		t.Errorf("history: %d tasks succeeded (want 10), %d runs ended unsuccessfully (want at least the preempted one): %v", len(ok), preempted, runs)
 	}
+}
+
+// preemptionCluster is two NodeManagers under an RM configured as a Fair
+// Scheduler cluster with preemptionFile, preemption on and a 1 s grace.
+func preemptionCluster(t *testing.T) *cluster {
+	file := filepath.Join(t.TempDir(), "fair-scheduler.xml")
+	if err := os.WriteFile(file, []byte(preemptionFile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return startCluster(t, 2,
+		"-D", "yarn.resourcemanager.scheduler.class=org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler",
+		"-D", "yarn.scheduler.fair.allocation.file="+file,
+		"-D", "yarn.scheduler.fair.preemption=true", "-D", "yarn.scheduler.fair.waitTimeBeforeKill=1000")
+}
+
+// mustSubmitTo is submitTo as the test's user, failing the test on an
+// error.
+func (c *cluster) mustSubmitTo(t *testing.T, queue, command string) *pb.ApplicationIdProto {
+	t.Helper()
+	id, err := c.submitTo("tester", queue, command)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

@@ -122,20 +122,7 @@ func TestFairSchedulerQueues(t *testing.T) {
 	}
 
 	// Placement: the queue asked for, else the default rule's.
-	submit := func(user, queue, command string) (*pb.ApplicationIdProto, error) {
-		cl := rpc.NewClient(c.client, rpc.ClientOptions{User: user, Retries: 20, RetryBackoff: 50 * time.Millisecond})
-		defer cl.Close()
-		ac := rpc.ApplicationClient{C: cl}
-		na, err := ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
-			ApplicationId: na.GetApplicationId(), ApplicationName: proto.String("q"), Queue: proto.String(queue),
-			Resource:        &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)},
-			AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{command}}}})
-		return na.GetApplicationId(), err
-	}
+	submit := c.submitTo
 	etl, err := submit("tester", "root.eng.etl", "exit 0")
 	if err != nil {
 		t.Fatal(err)
@@ -250,4 +237,21 @@ func TestFairSchedulerQueues(t *testing.T) {
 type fairQueue struct {
 	QueueName   string
 	ChildQueues struct{ Queue []fairQueue }
+}
+
+// submitTo submits, as user, to queue, an app whose AM runs command.
+func (c *cluster) submitTo(user, queue, command string) (*pb.ApplicationIdProto, error) {
+	ctx := context.Background()
+	cl := rpc.NewClient(c.client, rpc.ClientOptions{User: user, Retries: 20, RetryBackoff: 50 * time.Millisecond})
+	defer cl.Close()
+	ac := rpc.ApplicationClient{C: cl}
+	na, err := ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
+	if err != nil {
+		return nil, err
+	}
+	_, err = ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
+		ApplicationId: na.GetApplicationId(), ApplicationName: proto.String(queue), Queue: proto.String(queue),
+		Resource:        &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)},
+		AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{command}}}})
+	return na.GetApplicationId(), err
 }
