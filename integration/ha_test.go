@@ -99,8 +99,13 @@ func startHA(t *testing.T, n, m int, extra ...string) *haCluster {
 		logs, _ := filepath.Glob(filepath.Join(dir, "nm*", "logs", "application_*", "container_*", "am.log"))
 		for _, f := range logs {
 			b, _ := os.ReadFile(f)
-			lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-			t.Logf("--- %s (last %d lines):\n%s", strings.TrimPrefix(f, dir), min(len(lines), 300), strings.Join(lines[max(0, len(lines)-300):], "\n"))
+			// The AM's own lines, then the start of its goroutine dump
+			// (SIGQUIT, on a timeout): the whole dump would crowd them out.
+			own, dump, _ := strings.Cut(string(b), "SIGQUIT: quit")
+			lines := strings.Split(strings.TrimRight(own, "\n"), "\n")
+			stack := strings.Split(dump, "\n")
+			t.Logf("--- %s (last %d lines, then the first of its goroutines):\n%s\n%s", strings.TrimPrefix(f, dir), min(len(lines), 200),
+				strings.Join(lines[max(0, len(lines)-200):], "\n"), strings.Join(stack[:min(len(stack), 60)], "\n"))
 		}
 	})
 	for i := range m {

@@ -192,3 +192,37 @@ func TestRegistrationRefusedStopsTheNM(t *testing.T) {
 		t.Errorf("Err() = %v", err)
 	}
 }
+
+// TestResyncReportsCompletedContainers: a container that ended, and whose
+// end an RM already heard in a heartbeat, is still reported when the node
+// registers again (a new RM after a failover): the RM that heard it may
+// have died before its AM did, and the new one learns it only here.
+func TestResyncReportsCompletedContainers(t *testing.T) {
+	n, stub, cm := startRegistered(t, nil)
+	cid := containerID(1, 4)
+	start(t, cm, token(t, n, cid, 128), launch("exit 3", nil, nil))
+	stub.waitFor(t, "the container's end in a heartbeat", 5*time.Second, func() bool {
+		for _, cs := range stub.last().GetContainersStatuses() {
+			if cs.GetState() == pb.ContainerStateProto_C_COMPLETE {
+				return true
+			}
+		}
+		return false
+	})
+	// A few more heartbeats: the RM has seen it.
+	seen := len(stub.hbs)
+	stub.waitFor(t, "more heartbeats", 5*time.Second, func() bool { return len(stub.hbs) >= seen+2 })
+	stub.mu.Lock()
+	stub.action = pb.NodeActionProto_RESYNC
+	stub.mu.Unlock()
+	stub.waitFor(t, "a second registration", 5*time.Second, func() bool { return len(stub.regs) == 2 })
+	stub.mu.Lock()
+	reg := stub.regs[1]
+	stub.mu.Unlock()
+	if len(reg.GetContainerStatuses()) != 1 {
+		t.Fatalf("re-registration reports %d containers, want the completed one: %v", len(reg.GetContainerStatuses()), reg)
+	}
+	if cs := reg.GetContainerStatuses()[0]; cs.GetContainerState() != pb.ContainerStateProto_C_COMPLETE || cs.GetContainerExitStatus() != 3 {
+		t.Errorf("re-registration reports %v", cs)
+	}
+}

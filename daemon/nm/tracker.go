@@ -132,10 +132,12 @@ func (n *NodeManager) registerRequest() *pb.RegisterNodeManagerRequestProto {
 		PhysicalResource: rpc.ResourceFromVector(n.cfg.Physical)}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	// Completed containers too, those an RM has seen included, until
+	// they are forgotten (as YARN's NM reports every container it still
+	// tracks): an RM that saw a completion may have died before its AM
+	// heard of it, and the RM that takes over learns it only from here
+	// (without it, a DAG AM waited for ever for a task that had ended).
 	for _, c := range n.sortedContainersLocked() {
-		if c.state == stateDone && c.acked {
-			continue
-		}
 		req.ContainerStatuses = append(req.ContainerStatuses, c.nmStatus())
 	}
 	for _, a := range n.sortedAppsLocked() {
