@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -288,6 +289,15 @@ func TestRMFailoverUnderLoad(t *testing.T) {
 			for _, id := range apps {
 				if r, err := h.reportErr(id); err == nil {
 					t.Logf("%s: %v, progress %.2f: %s", rpc.AppIDString(id), r.GetYarnApplicationState(), r.GetProgress(), r.GetDiagnostics())
+				}
+			}
+			// And what the active RM's scheduler holds: each app's asks,
+			// usage and share, the leftover.
+			if a := h.active(); a != "" {
+				if resp, err := http.Get("http://" + h.addrs[a]["webapp.address"] + "/ws/v1/loom/scheduler"); err == nil {
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					t.Logf("%s's /ws/v1/loom/scheduler:\n%s", a, b)
 				}
 			}
 			quitAMs(h.dir)

@@ -40,6 +40,9 @@ func (r *RM) scheduleLoop() {
 // decision; a failure is logged with why. Callers hold mu.
 func (r *RM) schedule(nodes []rm.NodeID, why string) {
 	t0 := time.Now()
+	if t0.Before(r.holdUntil) {
+		return // the recovery wait (New)
+	}
 	if err := r.step(rm.Schedule{Nodes: nodes}); err != nil {
 		r.log.Error().Err(err).Msg(why)
 	}

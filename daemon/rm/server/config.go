@@ -71,6 +71,10 @@ var Defaults = map[string]string{
 	"loom.scheduler.tetris-fairness": "0",
 	"loom.heartbeat.interval-ms":     "${yarn.resourcemanager.nodemanagers.heartbeat-interval-ms}",
 	"loom.queues":                    "default",
+	// After recovering apps, no container is granted for this long, so
+	// that the NodeManagers report the containers they run first (YARN's
+	// work-preserving recovery wait).
+	keySchedulingWait: "10000",
 	// Preemption, off by default in both schedulers.
 	keyFairPreemption:  "false",
 	keyFairWaitKill:    "15000",
@@ -131,6 +135,9 @@ type Config struct {
 	// user-as-default-queue and allow-undeclared-pools, for a reloaded
 	// allocation file without a queuePlacementPolicy.
 	FairUserQueue, FairUndeclared bool
+	// RecoverySchedulingWait holds scheduling back after a restart or a
+	// failover that recovered running apps (rm.go).
+	RecoverySchedulingWait time.Duration
 	// Preemption is on for a tree when its scheduler's key says so
 	// (preemption.go); CSStarve is a Capacity Scheduler leaf's
 	// starvation timeout (the monitor's interval).
@@ -263,6 +270,7 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	cfg.DTRenew = positive("yarn.resourcemanager.delegation.token.renew-interval")
 	cfg.DTMaxLife = positive("yarn.resourcemanager.delegation.token.max-lifetime")
 	cfg.HeartbeatInterval = positive("loom.heartbeat.interval-ms")
+	cfg.RecoverySchedulingWait = time.Duration(integer(keySchedulingWait, 0)) * time.Millisecond
 	cfg.MaxAttempts = int(integer("yarn.resourcemanager.am.max-attempts", 1))
 	cfg.MaxCompleted = int(integer("yarn.resourcemanager.max-completed-applications", 0))
 	cfg.MinAlloc = fairness.New(float64(integer("yarn.scheduler.minimum-allocation-mb", 0)),

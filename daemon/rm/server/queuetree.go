@@ -25,7 +25,10 @@ import (
 // places apps by its rules, checks its submit ACLs, and reloads the file
 // when it changes, as the Fair Scheduler does every 10 seconds.
 
-const keyFairAllocFile = "yarn.scheduler.fair.allocation.file"
+const (
+	keyFairAllocFile  = "yarn.scheduler.fair.allocation.file"
+	keySchedulingWait = "yarn.resourcemanager.work-preserving-recovery.scheduling-wait-ms"
+)
 
 // loadQueueTree reads the tree the configuration names, if any, and the
 // file to watch for changes ("" for none).

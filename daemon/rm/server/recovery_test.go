@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
@@ -237,4 +238,17 @@ func recoveringRM(t *testing.T) (*RM, []string) {
 		t.Fatal(err)
 	}
 	return r, conf
+}
+
+// TestRecoverySchedulingWaitKey: the recovery wait is YARN's key, 10 s
+// by default (its effect is exercised by the HA and restart integration
+// tests, where granting at once double-booked nodes).
+func TestRecoverySchedulingWaitKey(t *testing.T) {
+	c := hadoopconf.New(Defaults)
+	if v, _ := c.Raw(keySchedulingWait); v != "10000" {
+		t.Errorf("%s defaults to %q, want 10000", keySchedulingWait, v)
+	}
+	if cfg := testConfig(t, keySchedulingWait+"=2500"); cfg.RecoverySchedulingWait != 2500*time.Millisecond {
+		t.Errorf("the wait is %v, want 2.5s", cfg.RecoverySchedulingWait)
+	}
 }

@@ -55,8 +55,10 @@ type RM struct {
 	core *rm.Core
 	// tree is the queue hierarchy in force (nil for flat queues),
 	// treeFile where it is reloaded from.
-	tree      *queueconf.Tree
-	treeFile  string
+	tree     *queueconf.Tree
+	treeFile string
+	// holdUntil: no scheduling pass before it (after a recovery).
+	holdUntil time.Time
 	life      *lifecycle.Core
 	start     time.Time
 	clusterTS int64
@@ -352,6 +354,14 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 		if err := r.recover(state); err != nil {
 			r.store.Close()
 			return nil, err
+		}
+		if len(r.apps) > 0 {
+			// As YARN's work-preserving recovery: grant nothing until the
+			// NodeManagers have had time to report the containers they
+			// run. Granting at once double-books nodes whose containers
+			// the RM has not heard of yet (a failover under load ended
+			// with 27 of 16 vcores held and nothing granted again).
+			r.holdUntil = time.Now().Add(cfg.RecoverySchedulingWait)
 		}
 	}
 	return r, nil

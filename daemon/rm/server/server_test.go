@@ -193,7 +193,10 @@ func testConfig(t testing.TB, overrides ...string) Config {
 	for _, kv := range []string{"yarn.resourcemanager.hostname=127.0.0.1", "yarn.resourcemanager.address=127.0.0.1:0",
 		"yarn.resourcemanager.scheduler.address=127.0.0.1:0", "yarn.resourcemanager.resource-tracker.address=127.0.0.1:0",
 		"yarn.resourcemanager.webapp.address=127.0.0.1:0", "loom.history.dir=" + t.TempDir(),
-		"loom.queues=default,etl", "loom.queue.etl.weight=2"} {
+		"loom.queues=default,etl", "loom.queue.etl.weight=2",
+		// Tests that restart an RM check what it grants at once; the
+		// recovery wait is exercised by the integration tests.
+		keySchedulingWait + "=0"} {
 		k, v, _ := strings.Cut(kv, "=")
 		c.Set(k, v)
 	}
