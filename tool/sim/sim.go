@@ -176,7 +176,7 @@ func Run(cfg Config, jobs []*workload.Job) (*Result, error) {
 		if _, err := s.core.Step(0, *cfg.Queues); err != nil {
 			return nil, err
 		}
-		s.leaves = leafQueues(cfg.Queues.Queues)
+		s.leaves = leafQueues(s.core.Queues())
 	}
 	if err := s.admitAll(jobs); err != nil {
 		return nil, err
@@ -747,22 +747,17 @@ func (s *sim) queueOf(j *workload.Job) string {
 	return q
 }
 
-// leafQueues lists a tree's leaves in its order.
-func leafQueues(qs []rm.QueueConf) []string {
-	parent := map[string]bool{}
-	for _, q := range qs {
-		if i := strings.LastIndexByte(q.Name, '.'); i > 0 {
-			parent[q.Name[:i]] = true
-		}
-	}
+// leafQueues lists a tree's leaves in its order, as the core holds them,
+// root.default left out unless it is the only one (the Fair Scheduler adds
+// it to any tree).
+func leafQueues(qs []rm.QueueView) []string {
 	var out []string
 	for _, q := range qs {
-		if !parent[q.Name] && q.Name != "root.default" {
+		if q.Leaf && q.Name != "root.default" {
 			out = append(out, q.Name)
 		}
 	}
 	if len(out) == 0 {
-		// root.default alone (the Fair Scheduler adds it to any tree)
 		out = []string{"root.default"}
 	}
 	return out

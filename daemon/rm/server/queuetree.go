@@ -238,7 +238,7 @@ func (r *RM) userGroups(user string) []string {
 // addLeaf adds a leaf a placement rule created (its parents too), with
 // the Fair Scheduler's defaults for a queue the file does not name.
 func (r *RM) addLeaf(path string) error {
-	var parent *queueconf.Queue
+	var parent, first *queueconf.Queue
 	parts := strings.Split(path, ".")
 	for i := 1; i <= len(parts); i++ {
 		name := strings.Join(parts[:i], ".")
@@ -252,9 +252,20 @@ func (r *RM) addLeaf(path string) error {
 		}
 		q = &queueconf.Queue{Name: name, Parent: parent, Weight: 1, Policy: parent.Policy}
 		parent.Children = append(parent.Children, q)
+		if first == nil {
+			first = q
+		}
 		parent = q
 	}
-	return r.applyTree(r.tree)
+	if err := r.applyTree(r.tree); err != nil {
+		// Nothing changes: the queues added here go again.
+		if first != nil {
+			p := first.Parent
+			p.Children = p.Children[:len(p.Children)-1]
+		}
+		return err
+	}
+	return nil
 }
 
 // applyTree hands a (new or changed) tree to the core; the core refuses a
