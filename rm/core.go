@@ -38,6 +38,9 @@ type Ask struct {
 	// rather run on (locality.go); the core counts them down as it
 	// places containers there.
 	Locality *Locality
+	// Label is the partition (node label) the containers run in; "" is
+	// the default partition (labels.go).
+	Label string
 	// missed counts the nodes this ask skipped for its locality since its
 	// last node- or rack-local grant (delay scheduling); waitSince is when
 	// it first skipped one (waiting), for delays in time.
@@ -142,6 +145,15 @@ type Core struct {
 	narrowIdx []int
 
 	pre preemptState
+
+	// parts are the cluster's partitions (node labels) and whether each
+	// is exclusive; partCap the live nodes' total in each, the default
+	// ("") included; sharing the partition whose shares are being
+	// computed (labels.go).
+	parts   map[string]bool
+	partCap map[string]fairness.Vector
+	sharing   string
+	splitting bool
 }
 
 type node struct {
@@ -149,12 +161,14 @@ type node struct {
 	capacity   fairness.Vector
 	used       fairness.Vector
 	host, rack string
+	part       string // its partition; "" the default
 }
 
 type app struct {
 	id    AppID
 	queue string
 	user  string
+	label string // the partition its demand is shared in
 	q     int // its leaf in the tree; -1 without one
 	// held: its queues or user are at their bound of running apps; it
 	// waits with no share and no grants.
@@ -181,7 +195,8 @@ func New(cfg Config) *Core {
 	}
 	cfg.QueuePAltruism = maps.Clone(cfg.QueuePAltruism)
 	return &Core{cfg: cfg, byID: map[AppID]*app{}, conts: map[ContainerID]*Container{},
-		shapeRefs: map[fairness.Vector]int{}, next: cfg.FirstContainer, pre: preemptState{asked: map[ContainerID]askedBack{}}}
+		shapeRefs: map[fairness.Vector]int{}, next: cfg.FirstContainer, pre: preemptState{asked: map[ContainerID]askedBack{}},
+		partCap: map[string]fairness.Vector{}}
 }
 
 // Event is an input to Step.
@@ -196,6 +211,8 @@ type (
 		Capacity fairness.Vector
 		// Host and Rack place it for asks with locality.
 		Host, Rack string
+		// Partition is its node label ("" the default partition).
+		Partition string
 	}
 	// NodeLost removes a node; its containers are lost.
 	NodeLost struct{ Node NodeID }
@@ -207,6 +224,10 @@ type (
 		// User is who submitted it: a leaf queue's share is split
 		// among its users first.
 		User string
+		// Label is the partition its demand is shared in: its
+		// submission's node label expression, or its queue's default
+		// (QueueDefaultLabel); "" the default partition.
+		Label string
 	}
 	// AppMoved moves a running app to another queue with that queue's
 	// weight (YARN's moveApplicationAcrossQueues): its share follows at
@@ -325,6 +346,10 @@ func (c *Core) Step(now time.Duration, ev Event) ([]Action, error) {
 		return nil, c.queuesSet(e)
 	case AMContainer:
 		return nil, c.amContainer(e.Container)
+	case PartitionsSet:
+		return nil, c.partitionsSet(e)
+	case NodeLabeled:
+		return nil, c.nodeLabeled(e)
 	case SetPolicy:
 		if e.Policy == nil {
 			return nil, fmt.Errorf("no policy")
@@ -370,6 +395,9 @@ func (c *Core) nodeUp(e NodeUp) error {
 	if e.Capacity.HasNegative() || e.Capacity.IsZero() {
 		return fmt.Errorf("node %d: capacity %v must be positive", e.Node, e.Capacity)
 	}
+	if why := c.partitionKnown(e.Partition); why != "" {
+		return fmt.Errorf("node %d: %s", e.Node, why)
+	}
 	for int(e.Node) >= len(c.nodes) {
 		c.nodes = append(c.nodes, nil)
 	}
@@ -380,9 +408,11 @@ func (c *Core) nodeUp(e NodeUp) error {
 		c.live++
 	} else {
 		c.capacity = c.capacity.Sub(n.capacity)
+		c.partCap[n.part] = c.partCap[n.part].Sub(n.capacity)
 	}
-	n.capacity, n.host, n.rack = e.Capacity, e.Host, e.Rack
+	n.capacity, n.host, n.rack, n.part = e.Capacity, e.Host, e.Rack, e.Partition
 	c.capacity = c.capacity.Add(e.Capacity)
+	c.partCap[n.part] = c.partCap[n.part].Add(n.capacity)
 	c.sharesStale = true
 	c.unsettled.set(int(e.Node))
 	return nil
@@ -399,6 +429,7 @@ func (c *Core) nodeLost(id NodeID) ([]Action, error) {
 		c.free(cid)
 	}
 	c.capacity = c.capacity.Sub(n.capacity)
+	c.partCap[n.part] = c.partCap[n.part].Sub(n.capacity)
 	c.nodes[id] = nil
 	c.live--
 	c.unsettled.clear(int(id))
@@ -421,7 +452,10 @@ func (c *Core) appAdded(e AppAdded) error {
 	if err != nil {
 		return err
 	}
-	a := &app{id: e.App, queue: e.Queue, user: e.User, q: q, weight: w, conts: map[ContainerID]struct{}{}}
+	a := &app{id: e.App, queue: e.Queue, user: e.User, q: q, weight: w, label: e.Label, conts: map[ContainerID]struct{}{}}
+	if why := c.mayAccess(a, e.Label); why != "" {
+		return fmt.Errorf("app %d: %s", e.App, why)
+	}
 	if c.tree != nil {
 		c.tree.qs[q].apps++
 		if c.runnable(a) != "" {
@@ -454,6 +488,13 @@ func (c *Core) appMoved(e AppMoved) error {
 		return err
 	}
 	if c.tree != nil && q != a.q {
+		moved := *a
+		moved.q = q
+		for _, l := range append([]string{a.label}, askLabels(a.asks)...) {
+			if why := c.mayAccess(&moved, l); why != "" {
+				return fmt.Errorf("app %d cannot move to queue %s: %s", e.App, e.Queue, why)
+			}
+		}
 		if !a.held {
 			// As the Fair Scheduler: a running app moves only where it
 			// may run.
@@ -496,6 +537,9 @@ func (c *Core) appRequest(e AppRequest) error {
 			return fmt.Errorf("app %d: ask at priority %d: capability %v must be positive", e.App, k.Priority, k.Demand)
 		case k.Kind != altruism.Default && k.Kind != altruism.Altruistic:
 			return fmt.Errorf("app %d: ask at priority %d has unknown kind %d", e.App, k.Priority, k.Kind)
+		}
+		if why := c.mayAccess(a, k.Label); why != "" {
+			return fmt.Errorf("app %d: ask at priority %d: %s", e.App, k.Priority, why)
 		}
 	}
 	if e.Demand.HasNegative() {
@@ -674,6 +718,12 @@ func (c *Core) refreshShares() {
 // splitShares gives the apps their DRF shares of capacity: down the queue
 // tree when there is one, else each app a claim on the whole.
 func (c *Core) splitShares(capacity fairness.Vector, apps []*app) {
+	if c.labelled() && c.sharing == "" && !c.splitting {
+		c.splitting = true
+		c.partitionShares(capacity, apps, c.splitShares)
+		c.splitting = false
+		return
+	}
 	if c.tree != nil {
 		running := make([]*app, 0, len(apps))
 		for _, a := range apps {
@@ -693,6 +743,17 @@ func (c *Core) splitShares(capacity fairness.Vector, apps []*app) {
 	for i, s := range fairness.DRFWithin(c.capacity, capacity, claims) {
 		apps[i].share = s
 	}
+}
+
+// askLabels are the partitions an app's outstanding asks name.
+func askLabels(asks []Ask) []string {
+	var out []string
+	for _, k := range asks {
+		if k.Count > 0 && k.Label != "" && !slices.Contains(out, k.Label) {
+			out = append(out, k.Label)
+		}
+	}
+	return out
 }
 
 // charge adds v (negative to take back) to what an app holds, and to its
@@ -741,6 +802,7 @@ func (c *Core) fill(ids []NodeID) ([]Action, error) {
 		}
 		withheld := c.localize(n, cands, delays)
 		withheld = c.limitQueues(cands) || withheld
+		withheld = c.narrowPartitions(n, cands) || withheld
 		placed := false
 		for _, as := range c.preemptedPass(n, cands) {
 			acts = append(acts, c.grant(n, cands, owner, as)...)
@@ -919,7 +981,7 @@ func (c *Core) candidates() (*Candidates, []int) {
 		if limited {
 			c.limitIdx = append(c.limitIdx, i)
 		}
-		if local || limited {
+		if local || limited || c.labelled() {
 			c.narrowIdx = append(c.narrowIdx, i)
 		}
 	}

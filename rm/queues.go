@@ -45,6 +45,15 @@ type QueueConf struct {
 	// as much as it demands (the Fair Scheduler's schedulingPolicy fifo),
 	// instead of DRF among its users and apps.
 	FIFO bool
+	// Labels are the partitions (node labels) its apps may ask for
+	// ("*" for all), the Capacity Scheduler's accessible-node-labels;
+	// nil inherits its parent's (root's: all). LabelWeight is its
+	// capacity in each partition, weighing it against its siblings
+	// there; DefaultLabel is the partition its apps run in when they
+	// name none (inherited when empty).
+	Labels       []string
+	LabelWeight  map[string]float64
+	DefaultLabel string
 }
 
 // QueuesSet replaces the queue tree (a reload): every running app's queue
@@ -69,6 +78,8 @@ type queue struct {
 	usage, demand, share fairness.Vector
 	apps                 int
 	running              int // apps not held, in its subtree
+	// access is the partitions its apps may ask for ("*": all).
+	access map[string]bool
 	// minSince and fairSince are when the queue began to hold less than
 	// its guarantee or its fair-share threshold; -1 when it does not.
 	minSince, fairSince time.Duration
@@ -137,12 +148,29 @@ func (c *Core) queuesSet(e QueuesSet) error {
 		t.byName[qc.Name] = i
 	}
 	for i := range t.qs {
-		t.qs[i].leaf = len(t.qs[i].children) == 0
+		q := &t.qs[i]
+		q.leaf = len(q.children) == 0
+		switch {
+		case q.conf.Labels != nil:
+			q.access = map[string]bool{}
+			for _, l := range q.conf.Labels {
+				q.access[l] = true
+			}
+		case q.parent < 0:
+			q.access = map[string]bool{"*": true}
+		default:
+			q.access = t.qs[q.parent].access // parents come first
+		}
 	}
 	for _, a := range c.apps {
 		q, ok := t.byName[a.queue]
 		if !ok || !t.qs[q].leaf {
 			return fmt.Errorf("app %d runs in queue %s, which is not a leaf queue of the new tree", a.id, a.queue)
+		}
+		for _, l := range append([]string{a.label}, askLabels(a.asks)...) {
+			if lq := &t.qs[q]; l != "" && !lq.access[l] && !lq.access["*"] {
+				return fmt.Errorf("app %d runs in node label %s, which queue %s may not access in the new tree", a.id, l, a.queue)
+			}
 		}
 	}
 	c.tree = t
@@ -314,7 +342,14 @@ func (c *Core) treeShares(capacity fairness.Vector, members []*app) {
 		claims := make([]fairness.Claim, len(q.children))
 		for j, ch := range q.children {
 			cq := &t.qs[ch]
-			claims[j] = fairness.Claim{Weight: cq.conf.Weight, Demand: cq.demand, Min: cq.guarantee(c.capacity)}
+			claims[j] = fairness.Claim{Weight: cq.weightIn(c.sharing), Demand: cq.demand}
+			switch {
+			case !c.labelled():
+				claims[j].Min = cq.guarantee(c.capacity)
+			case c.sharing == "":
+				// Guarantees are of the default partition.
+				claims[j].Min = cq.guarantee(c.partCap[""])
+			}
 		}
 		for j, s := range fairness.DRFWithin(c.capacity, q.share, claims) {
 			t.qs[q.children[j]].share = s

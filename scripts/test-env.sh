@@ -78,8 +78,17 @@ install_missing() {
 	command -v apt-get >/dev/null ||
 		die "missing ${missing[*]} (Debian package names), and this is not a Debian machine: install them, then rerun"
 	say "installing ${missing[*]} from Debian"
-	"${sudo[@]}" apt-get update -q
-	local install=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}")
+	# Another apt run (a machine's own updates at boot) holds apt's locks
+	# for a while: wait for them, up to 10 minutes, rather than fail.
+	local wait=(-o DPkg::Lock::Timeout=600)
+	local tries=0
+	until "${sudo[@]}" apt-get "${wait[@]}" update -q; do
+		tries=$((tries + 1))
+		[ $tries -lt 20 ] || die "apt-get update failed $tries times"
+		say "apt-get update failed (another apt run holds its lists?); again in 30 s"
+		sleep 30
+	done
+	local install=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get "${wait[@]}" install -y -q "${missing[@]}")
 	# Once more if it fails: another apt run's clean-up (Docker images'
 	# docker-clean deletes downloaded .debs) can pull archives away mid-install.
 	"${install[@]}" || { say "apt-get install failed; once more"; "${install[@]}"; }

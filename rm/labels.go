@@ -1,0 +1,281 @@
+package rm
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/loomrm/loom/fairness"
+)
+
+// Node labels, as YARN's Capacity Scheduler has them: partitions of the
+// cluster. Every node sits in one partition, the default ("") unless it
+// is labelled. An ask names the partition it runs in with its label (""
+// for the default); it runs only on that partition's nodes, with one
+// exception: a non-exclusive partition lends its idle room to asks of the
+// default partition when no ask of its own fits there. An exclusive
+// partition's nodes run only its own asks. A queue may ask only for the
+// partitions it may access (all, without a tree).
+//
+// Shares are computed per partition: the apps labelled with a partition
+// share its nodes (down the queue tree, by each queue's capacity in that
+// partition), and what a non-exclusive partition lends to the default
+// one is leftover, as YARN lends it. An app's share is the sum over
+// partitions; an app's demand counts in its own label's partition (an
+// app whose asks name several partitions is shared as if all were in
+// its own).
+
+// PartitionsSet replaces the cluster's partitions: each name and whether
+// it is exclusive. A partition in use by a node, an app or an ask cannot
+// be removed.
+type PartitionsSet struct{ Partitions map[string]bool }
+
+// NodeLabeled moves a node to a partition ("" the default), as YARN's
+// replaceLabelsOnNode and a NodeManager's reported label do. Its running
+// containers stay.
+type NodeLabeled struct {
+	Node      NodeID
+	Partition string
+}
+
+func (PartitionsSet) event() {}
+func (NodeLabeled) event()   {}
+
+// ValidLabel says why a partition's name is not one YARN takes ("" when
+// it is): letters, digits, '-' and '_', starting with a letter or digit,
+// at most 255 characters.
+func ValidLabel(name string) string {
+	switch {
+	case name == "":
+		return "a label cannot be empty"
+	case len(name) > 255:
+		return fmt.Sprintf("label %.20s…: longer than 255 characters", name)
+	}
+	for i, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || i > 0 && (r == '-' || r == '_')
+		if !ok {
+			return fmt.Sprintf("label %q: only letters, digits, '-' and '_' (not first) are allowed", name)
+		}
+	}
+	return ""
+}
+
+func (c *Core) partitionsSet(e PartitionsSet) error {
+	for name := range e.Partitions {
+		if why := ValidLabel(name); why != "" {
+			return fmt.Errorf("%s", why)
+		}
+	}
+	for name := range c.parts {
+		if _, kept := e.Partitions[name]; kept {
+			continue
+		}
+		if why := c.labelInUse(name); why != "" {
+			return fmt.Errorf("partition %s cannot be removed: %s", name, why)
+		}
+	}
+	c.parts = maps.Clone(e.Partitions)
+	if len(c.parts) == 0 {
+		c.parts = nil
+	}
+	c.sharesStale = true
+	c.unsettleAll()
+	return nil
+}
+
+// labelInUse names a user of a partition, or "".
+func (c *Core) labelInUse(name string) string {
+	for _, n := range c.nodes {
+		if n != nil && n.part == name {
+			return fmt.Sprintf("node %d is in it", n.id)
+		}
+	}
+	for _, a := range c.apps {
+		if a.label == name {
+			return fmt.Sprintf("app %d runs in it", a.id)
+		}
+		for _, k := range a.asks {
+			if k.Label == name && k.Count > 0 {
+				return fmt.Sprintf("app %d asks for it", a.id)
+			}
+		}
+	}
+	return ""
+}
+
+// partitionKnown says why a label is not a partition ("" when it is, or
+// is the default).
+func (c *Core) partitionKnown(label string) string {
+	if label == "" {
+		return ""
+	}
+	if _, ok := c.parts[label]; !ok {
+		return fmt.Sprintf("node label %s is not one of the cluster's (%v)", label, slices.Sorted(maps.Keys(c.parts)))
+	}
+	return ""
+}
+
+func (c *Core) nodeLabeled(e NodeLabeled) error {
+	n, err := c.node(e.Node)
+	if err != nil {
+		return err
+	}
+	if why := c.partitionKnown(e.Partition); why != "" {
+		return fmt.Errorf("node %d: %s", e.Node, why)
+	}
+	if n.part != e.Partition {
+		c.partCap[n.part] = c.partCap[n.part].Sub(n.capacity)
+		n.part = e.Partition
+		c.partCap[n.part] = c.partCap[n.part].Add(n.capacity)
+		c.sharesStale = true
+		c.unsettled.set(int(n.id))
+	}
+	return nil
+}
+
+// mayAccess says why an app's queue may not ask for a partition ("" when
+// it may).
+func (c *Core) mayAccess(a *app, label string) string {
+	if why := c.partitionKnown(label); why != "" {
+		return why
+	}
+	if label == "" || c.tree == nil || a.q < 0 {
+		return ""
+	}
+	if q := &c.tree.qs[a.q]; !q.access[label] && !q.access["*"] {
+		return fmt.Sprintf("queue %s may not access node label %s (it may access %v)", q.conf.Name, label, slices.Sorted(maps.Keys(q.access)))
+	}
+	return ""
+}
+
+// QueueDefaultLabel is the partition a queue's apps run in when they name
+// none (the Capacity Scheduler's default-node-label-expression, inherited
+// from the nearest queue above that sets it); "" without one.
+func (c *Core) QueueDefaultLabel(queue string) string {
+	if c.tree == nil {
+		return ""
+	}
+	for q, ok := c.tree.byName[queue]; ok && q >= 0; q = c.tree.qs[q].parent {
+		if l := c.tree.qs[q].conf.DefaultLabel; l != "" {
+			return l
+		}
+	}
+	return ""
+}
+
+// Partitions lists the cluster's partitions: name, exclusive, and the
+// nodes in each (the default partition is not listed).
+func (c *Core) Partitions() map[string]bool { return maps.Clone(c.parts) }
+
+// NodePartition is a live node's partition.
+func (c *Core) NodePartition(id NodeID) (string, error) {
+	n, err := c.node(id)
+	if err != nil {
+		return "", err
+	}
+	return n.part, nil
+}
+
+// PartitionCapacity is the live nodes' total in a partition.
+func (c *Core) PartitionCapacity(label string) fairness.Vector { return c.partCap[label] }
+
+// labelled says whether a node pass must look at partitions.
+func (c *Core) labelled() bool { return len(c.parts) > 0 }
+
+// narrowPartitions narrows, for one pass on node n, the asks the node's
+// partition does not take to none; withheld says whether it narrowed
+// any (they may run on other nodes, or here when the partition's own
+// asks are gone).
+func (c *Core) narrowPartitions(n *node, cands *Candidates) (withheld bool) {
+	if !c.labelled() {
+		return false
+	}
+	lend := false
+	if excl, ok := c.parts[n.part]; ok && !excl {
+		// A non-exclusive partition lends its room only when none of
+		// its own asks fits in it.
+		free := n.capacity.Sub(n.used)
+		lend = true
+		for i := range cands.Asks {
+			k := &cands.Asks[i]
+			if k.Count > 0 && c.askLabel(i) == n.part && k.Demand.FitsIn(free) {
+				lend = false
+				break
+			}
+		}
+	}
+	for i := range cands.Asks {
+		k := &cands.Asks[i]
+		l := c.askLabel(i)
+		if l == n.part || lend && l == "" {
+			continue
+		}
+		if k.Count > 0 {
+			k.Count, withheld = 0, true
+		}
+	}
+	return withheld
+}
+
+// askLabel is candidate i's partition.
+func (c *Core) askLabel(i int) string { return c.apps[c.owner[i]].asks[c.askOf[i]].Label }
+
+// partitionShares splits capacity per partition: each partition's apps
+// share its part of capacity (capacity over the cluster's, in each kind,
+// when reservations hold some of it), and each queue's share and demand
+// are summed over the partitions.
+func (c *Core) partitionShares(capacity fairness.Vector, apps []*app, split func(fairness.Vector, []*app)) {
+	groups := map[string][]*app{}
+	for _, a := range apps {
+		groups[a.label] = append(groups[a.label], a)
+	}
+	var shares, demands []fairness.Vector
+	if c.tree != nil {
+		shares = make([]fairness.Vector, len(c.tree.qs))
+		demands = make([]fairness.Vector, len(c.tree.qs))
+	}
+	for _, label := range slices.Sorted(maps.Keys(groups)) {
+		part := c.partCap[label]
+		for r := range part {
+			if c.capacity[r] > 0 {
+				part[r] *= capacity[r] / c.capacity[r]
+			}
+		}
+		c.sharing = label
+		split(part, groups[label])
+		if c.tree != nil {
+			for i := range c.tree.qs {
+				shares[i] = shares[i].Add(c.tree.qs[i].share)
+				demands[i] = demands[i].Add(c.tree.qs[i].demand)
+			}
+		}
+	}
+	c.sharing = ""
+	if c.tree != nil {
+		for i := range c.tree.qs {
+			c.tree.qs[i].share, c.tree.qs[i].demand = shares[i], demands[i]
+		}
+	}
+}
+
+// weightIn is a queue's weight when sharing a partition: its capacity
+// there if it has one, a token weight if it has capacities in other
+// partitions but not this one (it may use what others leave), else its
+// weight.
+func (q *queue) weightIn(label string) float64 {
+	if label == "" || len(q.conf.LabelWeight) == 0 {
+		return q.conf.Weight
+	}
+	if w := q.conf.LabelWeight[label]; w > 0 {
+		return w
+	}
+	return 1e-6
+}
+
+func (c *Core) unsettleAll() {
+	for _, n := range c.nodes {
+		if n != nil {
+			c.unsettled.set(int(n.id))
+		}
+	}
+}
