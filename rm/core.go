@@ -150,8 +150,8 @@ type Core struct {
 	// is exclusive; partCap the live nodes' total in each, the default
 	// ("") included; sharing the partition whose shares are being
 	// computed (labels.go).
-	parts   map[string]bool
-	partCap map[string]fairness.Vector
+	parts     map[string]bool
+	partCap   map[string]fairness.Vector
 	sharing   string
 	splitting bool
 }
@@ -169,7 +169,7 @@ type app struct {
 	queue string
 	user  string
 	label string // the partition its demand is shared in
-	q     int // its leaf in the tree; -1 without one
+	q     int    // its leaf in the tree; -1 without one
 	// held: its queues or user are at their bound of running apps; it
 	// waits with no share and no grants.
 	held     bool
