@@ -137,6 +137,16 @@ func (c *Core) queuesSet(e QueuesSet) error {
 		case qc.MaxRunningApps < 0:
 			return fmt.Errorf("queue %s: maxRunningApps %d is negative", qc.Name, qc.MaxRunningApps)
 		}
+		for _, l := range append(slices.Clone(qc.Labels), qc.DefaultLabel) {
+			if why := ValidLabel(l); l != "" && l != "*" && why != "" {
+				return fmt.Errorf("queue %s: %s", qc.Name, why)
+			}
+		}
+		for l, w := range qc.LabelWeight {
+			if !(w >= 0) {
+				return fmt.Errorf("queue %s: capacity %v in node label %s must not be negative", qc.Name, w, l)
+			}
+		}
 		parent := qc.Name[:cut]
 		p, ok := t.byName[parent]
 		if !ok {

@@ -65,8 +65,11 @@ const (
 //     priority-utilization → "fair" (children served least-used first,
 //     relative to their capacity).
 //
-// Not read: queue mappings (yarn.scheduler.capacity.queue-mappings), node
-// labels, auto-created queues, capacity vectors mixing units in one
+//   - node labels: accessible-node-labels, accessible-node-labels.<l>.capacity,
+//     default-node-label-expression (labels).
+//
+// Not read: queue mappings (yarn.scheduler.capacity.queue-mappings),
+// accessible-node-labels.<l>.maximum-capacity, auto-created queues, capacity vectors mixing units in one
 // "[...]", preemption. Keys under yarn.scheduler.capacity.root. that name no
 // configured queue are listed in Tree.Ignored.
 //
@@ -425,6 +428,55 @@ func (b *capBuilder) boolKey(key string) (bool, error) {
 	return b.c.Bool(key)
 }
 
+// labels reads a queue's node-label settings: accessible-node-labels
+// (comma-separated, "*", or " " for none), each accessible label's
+// capacity percent (of its parent's in that label; 0 when not set), and
+// default-node-label-expression.
+func (b *capBuilder) labels(q *Queue) error {
+	key := b.key(q, "accessible-node-labels")
+	if raw, ok := b.c.Raw(key); ok {
+		q.Labels = []string{}
+		for _, l := range strings.Split(raw, ",") {
+			// The names are checked where the tree is used (the RM
+			// core's rule, rm.ValidLabel).
+			if l = strings.TrimSpace(l); l != "" && !slices.Contains(q.Labels, l) {
+				q.Labels = append(q.Labels, l)
+			}
+		}
+	}
+	for _, l := range q.Labels {
+		if l == "*" {
+			continue
+		}
+		key := b.key(q, "accessible-node-labels."+l+".capacity")
+		v, set, err := b.str(key)
+		if err != nil || !set {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		pct, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
+		if err != nil || pct < 0 || pct > 100 || math.IsNaN(pct) {
+			return b.errf(key, "%q is not a percentage from 0 to 100", v)
+		}
+		if q.LabelCapacity == nil {
+			q.LabelCapacity = map[string]float64{}
+		}
+		q.LabelCapacity[l] = pct / 100
+	}
+	key = b.key(q, "default-node-label-expression")
+	v, _, err := b.str(key)
+	if err != nil {
+		return err
+	}
+	if v = strings.TrimSpace(v); strings.ContainsAny(v, "&|") {
+		return b.errf(key, "%q: one label only; && and || are not supported, as in YARN", v)
+	}
+	q.DefaultLabel = v
+	return nil
+}
+
 // props reads a queue's own settings; its parent's are already read.
 func (b *capBuilder) props(q *Queue) error {
 	c := b.c
@@ -433,6 +485,9 @@ func (b *capBuilder) props(q *Queue) error {
 		return err
 	}
 	if q.MaxAMShare, err = b.amShare(b.key(q, "maximum-am-resource-percent"), b.amPercent); err != nil {
+		return err
+	}
+	if err := b.labels(q); err != nil {
 		return err
 	}
 	q.SubmitACL, q.AdminACL = defaultACL(q), defaultACL(q)

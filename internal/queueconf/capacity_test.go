@@ -353,3 +353,48 @@ func TestFromCapacityErrors(t *testing.T) {
 		t.Errorf("FromCapacity(nil): no error")
 	}
 }
+
+// TestFromCapacityLabels reads node-label settings: a queue's accessible
+// labels, its capacity in each, its default label, and inheritance.
+func TestFromCapacityLabels(t *testing.T) {
+	c := capConf(t,
+		"root.queues", "a,b",
+		"root.a.capacity", "50", "root.b.capacity", "50",
+		"root.a.queues", "x",
+		"root.a.x.capacity", "100",
+		"root.a.accessible-node-labels", "gpu, fast,gpu",
+		"root.a.accessible-node-labels.gpu.capacity", "75",
+		"root.a.default-node-label-expression", "gpu",
+		"root.b.accessible-node-labels", " ",
+	)
+	tr, err := FromCapacity(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, x, b := tr.Find("root.a"), tr.Find("root.a.x"), tr.Find("root.b")
+	if diff := cmp.Diff([]string{"gpu", "fast"}, a.Labels); diff != "" {
+		t.Errorf("root.a labels (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]float64{"gpu": 0.75}, a.LabelCapacity); diff != "" {
+		t.Errorf("root.a label capacities (-want +got):\n%s", diff)
+	}
+	if a.DefaultLabel != "gpu" {
+		t.Errorf("root.a default label %q, want gpu", a.DefaultLabel)
+	}
+	if x.Labels != nil || x.DefaultLabel != "" {
+		t.Errorf("root.a.x sets nothing and must inherit (nil, \"\"): %v %q", x.Labels, x.DefaultLabel)
+	}
+	if b.Labels == nil || len(b.Labels) != 0 {
+		t.Errorf("root.b accessible-node-labels \" \" is none (empty, not nil): %#v", b.Labels)
+	}
+	for _, tt := range []struct{ kv []string }{
+		{[]string{"root.a.accessible-node-labels.gpu.capacity", "150"}},
+		{[]string{"root.a.accessible-node-labels.gpu.capacity", "lots"}},
+		{[]string{"root.a.default-node-label-expression", "gpu&&fast"}},
+	} {
+		kv := append([]string{"root.queues", "a", "root.a.capacity", "100", "root.a.accessible-node-labels", "gpu"}, tt.kv...)
+		if _, err := FromCapacity(capConf(t, kv...)); err == nil || !strings.Contains(err.Error(), tt.kv[0]) {
+			t.Errorf("%v: error %v, want one naming the key", tt.kv, err)
+		}
+	}
+}

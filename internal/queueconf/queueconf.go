@@ -125,6 +125,16 @@ type Queue struct {
 	// -1 = not checked; capacity: maximum-am-resource-percent (0.1).
 	MaxAMShare float64
 
+	// Capacity only: node labels. Labels are the partitions the queue's
+	// apps may ask for (accessible-node-labels, "*" for all; nil
+	// inherits the parent's, root's being all); LabelCapacity each
+	// label's accessible-node-labels.<label>.capacity as a fraction
+	// (of the parent's, as the key says); DefaultLabel the
+	// default-node-label-expression ("" inherits).
+	Labels        []string
+	LabelCapacity map[string]float64
+	DefaultLabel  string
+
 	Policy          string  // "fair", "drf" or "fifo"
 	UserLimitFactor float64 // capacity only (default 1, -1 = off); 0 for fair
 
