@@ -62,6 +62,9 @@ type Container struct {
 	Phase altruism.Phase
 	// Placement is how it sits against its ask's locality.
 	Placement Placement
+	// Label is its ask's partition (a default-partition ask's container
+	// may sit on a non-exclusive partition's node).
+	Label string
 }
 
 // Config sets the core's policy and knobs.
@@ -922,7 +925,7 @@ func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assign
 	for i := 0; i < as.Count; i++ {
 		c.next++
 		ct := &Container{ID: c.next, App: a.id, Node: n.id, Resource: k.Demand,
-			Priority: k.Priority, Kind: k.Kind, Phase: as.Phase, Placement: place}
+			Priority: k.Priority, Kind: k.Kind, Phase: as.Phase, Placement: place, Label: a.asks[c.askOf[as.Ask]].Label}
 		c.conts[ct.ID] = ct
 		n.used = n.used.Add(k.Demand)
 		c.used = c.used.Add(k.Demand)

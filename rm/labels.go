@@ -279,3 +279,16 @@ func (c *Core) unsettleAll() {
 		}
 	}
 }
+
+// CheckLabel says whether an app may ask for a partition: it must be one
+// of the cluster's (or "", the default) and its queue must access it.
+func (c *Core) CheckLabel(id AppID, label string) error {
+	a, err := c.app(id)
+	if err != nil {
+		return err
+	}
+	if why := c.mayAccess(a, label); why != "" {
+		return fmt.Errorf("%s", why)
+	}
+	return nil
+}

@@ -16,6 +16,8 @@ import (
 	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/internal/logagg"
 	"github.com/loomrm/loom/rpc"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+	"google.golang.org/protobuf/proto"
 )
 
 // Defaults are YARN's, for the keys the NodeManager reads, and Loom's own
@@ -27,29 +29,31 @@ var Defaults = map[string]string{
 	// $YARN_LOG_DIR or $HADOOP_LOG_DIR; Loom reads the same variables.
 	"yarn.log.dir": defaultLogDir(),
 
-	"yarn.nodemanager.hostname":                           "0.0.0.0",
-	"yarn.nodemanager.address":                            "${yarn.nodemanager.hostname}:0",
-	"yarn.nodemanager.webapp.address":                     "${yarn.nodemanager.hostname}:8042",
-	"yarn.resourcemanager.hostname":                       "0.0.0.0",
-	"yarn.resourcemanager.resource-tracker.address":       "${yarn.resourcemanager.hostname}:8031",
-	"yarn.resourcemanager.connect.retry-interval.ms":      "30000",
-	"yarn.nodemanager.resource.memory-mb":                 "-1",
-	"yarn.nodemanager.resource.cpu-vcores":                "-1",
-	"yarn.nodemanager.resource.system-reserved-memory-mb": "-1",
-	"loom.nodemanager.resource.disk-mbps":                 "0",
-	"loom.nodemanager.resource.network-mbps":              "0",
-	"yarn.nodemanager.local-dirs":                         "${hadoop.tmp.dir}/nm-local-dir",
-	"yarn.nodemanager.log-dirs":                           "${yarn.log.dir}/userlogs",
-	"yarn.nodemanager.pmem-check-enabled":                 "true",
-	"yarn.nodemanager.container-monitor.interval-ms":      "3000",
-	"yarn.nodemanager.sleep-delay-before-sigkill.ms":      "250",
-	"yarn.nodemanager.user-home-dir":                      "/home/",
-	"loom.nodemanager.simple-auth.enabled":                "false",
-	"loom.cluster.secret":                                 "",
-	"loom.cluster.secret-file":                            "",
-	logagg.KeyEnabled:                                     "false",
-	logagg.KeyRemoteDir:                                   logagg.DefaultRemoteDir,
-	logagg.KeySuffix:                                      logagg.DefaultSuffix,
+	"yarn.nodemanager.hostname":                                       "0.0.0.0",
+	"yarn.nodemanager.address":                                        "${yarn.nodemanager.hostname}:0",
+	"yarn.nodemanager.webapp.address":                                 "${yarn.nodemanager.hostname}:8042",
+	"yarn.resourcemanager.hostname":                                   "0.0.0.0",
+	"yarn.resourcemanager.resource-tracker.address":                   "${yarn.resourcemanager.hostname}:8031",
+	"yarn.resourcemanager.connect.retry-interval.ms":                  "30000",
+	"yarn.nodemanager.resource.memory-mb":                             "-1",
+	"yarn.nodemanager.node-labels.provider":                           "",
+	"yarn.nodemanager.node-labels.provider.configured-node-partition": "",
+	"yarn.nodemanager.resource.cpu-vcores":                            "-1",
+	"yarn.nodemanager.resource.system-reserved-memory-mb":             "-1",
+	"loom.nodemanager.resource.disk-mbps":                             "0",
+	"loom.nodemanager.resource.network-mbps":                          "0",
+	"yarn.nodemanager.local-dirs":                                     "${hadoop.tmp.dir}/nm-local-dir",
+	"yarn.nodemanager.log-dirs":                                       "${yarn.log.dir}/userlogs",
+	"yarn.nodemanager.pmem-check-enabled":                             "true",
+	"yarn.nodemanager.container-monitor.interval-ms":                  "3000",
+	"yarn.nodemanager.sleep-delay-before-sigkill.ms":                  "250",
+	"yarn.nodemanager.user-home-dir":                                  "/home/",
+	"loom.nodemanager.simple-auth.enabled":                            "false",
+	"loom.cluster.secret":                                             "",
+	"loom.cluster.secret-file":                                        "",
+	logagg.KeyEnabled:                                                 "false",
+	logagg.KeyRemoteDir:                                               logagg.DefaultRemoteDir,
+	logagg.KeySuffix:                                                  logagg.DefaultSuffix,
 }
 
 // ConfFiles are the files read from the config dir, in order.
@@ -66,6 +70,13 @@ func defaultLogDir() string {
 
 // Config is the NodeManager's configuration, checked.
 type Config struct {
+	// Label, when set, is the node label this NM reports in every
+	// registration and heartbeat (the RM's
+	// yarn.node-labels.configuration-type distributed): the config
+	// provider's yarn.nodemanager.node-labels.provider.configured-node-partition.
+	// "" reports none.
+	Label  string
+	Labels bool // a provider is configured: report, even when Label is ""
 	// Address is where ContainerManagementProtocol listens
 	// (yarn.nodemanager.address; port 0 picks a free one, which is the
 	// port registered with the RM).
@@ -191,6 +202,7 @@ func LoadConfig(c *hadoopconf.Conf) (*Config, error) {
 	}
 	cfg.RetryInterval, err = c.PositiveMillis("yarn.resourcemanager.connect.retry-interval.ms")
 	add(err)
+	add(cfg.loadLabel(c))
 
 	physMB, physErr := physicalMemoryMB()
 	cfg.Physical[fairness.Memory] = float64(physMB)
@@ -357,4 +369,44 @@ func physicalMemoryMB() (int64, error) {
 		return kb / 1024, nil
 	}
 	return 0, errors.New("cannot read the machine's memory: /proc/meminfo has no MemTotal")
+}
+
+// loadLabel reads the node-label provider: "config" (the partition named
+// in this file) is the one Loom's NM offers; YARN's script provider runs
+// a script Loom does not.
+func (cfg *Config) loadLabel(c *hadoopconf.Conf) error {
+	prov, err := c.String("yarn.nodemanager.node-labels.provider")
+	if err != nil {
+		return err
+	}
+	switch strings.TrimSpace(prov) {
+	case "":
+		return nil
+	case "config":
+	default:
+		return c.Errorf("yarn.nodemanager.node-labels.provider", "%q: Loom's NodeManager takes config (the partition in yarn.nodemanager.node-labels.provider.configured-node-partition)", prov)
+	}
+	cfg.Labels = true
+	l, err := c.String("yarn.nodemanager.node-labels.provider.configured-node-partition")
+	if err != nil {
+		return err
+	}
+	cfg.Label = strings.TrimSpace(l)
+	if strings.ContainsAny(cfg.Label, ", &|") {
+		return c.Errorf("yarn.nodemanager.node-labels.provider.configured-node-partition", "%q: one label", l)
+	}
+	return nil
+}
+
+// labelsProto is what the NM reports of its label; nil without a
+// provider.
+func (cfg *Config) labelsProto() *pb.NodeLabelsProto {
+	if !cfg.Labels {
+		return nil
+	}
+	out := &pb.NodeLabelsProto{}
+	if cfg.Label != "" {
+		out.NodeLabels = []*pb.NodeLabelProto{{Name: proto.String(cfg.Label), IsExclusive: proto.Bool(true)}}
+	}
+	return out
 }

@@ -129,7 +129,7 @@ func (n *NodeManager) sleep(d time.Duration) bool {
 func (n *NodeManager) registerRequest() *pb.RegisterNodeManagerRequestProto {
 	req := &pb.RegisterNodeManagerRequestProto{NodeId: n.nodeID, HttpPort: ptr(int32(n.httpPort)),
 		Resource: rpc.ResourceFromVector(n.cfg.Resource), NmVersion: proto.String(Version),
-		PhysicalResource: rpc.ResourceFromVector(n.cfg.Physical)}
+		PhysicalResource: rpc.ResourceFromVector(n.cfg.Physical), NodeLabels: n.cfg.labelsProto()}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	// Completed containers too, those an RM has seen included, until
@@ -243,7 +243,7 @@ func (n *NodeManager) heartbeatRequest() (*pb.NodeHeartbeatRequestProto, []*cont
 		st.ContainersStatuses = append(st.ContainersStatuses, c.status())
 	}
 	req := &pb.NodeHeartbeatRequestProto{NodeStatus: st, LastKnownContainerTokenMasterKey: n.masterKey,
-		LastKnownNmTokenMasterKey: n.nmMasterKey}
+		LastKnownNmTokenMasterKey: n.nmMasterKey, NodeLabels: n.cfg.labelsProto()}
 	for _, app := range slices.Sorted(maps.Keys(n.logReports)) {
 		rep := n.logReports[app]
 		rep.sent = true

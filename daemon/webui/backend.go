@@ -74,6 +74,21 @@ type Backend interface {
 	// updateNodeResource), for an admin; it returns the node's new
 	// capacity. An unknown node wraps ErrNotFound.
 	UpdateNodeResource(ctx context.Context, node string, capacity fairness.Vector) (fairness.Vector, error)
+	// ChangeNodeLabels is an admin's change to the cluster's node labels
+	// (YARN's add, remove and replace calls); nothing changes on an
+	// error. A caller who is not an admin gets an rpc.ClassAccessControl
+	// error; with node labels off, YARN's refusal.
+	ChangeNodeLabels(ctx context.Context, ch LabelChange) error
+}
+
+// LabelChange is one admin call on node labels: labels to add (name to
+// exclusive), to remove, and nodes (host or host:port) to move to a label
+// ("" for none). Op names the call, for refusals and the log.
+type LabelChange struct {
+	Op      string
+	Add     map[string]bool
+	Remove  []string
+	Replace map[string]string
 }
 
 // Grant is one container the scheduler placed, and why.

@@ -614,6 +614,14 @@ func (f *fakeBackend) UpdateNodeResource(ctx context.Context, node string, capac
 	return fairness.Vector{}, fmt.Errorf("node %s: %w", node, ErrNotFound)
 }
 
+// ChangeNodeLabels: the fake has node labels off, as YARN by default.
+func (f *fakeBackend) ChangeNodeLabels(ctx context.Context, ch LabelChange) error {
+	if err := f.record(ctx, "ChangeNodeLabels"); err != nil {
+		return err
+	}
+	return rpc.Errorf(rpc.ClassYarnException, "java.io.IOException: Node-label-based scheduling is disabled. Please check yarn.node-labels.enabled")
+}
+
 // RecentGrants: the fake's last grants.
 func (f *fakeBackend) RecentGrants() []Grant {
 	f.mu.Lock()

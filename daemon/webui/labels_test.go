@@ -12,7 +12,9 @@ import (
 // documents as YARN's do, an unknown node is a 404, and a write says
 // labels are disabled and which key enables them in YARN.
 func TestNodeLabelsOff(t *testing.T) {
-	h := newTestHandler(writableBackend(), adminKey, nil)
+	b := writableBackend()
+	b.noLabels = true
+	h := newTestHandler(b, adminKey, nil)
 	var l2n dao.LabelsToNodesInfo
 	decode(t, serve(h, http.MethodGet, "/ws/v1/cluster/label-mappings", ""), &l2n)
 	if len(l2n.LabelsToNodes.Entry) != 0 {

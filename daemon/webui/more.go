@@ -349,11 +349,15 @@ func getNodeToLabels(c *call) error {
 	if err != nil {
 		return err
 	}
+	excl, err := exclusivity(c)
+	if err != nil {
+		return err
+	}
 	out := dao.NodeToLabelsInfo{}
 	for _, e := range resp.GetNodeToLabels() {
 		v := dao.NodeLabelsInfo{NodeLabelInfo: []dao.NodeLabel{}}
 		for _, l := range e.GetNodeLabels() {
-			v.NodeLabelInfo = append(v.NodeLabelInfo, dao.NodeLabel{Name: l, Exclusivity: true})
+			v.NodeLabelInfo = append(v.NodeLabelInfo, dao.NodeLabel{Name: l, Exclusivity: excl[l]})
 		}
 		out.NodeToLabels.Entry = append(out.NodeToLabels.Entry, dao.NodeToLabelsEntry{Key: nodeIDString(e.GetNodeId()), Value: v})
 	}

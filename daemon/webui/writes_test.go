@@ -57,14 +57,15 @@ var writeCases = []struct {
 	{"submitReservation", http.MethodPost, "/ws/v1/cluster/reservation/submit", `{"reservation-id":"reservation_1700000000000_0001"}`, false, http.StatusServiceUnavailable, "SubmitReservation"},
 	{"updateReservation", http.MethodPost, "/ws/v1/cluster/reservation/update", `{"reservation-id":"reservation_1700000000000_0001"}`, false, http.StatusServiceUnavailable, "UpdateReservation"},
 	{"deleteReservation", http.MethodPost, "/ws/v1/cluster/reservation/delete", `{"reservation-id":"reservation_1700000000000_0001"}`, false, http.StatusServiceUnavailable, "DeleteReservation"},
-	// Node labels are off in Loom: refused as YARN refuses them then.
+	// The fake has node labels off: each write reaches the backend,
+	// which refuses it as YARN does then.
 	{"addToClusterNodeLabels", http.MethodPost, "/ws/v1/cluster/add-node-labels", `{"nodeLabelInfo":[{"name":"gpu","exclusivity":true}]}`,
-		false, http.StatusServiceUnavailable, ""},
-	{"removeFromClusterNodeLabels", http.MethodPost, "/ws/v1/cluster/remove-node-labels", "", false, http.StatusServiceUnavailable, ""},
-	{"replaceLabelsOnNodes", http.MethodPost, "/ws/v1/cluster/replace-node-to-labels", `{"nodeToLabelsName":[]}`, false,
-		http.StatusServiceUnavailable, ""},
+		false, http.StatusServiceUnavailable, "ChangeNodeLabels"},
+	{"removeFromClusterNodeLabels", http.MethodPost, "/ws/v1/cluster/remove-node-labels", "", false, http.StatusServiceUnavailable, "ChangeNodeLabels"},
+	{"replaceLabelsOnNodes", http.MethodPost, "/ws/v1/cluster/replace-node-to-labels", `{"nodeToLabels":[{"nodeId":"nm1:45454","nodeLabels":["gpu"]}]}`, false,
+		http.StatusServiceUnavailable, "ChangeNodeLabels"},
 	{"replaceLabelsOnNode", http.MethodPost, "/ws/v1/cluster/nodes/nm1:45454/replace-labels", "", false,
-		http.StatusServiceUnavailable, ""},
+		http.StatusServiceUnavailable, "ChangeNodeLabels"},
 }
 
 // TestRESTWritesOffByDefault: each call that changes state is a 403

@@ -30,6 +30,7 @@ const (
 //     children (root must have some). A leaf's name must be unique across
 //     the tree (apps name their queue by it); paths are at most MaxDepth
 //     deep.
+//
 //   - <path>.capacity: a percent of the parent (default 0), a weight "Nw"
 //     (0 to 10000; the share is the weight over the siblings' sum), or
 //     absolute resources "[memory=10240,vcores=12]" (memory in MB, or with
@@ -38,11 +39,13 @@ const (
 //     parent's capacity is 0 or <parent>.allow-zero-capacity-sum is true.
 //     Min is this as a fraction of the whole cluster (multiplied down the
 //     tree) or as absolute amounts; root's is 100%.
+//
 //   - <path>.maximum-capacity: a percent of the parent's maximum (default
 //     100; -1 means 100) or absolute resources; Max as for Min. The
 //     queue's maximum must not be below its capacity, compared on the
 //     whole cluster as Hadoop's CSQueueUtils does (where both are fractions,
 //     or both absolute).
+//
 //   - maximum-applications (MaxRunningApps): <path>.maximum-applications;
 //     else, for a leaf, yarn.scheduler.capacity.global-queue-max-application
 //     when positive; else yarn.scheduler.capacity.maximum-applications
@@ -52,13 +55,17 @@ const (
 //     unlimited here; for a queue with absolute resources the share of the
 //     cluster is not known, so the limit is left unlimited unless the key
 //     is set. A parent only has the limit its own key sets.
+//
 //   - user-limit-factor (<path>., else yarn.scheduler.capacity.user-limit-factor,
 //     else 1; -1 turns it off), maximum-am-resource-percent (likewise,
 //     default 0.1) into MaxAMShare.
+//
 //   - acl_submit_applications / acl_administer_queue: default "*" for root,
 //     nobody for the others (see MaySubmit for how they combine).
+//
 //   - state: RUNNING or STOPPED, inherited from the parent when not set; a
 //     queue set RUNNING under a STOPPED parent is an error, as in Hadoop.
+//
 //   - ordering-policy: for a leaf fifo (default; fifo-with-partitions and
 //     fifo-for-pending-apps too) → "fifo", fair → "fair"; for a parent
 //     utilization (default, inherited from the parent) or

@@ -147,9 +147,16 @@ func (s clientService) SubmitApplication(ctx context.Context, req *pb.SubmitAppl
 		return nil, err
 	}
 	delete(r.reserved, id.GetId())
+	label, amLabel, err := r.submittedLabels(sc, corePath)
+	if err != nil {
+		return nil, err
+	}
 	a := &appRec{id: rm.AppID(id.GetId()), yid: id, ctx: sc, user: caller(ctx), queue: queue,
-		submitted: time.Now(), amResource: amRes, nodesUsed: map[*nodeRec]bool{}}
-	if err := r.step(rm.AppAdded{App: a.id, Queue: corePath, Weight: weight, User: a.user}); err != nil {
+		submitted: time.Now(), amResource: amRes, nodesUsed: map[*nodeRec]bool{}, label: label, amLabel: amLabel}
+	if err := r.step(rm.AppAdded{App: a.id, Queue: corePath, Weight: weight, User: a.user, Label: label}); err != nil {
+		if strings.Contains(err.Error(), "node label") {
+			return nil, rpc.Errorf(classInvalidLabel, "Invalid resource request, %v", err)
+		}
 		return nil, rpc.Errorf(rpc.ClassYarnException, "%v", err)
 	}
 	if resv != "" {
@@ -380,10 +387,14 @@ func (r *RM) nodeReport(n *nodeRec) *pb.NodeReportProto {
 	for _, cr := range n.conts {
 		used = used.Add(cr.c.Resource)
 	}
-	return &pb.NodeReportProto{NodeId: n.yid, HttpAddress: proto.String(fmt.Sprintf("%s:%d", n.yid.GetHost(), n.httpPort)),
+	rep := &pb.NodeReportProto{NodeId: n.yid, HttpAddress: proto.String(fmt.Sprintf("%s:%d", n.yid.GetHost(), n.httpPort)),
 		RackName: proto.String(n.rack), Used: rpc.ResourceFromVector(used), Capability: rpc.ResourceFromVector(n.capacity),
 		NumContainers: proto.Int32(int32(len(n.conts))), NodeState: n.state.Enum(), HealthReport: proto.String(""),
 		LastHealthReportTime: millis(n.mail.seen()), NodeUtilization: n.nodeUtil, ContainersUtilization: n.contUtil}
+	if n.part != "" {
+		rep.NodeLabels = []string{n.part}
+	}
+	return rep
 }
 
 func (s clientService) GetApplicationAttempts(ctx context.Context, req *pb.GetApplicationAttemptsRequestProto) (*pb.GetApplicationAttemptsResponseProto, error) {

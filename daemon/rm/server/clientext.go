@@ -386,19 +386,57 @@ func (s clientService) GetQueueUserAcls(ctx context.Context, _ *pb.GetQueueUserA
 	return resp, nil
 }
 
-// Node labels and attributes: Loom has none, so it answers as YARN with
-// node labels disabled and no attributes does, with empty lists.
+// Node labels (labels.go): with yarn.node-labels.enabled false the
+// answers are empty, as YARN's. Node attributes: Loom has none, and
+// answers as YARN with none configured does, with empty lists.
 
 func (s clientService) GetNodeToLabels(context.Context, *pb.GetNodesToLabelsRequestProto) (*pb.GetNodesToLabelsResponseProto, error) {
-	return &pb.GetNodesToLabelsResponseProto{}, nil
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, byNode := r.nodeLabelsView()
+	resp := &pb.GetNodesToLabelsResponseProto{}
+	for _, n := range r.nodeByID {
+		if l, ok := byNode[n]; ok {
+			resp.NodeToLabels = append(resp.NodeToLabels, &pb.NodeIdToLabelsProto{NodeId: n.yid, NodeLabels: []string{l}})
+		}
+	}
+	return resp, nil
 }
 
-func (s clientService) GetLabelsToNodes(context.Context, *pb.GetLabelsToNodesRequestProto) (*pb.GetLabelsToNodesResponseProto, error) {
-	return &pb.GetLabelsToNodesResponseProto{}, nil
+func (s clientService) GetLabelsToNodes(_ context.Context, req *pb.GetLabelsToNodesRequestProto) (*pb.GetLabelsToNodesResponseProto, error) {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	parts, byNode := r.nodeLabelsView()
+	resp := &pb.GetLabelsToNodesResponseProto{}
+	for _, l := range labelProtos(parts) {
+		if want := req.GetNodeLabels(); len(want) > 0 && !slices.Contains(want, l.GetName()) {
+			continue
+		}
+		e := &pb.LabelsToNodeIdsProto{NodeLabels: l.Name}
+		for _, n := range r.nodeByID {
+			if byNode[n] == l.GetName() {
+				e.NodeId = append(e.NodeId, n.yid)
+			}
+		}
+		if len(e.NodeId) > 0 {
+			resp.LabelsToNodes = append(resp.LabelsToNodes, e)
+		}
+	}
+	return resp, nil
 }
 
 func (s clientService) GetClusterNodeLabels(context.Context, *pb.GetClusterNodeLabelsRequestProto) (*pb.GetClusterNodeLabelsResponseProto, error) {
-	return &pb.GetClusterNodeLabelsResponseProto{}, nil
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	parts, _ := r.nodeLabelsView()
+	resp := &pb.GetClusterNodeLabelsResponseProto{NodeLabels: labelProtos(parts)}
+	for _, l := range resp.NodeLabels {
+		resp.DeprecatedNodeLabels = append(resp.DeprecatedNodeLabels, l.GetName())
+	}
+	return resp, nil
 }
 
 func (s clientService) GetClusterNodeAttributes(context.Context, *pb.GetClusterNodeAttributesRequestProto) (*pb.GetClusterNodeAttributesResponseProto, error) {

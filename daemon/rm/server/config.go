@@ -61,6 +61,10 @@ var Defaults = map[string]string{
 	"yarn.scheduler.minimum-allocation-vcores":                           "1",
 	"yarn.scheduler.maximum-allocation-vcores":                           "4",
 	"yarn.acl.enable":                                                    "false",
+	keyLabelsEnabled:                                                     "false",
+	keyLabelsType:                                                        "centralized",
+	keyLabelsPartitions:                                                  "",
+	keyLabelsNodes:                                                       "",
 	"yarn.admin.acl":                                                     "*",
 	"yarn.resourcemanager.recovery.enabled":                              "false",
 
@@ -196,7 +200,10 @@ type Config struct {
 	// ACLEnabled turns on the ACLs (yarn.acl.enable); AdminACL is
 	// yarn.admin.acl.
 	ACLEnabled bool
-	AdminACL   rpc.ACL
+	// Labels are the node labels (partitions) and how nodes get them
+	// (labels.go).
+	Labels   LabelsConfig
+	AdminACL rpc.ACL
 	// RPC is every RPC server's limits (ipc.maximum.data.length,
 	// loom.rpc.*) and Policy: who may call which protocol, by proxy-user
 	// rules (hadoop.proxyuser.*) and, with
@@ -363,6 +370,9 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		return cfg, err
 	}
 	if cfg.ACLEnabled, err = c.Bool("yarn.acl.enable"); err != nil {
+		return cfg, err
+	}
+	if cfg.Labels, err = loadLabels(c); err != nil {
 		return cfg, err
 	}
 	admins, err := c.String("yarn.admin.acl")

@@ -58,13 +58,13 @@ func (r *RM) carryOut(act lifecycle.Action) {
 		a.demand, a.work, a.critical = nil, 0, 0
 		a.asks = map[askKey]int{}
 		if !a.unmanaged() {
-			a.asks[askKey{priority: amPriority, demand: a.amResource, kind: altruism.Default}] = 1
+			a.asks[askKey{priority: amPriority, demand: a.amResource, kind: altruism.Default, label: a.amLabel}] = 1
 		}
 		r.pushAsks(a)
 		r.persistAttempt(a, at)
 	case lifecycle.AskAM:
 		a := r.apps[rm.AppID(act.App.ID)]
-		a.asks = map[askKey]int{{priority: amPriority, demand: a.amResource, kind: altruism.Default}: 1}
+		a.asks = map[askKey]int{{priority: amPriority, demand: a.amResource, kind: altruism.Default, label: a.amLabel}: 1}
 		r.pushAsks(a)
 	case lifecycle.LaunchAM:
 		cr := r.conts[rm.ContainerID(act.Container.ID)]
@@ -83,7 +83,7 @@ func (r *RM) carryOut(act lifecycle.Action) {
 		cr := r.conts[rm.ContainerID(act.Container.ID)]
 		cr.lc = act.Container
 		a, c := cr.app, cr.c
-		key := askKey{priority: c.Priority, demand: c.Resource, kind: c.Kind}
+		key := askKey{priority: c.Priority, demand: c.Resource, kind: c.Kind, label: c.Label}
 		a.newConts = append(a.newConts, cr)
 		a.newKeys = append(a.newKeys, key)
 		// The ask is outstanding for one container fewer, as in YARN's

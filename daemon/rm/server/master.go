@@ -225,7 +225,11 @@ func (r *RM) readAsks(a *appRec, at *attemptRec, req *pb.AllocateRequestProto) (
 		if rpc.IsAltruistic(rr) {
 			kind = altruism.Altruistic
 		}
-		key := askKey{priority: int(rr.GetPriority().GetPriority()), demand: d, kind: kind}
+		label, err := r.askLabel(a, rr)
+		if err != nil {
+			return next, err
+		}
+		key := askKey{priority: int(rr.GetPriority().GetPriority()), demand: d, kind: kind, label: label}
 		// The AM asked without knowing of the containers this reply
 		// brings it: they already serve part of its ask.
 		for _, k := range a.newKeys {

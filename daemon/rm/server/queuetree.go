@@ -112,7 +112,7 @@ func coreQueues(t *queueconf.Tree, csStarve time.Duration) (rm.QueuesSet, error)
 		if err != nil || q.Parent == nil {
 			return
 		}
-		qc := rm.QueueConf{Name: q.Name, Weight: q.Weight}
+		qc := rm.QueueConf{Name: q.Name, Weight: q.Weight, Labels: q.Labels, LabelWeight: q.LabelCapacity, DefaultLabel: q.DefaultLabel}
 		if t.Kind != queueconf.KindCapacity {
 			// The Fair Scheduler's maxRunningApps holds apps back; the
 			// Capacity Scheduler's maximum-applications refuses them at
@@ -397,6 +397,12 @@ func (r *RM) treeQueueInfo(req *pb.GetQueueInfoRequestProto) (*pb.GetQueueInfoRe
 		qi := &pb.QueueInfoProto{QueueName: proto.String(appQueueName(r.tree, q)), QueuePath: proto.String(q.Name),
 			Capacity: proto.Float32(float32(share)), MaximumCapacity: proto.Float32(1), CurrentCapacity: proto.Float32(0),
 			State: pb.QueueStateProto_Q_RUNNING.Enum()}
+		if r.labels.Enabled {
+			qi.AccessibleNodeLabels = queueLabels(q)
+			if l := r.core.QueueDefaultLabel(q.Name); l != "" {
+				qi.DefaultNodeLabelExpression = proto.String(l)
+			}
+		}
 		if !capacity.IsZero() {
 			qi.MaximumCapacity = proto.Float32(float32(min(v.Max.DominantShare(capacity), 1)))
 			qi.CurrentCapacity = proto.Float32(float32(v.Usage.DominantShare(capacity)))

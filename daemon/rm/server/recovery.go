@@ -232,7 +232,14 @@ func (r *RM) recoverApp(id *pb.ApplicationIdProto, stored store.App) (*appRec, e
 	if path, weight, ok := r.coreQueue(a.queue); !ok {
 		fail = fmt.Sprintf("the RM restarted without its queue %q (loom.queues, or its scheduler's queue tree)", a.queue)
 	} else if !a.done() {
-		if err := r.step(rm.AppAdded{App: a.id, Queue: path, Weight: weight, User: a.user}); err != nil {
+		// Labels the RM no longer has: the app runs in the default
+		// partition rather than not at all.
+		var err error
+		if a.label, a.amLabel, err = r.submittedLabels(a.ctx, path); err != nil {
+			r.log.Warn().Err(err).Str("app", rpc.AppIDString(a.yid)).Msg("recovered app runs in the default node label")
+			a.label, a.amLabel = "", ""
+		}
+		if err := r.step(rm.AppAdded{App: a.id, Queue: path, Weight: weight, User: a.user, Label: a.label}); err != nil {
 			return nil, err
 		}
 	}

@@ -53,6 +53,9 @@ type RM struct {
 
 	mu   sync.Mutex
 	core *rm.Core
+	// labels are the node labels in force: the configured ones and an
+	// admin's changes (labels.go).
+	labels LabelsConfig
 	// tree is the queue hierarchy in force (nil for flat queues),
 	// treeFile where it is reloaded from.
 	tree     *queueconf.Tree
@@ -122,6 +125,7 @@ type askKey struct {
 	priority int
 	demand   fairness.Vector
 	kind     altruism.AskKind
+	label    string // the node label it runs in
 }
 
 // localKey is a host or rack ResourceRequest's (or, as "*", the relax
@@ -190,10 +194,13 @@ type appRec struct {
 	replay   *workload.Job
 	attempts []*attemptRec
 
-	asks     map[askKey]int
-	local    map[localKey]localAsk // host and rack requests (master.go)
-	work     float64
-	critical time.Duration
+	asks  map[askKey]int
+	local map[localKey]localAsk // host and rack requests (master.go)
+	// label is the node label (partition) the app runs in, amLabel its
+	// AM container's (labels.go).
+	label, amLabel string
+	work           float64
+	critical       time.Duration
 	// demand is what a Loom AM said it needs (loom_demand), nil until it
 	// does and for a stock AM.
 	demand    *fairness.Vector
@@ -270,6 +277,7 @@ type nodeRec struct {
 	httpPort int32
 	version  string // the NM's nm_version
 	rack     string // from the topology (net.topology.*)
+	part     string // its node label; "" the default partition
 	capacity fairness.Vector
 	// nodeUtil and contUtil are what the NM last measured of itself and
 	// of its containers (nil until it says).
@@ -337,6 +345,16 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 	r.tree = cfg.Tree
 	r.core = rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: r.coreQueuePAltruism(cfg.QueuePAltruism),
 		FirstContainer: rm.ContainerID(r.epoch << 40), Locality: &cfg.Locality, Preemption: cfg.Preemption})
+	var secrets map[string][]byte
+	if state != nil {
+		secrets = state.Secrets
+	}
+	if err := r.startLabels(secrets); err != nil {
+		if r.store != nil {
+			r.store.Close()
+		}
+		return nil, err
+	}
 	if cfg.Tree != nil {
 		for _, line := range cfg.Tree.Ignored {
 			r.log.Warn().Str("queues", cfg.Tree.Source).Msg("not used by Loom: " + line)
@@ -679,7 +697,7 @@ func (r *RM) pushAsks(a *appRec) {
 	asks := make([]rm.Ask, 0, len(a.asks))
 	for k, n := range a.asks {
 		if n > 0 {
-			asks = append(asks, rm.Ask{Priority: k.priority, Demand: k.demand, Kind: k.kind, Count: n, Locality: a.locality(k)})
+			asks = append(asks, rm.Ask{Priority: k.priority, Demand: k.demand, Kind: k.kind, Count: n, Locality: a.locality(k), Label: k.label})
 		}
 	}
 	sortAsks(asks)

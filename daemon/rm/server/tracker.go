@@ -108,9 +108,18 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 	n.nodeUtil, n.contUtil = nil, nil
 	n.state = pb.NodeStateProto_NS_RUNNING
 	n.mail.setLive(true, callSession(ctx), time.Now())
-	if err := r.step(rm.NodeUp{Node: n.id, Capacity: capacity, Host: id.GetHost(), Rack: rack}); err != nil {
+	part, accepted, why := r.nodePartition(n, req.GetNodeLabels())
+	if r.labels.Distributed && req.NodeLabels != nil {
+		resp.AreNodeLabelsAcceptedByRM = proto.Bool(accepted)
+		if !accepted {
+			resp.DiagnosticsMessage = proto.String(why)
+			r.log.Warn().Str("node", key).Msg("node labels refused: " + why)
+		}
+	}
+	if err := r.step(rm.NodeUp{Node: n.id, Capacity: capacity, Host: id.GetHost(), Rack: rack, Partition: part}); err != nil {
 		return nil, rpc.Errorf(rpc.ClassYarnException, "node %s: %v", key, err)
 	}
+	n.part = part
 	if !ok {
 		// A node this RM has not seen: after a restart, the containers
 		// of recovered apps it still runs are taken back.
@@ -201,6 +210,15 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 	if queue {
 		r.enqueue(n)
 	}
+	resp := &pb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(respID), NodeAction: pb.NodeActionProto_NORMAL.Enum(),
+		NextHeartBeatInterval: proto.Int64(r.cfg.HeartbeatInterval.Milliseconds())}
+	if req.NodeLabels != nil && r.labels.Distributed {
+		r.mu.Lock()
+		if n.state == pb.NodeStateProto_NS_RUNNING {
+			r.reportedLabels(n, req.GetNodeLabels(), resp)
+		}
+		r.mu.Unlock()
+	}
 	if !async {
 		r.mu.Lock()
 		if n.state == pb.NodeStateProto_NS_RUNNING {
@@ -209,8 +227,6 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 		}
 		r.mu.Unlock()
 	}
-	resp := &pb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(respID), NodeAction: pb.NodeActionProto_NORMAL.Enum(),
-		NextHeartBeatInterval: proto.Int64(r.cfg.HeartbeatInterval.Milliseconds())}
 	m.mu.Lock()
 	resp.ContainersToCleanup, resp.ApplicationsToCleanup, resp.ContainersToSignal = m.cleanup, m.appsClean, m.signals
 	m.cleanup, m.appsClean, m.signals = nil, nil, nil

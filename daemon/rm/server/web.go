@@ -160,7 +160,7 @@ func (b webBackend) UpdateNodeResource(ctx context.Context, node string, capacit
 		return fairness.Vector{}, fmt.Errorf("node %s: %w (or not RUNNING)", node, webui.ErrNotFound)
 	}
 	capacity = capacity.With(fairness.Disk, n.capacity[fairness.Disk]).With(fairness.Network, n.capacity[fairness.Network])
-	if err := r.step(rm.NodeUp{Node: n.id, Capacity: capacity, Host: n.yid.GetHost(), Rack: n.rack}); err != nil {
+	if err := r.step(rm.NodeUp{Node: n.id, Capacity: capacity, Host: n.yid.GetHost(), Rack: n.rack, Partition: n.part}); err != nil {
 		return fairness.Vector{}, rpc.Errorf(rpc.ClassYarnException, "node %s: %v", node, err)
 	}
 	r.log.Info().Str("node", node).Str("was", n.capacity.String()).Str("now", capacity.String()).Str("by", who).Msg("node resource updated")
