@@ -19,10 +19,11 @@ import (
 
 // Node labels, as YARN's RM keeps them (the scheduling is the core's,
 // rm/labels.go). yarn.node-labels.enabled turns them on. The cluster's
-// labels come from loom.node-labels.partitions at start and from an
-// admin's REST calls after (add-node-labels, remove-node-labels); the
+// labels come from loom.node-labels.partitions at first start and from
+// an admin's REST calls after (add-node-labels, remove-node-labels); the
 // RM keeps the admin's in its state store, as YARN keeps them in its
-// node-label store. Which node is in which label is, as
+// node-label store, and once it has, they are in force on every restart
+// (the keys only seed a store that holds none). Which node is in which label is, as
 // yarn.node-labels.configuration-type says, either the RM's own
 // (centralized: loom.node-labels.nodes at start, replace-node-to-labels
 // and nodes/{id}/replace-labels after) or each NodeManager's
@@ -167,8 +168,15 @@ func (r *RM) startLabels(secrets map[string][]byte) error {
 		if err := json.Unmarshal(b, &st); err != nil {
 			return fmt.Errorf("the state store's node labels are damaged: %v", err)
 		}
-		maps.Copy(r.labels.Partitions, st.Partitions)
-		maps.Copy(r.labels.Nodes, st.Nodes)
+		// The admin's labels replace the configured ones, which only
+		// seed a store that has none.
+		r.labels.Partitions, r.labels.Nodes = st.Partitions, st.Nodes
+		if r.labels.Partitions == nil {
+			r.labels.Partitions = map[string]bool{}
+		}
+		if r.labels.Nodes == nil {
+			r.labels.Nodes = map[string]string{}
+		}
 	}
 	if !r.labels.Enabled {
 		return nil

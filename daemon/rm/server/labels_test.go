@@ -1,0 +1,114 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/loomrm/loom/daemon/webui"
+	"github.com/loomrm/loom/rm"
+	"github.com/loomrm/loom/rpc"
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+	"github.com/rs/zerolog"
+)
+
+// TestAdminNodeLabels: centralized labels, changed by an admin through
+// the web backend: others are refused; a label in use cannot go; a
+// node's new label is what the core and the reports see; and the
+// change survives a restart (the state store keeps it).
+func TestAdminNodeLabels(t *testing.T) {
+	conf := []string{"yarn.resourcemanager.recovery.enabled=true", "loom.store.dir=" + t.TempDir(),
+		"yarn.acl.enable=true", "yarn.admin.acl=root", "yarn.node-labels.enabled=true",
+		"loom.node-labels.partitions=gpu", "loom.node-labels.nodes=10.0.0.9=gpu"}
+	r, err := New(testConfig(t, conf...), zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rt := trackerClient(t, r, nil)
+	for _, key := range []string{"10.0.0.9:45454", "10.0.0.10:45454"} {
+		if _, err := registerNode(rt, key, 8192, 4); err != nil {
+			t.Fatal(err)
+		}
+	}
+	web := webBackend{clientService{r}}
+	if got, _ := r.core.NodePartition(r.nodes["10.0.0.9:45454"].id); got != "gpu" {
+		t.Fatalf("10.0.0.9 is in %q, want gpu (loom.node-labels.nodes names its host)", got)
+	}
+	if err := web.ChangeNodeLabels(asUser("eve"), webui.LabelChange{Op: "addToClusterNodeLabels", Add: map[string]bool{"ssd": false}}); !rpc.IsClass(err, rpc.ClassAccessControl) {
+		t.Errorf("eve adds a label: %v, want AccessControlException", err)
+	}
+	if err := web.ChangeNodeLabels(asUser("root"), webui.LabelChange{Op: "removeFromClusterNodeLabels", Remove: []string{"gpu"}}); err == nil ||
+		!strings.Contains(err.Error(), "partition gpu cannot be removed") {
+		t.Errorf("removing gpu while 10.0.0.9 is in it: %v", err)
+	}
+	if err := web.ChangeNodeLabels(asUser("root"), webui.LabelChange{Op: "addToClusterNodeLabels", Add: map[string]bool{"gpu": false}}); err == nil ||
+		!strings.Contains(err.Error(), "Exclusivity of labels cannot be modified") {
+		t.Errorf("making gpu non-exclusive: %v", err)
+	}
+	if err := web.ChangeNodeLabels(asUser("root"), webui.LabelChange{Op: "addToClusterNodeLabels", Add: map[string]bool{"ssd": false}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := web.ChangeNodeLabels(asUser("root"), webui.LabelChange{Op: "replaceLabelsOnNode",
+		Replace: map[string]string{"10.0.0.10:45454": "ssd", "10.0.0.9": ""}}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(r *RM, when string, want int) {
+		t.Helper()
+		nodes, err := clientOf(t, r, "alice").GetClusterNodes(context.Background(), &pb.GetClusterNodesRequestProto{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, n := range nodes.GetNodeReports() {
+			got[n.GetNodeId().GetHost()] = strings.Join(n.GetNodeLabels(), ",")
+		}
+		if got["10.0.0.9"] != "" || got["10.0.0.10"] != "ssd" {
+			t.Errorf("%s: node labels %v, want 10.0.0.10 in ssd and 10.0.0.9 in none", when, got)
+		}
+		labels, err := clientOf(t, r, "alice").GetClusterNodeLabels(context.Background(), &pb.GetClusterNodeLabelsRequestProto{})
+		if err != nil || len(labels.GetNodeLabels()) != want {
+			t.Errorf("%s: cluster labels %v %v, want %d", when, labels, err, want)
+		}
+	}
+	check(r, "after the change", 2)
+	if err := web.ChangeNodeLabels(asUser("root"), webui.LabelChange{Op: "removeFromClusterNodeLabels", Remove: []string{"gpu"}}); err != nil {
+		t.Errorf("removing gpu once no node is in it: %v", err)
+	}
+	r2 := restart(t, r, conf)
+	rt2 := trackerClient(t, r2, nil)
+	for _, key := range []string{"10.0.0.9:45454", "10.0.0.10:45454"} {
+		if _, err := registerNode(rt2, key, 8192, 4); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The store's labels (ssd alone) are in force, not the configured
+	// gpu and its mapping.
+	check(r2, "after a restart", 1)
+}
+
+// FuzzParseLabels: the label keys' parsers never panic, and whatever they
+// take is valid by YARN's rule.
+func FuzzParseLabels(f *testing.F) {
+	for _, s := range []string{"gpu(exclusive=true),fast(exclusive=false),big", "h1=gpu h2:8041=fast,h3=", "a(exclusive=maybe)", "=x", "(", "gpu(exclusive=true"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if parts, err := ParsePartitions(s); err == nil {
+			for name := range parts {
+				if why := rm.ValidLabel(name); why != "" {
+					t.Fatalf("ParsePartitions(%q) took %q: %s", s, name, why)
+				}
+			}
+		}
+		if nodes, err := ParseNodeLabels(s); err == nil {
+			for node, l := range nodes {
+				if node == "" || l != "" && rm.ValidLabel(l) != "" {
+					t.Fatalf("ParseNodeLabels(%q) took %q=%q", s, node, l)
+				}
+			}
+		}
+	})
+}
