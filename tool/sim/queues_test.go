@@ -79,3 +79,45 @@ func TestJobsWithoutAQueueTakeTheLeavesInTurn(t *testing.T) {
 		t.Errorf("queues (-want +got):\n%s", diff)
 	}
 }
+
+// TestNodeLabelsInTheSimulator works node labels by hand: two machines
+// of 10 cores, machine 1 in label x; root.a runs in x (its default
+// label), root.b in the default partition. job1 (root.a) has ten 1 s
+// one-core tasks, job2 (root.b) thirty. job1 has machine 1 and ends at
+// 1 s. With x exclusive job2 has machine 0 alone: 30 tasks on 10 cores
+// end at 3 s. With x non-exclusive x lends machine 1 to job2 once job1
+// is done: 10 tasks by 1 s, then 20 on 20 cores, ending at 2 s.
+func TestNodeLabelsInTheSimulator(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		exclusive bool
+		want      []time.Duration
+	}{
+		{"exclusive", true, []time.Duration{sec, 3 * sec}},
+		{"non-exclusive", false, []time.Duration{sec, 2 * sec}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tenCores()
+			cfg.Machines = 2
+			cfg.Policy = "drf"
+			cfg.Queues = &rm.QueuesSet{Queues: []rm.QueueConf{
+				{Name: "root.a", Weight: 1, Labels: []string{"x"}, DefaultLabel: "x"},
+				{Name: "root.b", Weight: 1, Labels: []string{}}}}
+			cfg.Labels = &LabelModel{Partitions: map[string]bool{"x": tc.exclusive}, Machines: []string{"", "x"}}
+			res, err := Run(cfg, []*workload.Job{
+				{Name: "job1", Queue: "a", Stages: []workload.Stage{stage("S0", 10, sec)}},
+				{Name: "job2", Queue: "b", Stages: []workload.Stage{stage("S0", 30, sec)}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []time.Duration
+			for _, j := range res.Jobs {
+				got = append(got, j.Finish)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("finish times (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

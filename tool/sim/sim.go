@@ -84,6 +84,11 @@ type Config struct {
 	// with delay scheduling, and a task that runs off its input takes
 	// longer. Nil, there is no locality (the paper's model).
 	Locality *LocalityModel
+	// Labels, when set, are the cluster's node labels (partitions) and
+	// which machines are in each; a job runs in its queue's default label
+	// (the Capacity Scheduler's default-node-label-expression), as the
+	// RM places an app that names none.
+	Labels *LabelModel
 }
 
 // DefaultConfig is the paper's cluster running the RM's default policy
@@ -163,8 +168,16 @@ func Run(cfg Config, jobs []*workload.Job) (*Result, error) {
 		rc.Locality = &cfg.Locality.Delays
 	}
 	s := &sim{cfg: cfg, core: rm.New(rc)}
+	if cfg.Labels != nil {
+		if _, err := s.core.Step(0, rm.PartitionsSet{Partitions: cfg.Labels.Partitions}); err != nil {
+			return nil, err
+		}
+	}
 	for i := 0; i < cfg.Machines; i++ {
 		up := rm.NodeUp{Node: rm.NodeID(i), Capacity: cfg.Machine}
+		if cfg.Labels != nil && i < len(cfg.Labels.Machines) {
+			up.Partition = cfg.Labels.Machines[i]
+		}
 		if cfg.Locality != nil {
 			up.Host, up.Rack = cfg.Locality.host(i), cfg.Locality.rack(i)
 		}
@@ -235,6 +248,7 @@ func (cfg *Config) check(jobs []*workload.Job) error {
 type job struct {
 	idx    int
 	app    rm.AppID
+	label  string // its node label (Config.Labels)
 	dag    *am.DAG
 	actual []time.Duration
 	stage  map[string]int
@@ -411,7 +425,10 @@ func (s *sim) instant() error {
 		if len(s.leaves) > 0 {
 			j.res.Queue = queue
 		}
-		if _, err := s.core.Step(s.now, rm.AppAdded{App: j.app, Queue: queue, Weight: j.dag.Job().EffectiveWeight()}); err != nil {
+		if s.cfg.Labels != nil {
+			j.label = s.core.QueueDefaultLabel(queue)
+		}
+		if _, err := s.core.Step(s.now, rm.AppAdded{App: j.app, Queue: queue, Weight: j.dag.Job().EffectiveWeight(), Label: j.label}); err != nil {
 			return err
 		}
 		if s.cfg.AM.IsZero() {
@@ -420,7 +437,7 @@ func (s *sim) instant() error {
 		}
 		j.waitingAM = true
 		// The AM container's ask, as the RM makes it for a new attempt.
-		ev, err := adapter.Request(s.appOf(j), adapter.Message{Asks: []rm.Ask{{Priority: 0, Demand: s.cfg.AM, Kind: altruism.Default, Count: 1}}})
+		ev, err := adapter.Request(s.appOf(j), adapter.Message{Asks: []rm.Ask{{Priority: 0, Demand: s.cfg.AM, Kind: altruism.Default, Count: 1, Label: j.label}}})
 		if err != nil {
 			return err
 		}
@@ -529,7 +546,7 @@ func (s *sim) decide(j *job, capacity fairness.Vector) error {
 	j.greedy = s.cfg.Altruistic() && !req.Yielding
 	asks := make([]rm.Ask, len(req.Asks))
 	for i, a := range req.Asks {
-		asks[i] = rm.Ask{Priority: a.Priority, Demand: a.Demand, Kind: a.Kind, Count: a.Count}
+		asks[i] = rm.Ask{Priority: a.Priority, Demand: a.Demand, Kind: a.Kind, Count: a.Count, Label: j.label}
 		if a.Hosts != nil && !s.cfg.Locality.NoPreferences {
 			asks[i].Locality = &rm.Locality{Hosts: a.Hosts, Racks: a.Racks, Relax: true}
 		}
@@ -761,4 +778,12 @@ func leafQueues(qs []rm.QueueView) []string {
 		out = []string{"root.default"}
 	}
 	return out
+}
+
+// LabelModel is the cluster's node labels in a simulation: each label
+// and whether it is exclusive, and the label of each machine by index
+// ("" or past the end: the default partition).
+type LabelModel struct {
+	Partitions map[string]bool
+	Machines   []string
 }
