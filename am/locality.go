@@ -2,6 +2,7 @@ package am
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -40,9 +41,10 @@ func (d *DAG) UseInputs(inputs func(stage, task int) []string, rackOf func(host 
 // indexes the fresh ones by host.
 func (d *DAG) countInputs() {
 	d.hosts = make([]map[string]int, len(d.job.Stages))
+	d.racks = make([]map[string]int, len(d.job.Stages))
 	d.byHost = make([]map[string][]int, len(d.job.Stages))
 	for i, js := range d.job.Stages {
-		d.hosts[i], d.byHost[i] = map[string]int{}, map[string][]int{}
+		d.hosts[i], d.racks[i], d.byHost[i] = map[string]int{}, map[string]int{}, map[string][]int{}
 		for t := d.next[i]; t < js.Tasks; t++ {
 			for _, h := range d.cfg.Inputs(i, t) {
 				d.byHost[i][h] = append(d.byHost[i][h], t)
@@ -59,34 +61,38 @@ func (d *DAG) countInputs() {
 	}
 }
 
-// inputsPending adds delta to the counts of task's input hosts.
+// inputsPending adds delta to the counts of task's input hosts and of
+// their racks, each rack once: two replicas on one rack are one task
+// there, as YARN's AMRMClient counts a request's racks.
 func (d *DAG) inputsPending(stage, task, delta int) {
 	if d.cfg.Inputs == nil {
 		return
 	}
+	var seen []string
 	for _, h := range d.cfg.Inputs(stage, task) {
 		if d.hosts[stage][h] += delta; d.hosts[stage][h] <= 0 {
 			delete(d.hosts[stage], h)
 		}
+		if d.cfg.RackOf == nil {
+			continue
+		}
+		if r := d.cfg.RackOf(h); !slices.Contains(seen, r) {
+			seen = append(seen, r)
+			if d.racks[stage][r] += delta; d.racks[stage][r] <= 0 {
+				delete(d.racks[stage], r)
+			}
+		}
 	}
 }
 
-// locality is what stage's asks say of its pending tasks' inputs: a copy
-// of the host counts and their sums by rack (nil without Inputs or when
-// no pending task names one).
+// locality is what stage's asks say of its pending tasks' inputs: copies
+// of the host and rack counts (nil without Inputs or when no pending task
+// names one).
 func (d *DAG) locality(stage int) (hosts, racks map[string]int) {
 	if d.cfg.Inputs == nil || len(d.hosts[stage]) == 0 {
 		return nil, nil
 	}
-	hosts = make(map[string]int, len(d.hosts[stage]))
-	racks = map[string]int{}
-	for h, n := range d.hosts[stage] {
-		hosts[h] = n
-		if d.cfg.RackOf != nil {
-			racks[d.cfg.RackOf(h)] += n
-		}
-	}
-	return hosts, racks
+	return maps.Clone(d.hosts[stage]), maps.Clone(d.racks[stage])
 }
 
 // nextLocal takes the pending task of stage a container on host should

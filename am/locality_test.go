@@ -38,7 +38,9 @@ func TestLocalityAsksAndBinds(t *testing.T) {
 	if want := map[string]int{"a": 1, "b": 2, "c": 2, "d": 1}; !maps.Equal(s0.Hosts, want) {
 		t.Errorf("S0 asks for hosts %v, want %v", s0.Hosts, want)
 	}
-	if want := map[string]int{"/r1": 3, "/r2": 3}; !maps.Equal(s0.Racks, want) {
+	// Each task once on each rack it has input on: tasks 0 and 1 on /r1,
+	// 1 and 2 on /r2 (task 0's two replicas on /r1 are one task there).
+	if want := map[string]int{"/r1": 2, "/r2": 2}; !maps.Equal(s0.Racks, want) {
 		t.Errorf("S0 asks for racks %v, want %v", s0.Racks, want)
 	}
 	if s1.Hosts != nil || s1.Racks != nil {
@@ -103,7 +105,9 @@ func TestUseInputsLater(t *testing.T) {
 	if want := map[string]int{"b": 1, "c": 2, "d": 1}; !maps.Equal(hosts, want) {
 		t.Errorf("S0's hosts %v, want %v", hosts, want)
 	}
-	if want := map[string]int{"/r1": 1, "/r2": 3}; !maps.Equal(racks, want) {
+	// Task 1 on /r1 and /r2, task 2 on /r2 (both its replicas): one task
+	// on /r1, two on /r2.
+	if want := map[string]int{"/r1": 1, "/r2": 2}; !maps.Equal(racks, want) {
 		t.Errorf("S0's racks %v, want %v", racks, want)
 	}
 	if rec, _ := d.Bind(0, Grant{ID: 2, Node: "d:1", Host: "d", Resource: core, Priority: d.rank[0]}); rec.Task != 2 || rec.Locality != "NODE_LOCAL" {

@@ -594,6 +594,14 @@ func (s *sim) start(c rm.Container) error {
 		return err
 	}
 	s.decisions++
+	if s.cfg.Locality != nil && !s.cfg.Locality.NoPreferences {
+		// The core counted the grant down on its node and rack only; the
+		// task's other replicas' hosts still count it until the AM asks
+		// again, which the RM's AMs do at their next allocate call after
+		// a grant (daemon/am/driver decides on every one): so does this
+		// AM, at the next instant.
+		j.dirty = true
+	}
 	if rec.Kind == altruism.Altruistic {
 		j.res.Altruistic++
 	}

@@ -265,8 +265,9 @@ func (f *askRM) start(t *testing.T) string {
 // TestRunAsksWhereTheInputsAre: the AM process reads its stage's block
 // locations and asks for their hosts and racks beside the "*" ask. By
 // hand, for scan's 3 tasks on part-00000's two blocks ({dnA,dnB},
-// {dnB,dnC}) and part-00001's ({dnC,dnA}): dnA 2, dnB 2, dnC 2; racks
-// summed over the hosts, as the AM core counts them: /r1 4, /r2 2.
+// {dnB,dnC}) and part-00001's ({dnC,dnA}): dnA 2, dnB 2, dnC 2; each
+// task once on each rack it has a replica on (dnA and dnB on /r1, dnC on
+// /r2): /r1 3, /r2 2.
 func TestRunAsksWhereTheInputsAre(t *testing.T) {
 	nn := warehouse(t)
 	rm := &askRM{}
@@ -291,7 +292,7 @@ func TestRunAsksWhereTheInputsAre(t *testing.T) {
 	if len(rm.asks) < 3 {
 		t.Fatalf("%d allocate calls", len(rm.asks))
 	}
-	want := []string{"0 * 3", "0 /r1 4", "0 /r2 2", "0 dnA 2", "0 dnB 2", "0 dnC 2"}
+	want := []string{"0 * 3", "0 /r1 3", "0 /r2 2", "0 dnA 2", "0 dnB 2", "0 dnC 2"}
 	if diff := cmp.Diff(want, rm.asks[1]); diff != "" {
 		t.Errorf("asks (-want +got):\n%s", diff)
 	}
