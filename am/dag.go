@@ -134,7 +134,7 @@ type DAG struct {
 	// stage, and the tasks bound ahead of next (taken out of order for
 	// their locality).
 	hosts  []map[string]int
-	racks  []map[string]int // pending tasks with an input on each rack, each once
+	racks  []map[string]int   // pending tasks with an input on each rack, each once
 	byHost []map[string][]int // fresh tasks by input host, in order
 	taken  [][]bool
 }
