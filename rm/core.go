@@ -512,9 +512,9 @@ func (c *Core) appMoved(e AppMoved) error {
 			}
 			c.countRunning(a, -1)
 		}
-		c.tree.charge(a.q, a.usage.Scale(-1))
+		c.tree.charge(a.q, a.user, a.usage.Scale(-1))
 		c.tree.qs[a.q].apps--
-		c.tree.charge(q, a.usage)
+		c.tree.charge(q, a.user, a.usage)
 		c.tree.qs[q].apps++
 		a.q = q
 		if !a.held {
@@ -764,7 +764,7 @@ func askLabels(asks []Ask) []string {
 func (c *Core) charge(a *app, v fairness.Vector) {
 	a.usage = a.usage.Add(v)
 	if c.tree != nil && a.q >= 0 {
-		c.tree.charge(a.q, v)
+		c.tree.charge(a.q, a.user, v)
 	}
 }
 

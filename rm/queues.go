@@ -41,6 +41,10 @@ type QueueConf struct {
 	// Preemption says when the queue is starved and whether its
 	// containers may be taken (preemption.go).
 	Preemption PreemptionTimes
+	// UserLimitFactor, when above 0, holds each user of a leaf to that
+	// many times the leaf's guarantee (within its maximum): the Capacity
+	// Scheduler's user-limit-factor.
+	UserLimitFactor float64
 	// FIFO gives a leaf's share to its apps in the order they came, each
 	// as much as it demands (the Fair Scheduler's schedulingPolicy fifo),
 	// instead of DRF among its users and apps.
@@ -93,6 +97,8 @@ type tree struct {
 	userMax        map[string]int
 	userMaxDefault int
 	users          map[string]int
+	// userUsage is what each user holds in each leaf with a user limit.
+	userUsage map[leafUser]fairness.Vector
 }
 
 // queuesSet builds and checks a new tree; nothing changes on an error.
@@ -114,7 +120,8 @@ func (c *Core) queuesSet(e QueuesSet) error {
 		return fmt.Errorf("the users' default maxRunningApps %d is negative", e.UserMaxAppsDefault)
 	}
 	t := &tree{qs: []queue{{conf: QueueConf{Name: "root", Weight: 1}, parent: -1}}, byName: map[string]int{"root": 0},
-		userMax: maps.Clone(e.UserMaxApps), userMaxDefault: e.UserMaxAppsDefault, users: map[string]int{}}
+		userMax: maps.Clone(e.UserMaxApps), userMaxDefault: e.UserMaxAppsDefault, users: map[string]int{},
+		userUsage: map[leafUser]fairness.Vector{}}
 	for _, qc := range e.Queues {
 		if qc.Name == "root" {
 			// The root's own limits and guarantees mean nothing (it has
@@ -188,7 +195,7 @@ func (c *Core) queuesSet(e QueuesSet) error {
 	// Scheduler does not stop them); waiting ones may start now.
 	for _, a := range c.apps {
 		a.q = t.byName[a.queue]
-		t.charge(a.q, a.usage)
+		t.charge(a.q, a.user, a.usage)
 		t.qs[a.q].apps++
 		if !a.held {
 			c.countRunning(a, 1)
@@ -264,10 +271,45 @@ func (c *Core) leafOf(app AppID, name string) (int, error) {
 
 // charge adds v (negative to take back) to a queue's usage and its
 // ancestors'.
-func (t *tree) charge(q int, v fairness.Vector) {
+func (t *tree) charge(q int, user string, v fairness.Vector) {
+	if t.qs[q].conf.UserLimitFactor > 0 {
+		k := leafUser{q, user}
+		t.userUsage[k] = t.userUsage[k].Add(v)
+	}
 	for ; q >= 0; q = t.qs[q].parent {
 		t.qs[q].usage = t.qs[q].usage.Add(v)
 	}
+}
+
+// leafUser is one user in one leaf, for user limits.
+type leafUser struct {
+	q    int
+	user string
+}
+
+// userLimit is the most one user may hold in leaf q (the Capacity
+// Scheduler's user-limit-factor times the queue's capacity, within its
+// maximum), ok false for no limit. A kind the queue guarantees nothing
+// in is not limited.
+func (c *Core) userLimit(q int) (fairness.Vector, bool) {
+	lq := &c.tree.qs[q]
+	f := lq.conf.UserLimitFactor
+	if f <= 0 {
+		return fairness.Vector{}, false
+	}
+	g := lq.guarantee(c.capacity)
+	m, limited := lq.limit(c.capacity)
+	if !limited {
+		m = c.capacity
+	}
+	var out fairness.Vector
+	for r := range out {
+		out[r] = min(g[r]*f, m[r])
+		if g[r] == 0 {
+			out[r] = m[r]
+		}
+	}
+	return out, true
 }
 
 // limit is a queue's maximum on a cluster, or ok false for none.
@@ -301,6 +343,9 @@ func (c *Core) room(a *app, d fairness.Vector) int {
 		return -1
 	}
 	n := -1
+	if m, ok := c.userLimit(a.q); ok {
+		n = m.Sub(c.tree.userUsage[leafUser{a.q, a.user}]).ClampZero().Count(d)
+	}
 	for q := a.q; q >= 0; q = c.tree.qs[q].parent {
 		m, ok := c.tree.qs[q].limit(c.capacity)
 		if !ok {
@@ -325,6 +370,22 @@ func (c *Core) treeShares(capacity fairness.Vector, members []*app) {
 		byLeaf[a.q] = append(byLeaf[a.q], a)
 		t.qs[a.q].demand = t.qs[a.q].demand.Add(a.demand)
 	}
+	// A leaf with a user limit wants no more than its users may hold.
+	for q, apps := range byLeaf {
+		ucap, ok := c.userLimit(q)
+		if !ok {
+			continue
+		}
+		byUser := map[string]fairness.Vector{}
+		for _, a := range apps {
+			byUser[a.user] = byUser[a.user].Add(a.demand)
+		}
+		var d fairness.Vector
+		for _, u := range byUser {
+			d = d.Add(scaledInto(u, ucap))
+		}
+		t.qs[q].demand = d
+	}
 	// Demands up the tree, children before parents (a child's index is
 	// always above its parent's), each held to the queue's maximum by
 	// scaling it down whole: a queue limited in memory wants less cpu
@@ -342,10 +403,11 @@ func (c *Core) treeShares(capacity fairness.Vector, members []*app) {
 	for i := range t.qs {
 		q := &t.qs[i]
 		if q.leaf {
+			ucap, _ := c.userLimit(i)
 			if q.conf.FIFO {
 				splitFIFO(q.share, byLeaf[i])
 			} else {
-				splitLeaf(c.capacity, q.share, byLeaf[i])
+				splitLeaf(c.capacity, q.share, ucap, byLeaf[i])
 			}
 			continue
 		}
@@ -394,7 +456,7 @@ func splitFIFO(share fairness.Vector, apps []*app) {
 // apps by their weights. Dominant shares are of the whole cluster at
 // every level, as in hierarchical DRF: a kind a parent got little of does
 // not become its children's dominant one.
-func splitLeaf(cluster, share fairness.Vector, apps []*app) {
+func splitLeaf(cluster, share, userCap fairness.Vector, apps []*app) {
 	users := map[string][]*app{}
 	for _, a := range apps {
 		users[a.user] = append(users[a.user], a)
@@ -405,6 +467,10 @@ func splitLeaf(cluster, share fairness.Vector, apps []*app) {
 		var d fairness.Vector
 		for _, a := range users[u] {
 			d = d.Add(a.demand)
+		}
+		if !userCap.IsZero() {
+			// A user past the leaf's user limit wants no more than it.
+			d = scaledInto(d, userCap)
 		}
 		claims[j] = fairness.Claim{Weight: 1, Demand: d}
 	}
@@ -464,6 +530,9 @@ func (c *Core) Queues() []QueueView {
 func (c *Core) limited(a *app) bool {
 	if c.tree == nil || a.q < 0 {
 		return false
+	}
+	if c.tree.qs[a.q].conf.UserLimitFactor > 0 {
+		return true
 	}
 	for q := a.q; q >= 0; q = c.tree.qs[q].parent {
 		if _, ok := c.tree.qs[q].limit(c.capacity); ok {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -219,7 +220,7 @@ func TestQueueUsageFollowsApps(t *testing.T) {
 
 // TestQueueTreeProperties: over random trees, apps and passes, shares down
 // the tree add up to no more than the parent's, no queue's share or usage
-// passes its maximum, and a queue whose guarantees fit gets
+// passes its maximum, no user passes its leaf's user limit, and a queue whose guarantees fit gets
 // min(guarantee, demand) in the kinds it uses.
 func TestQueueTreeProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -239,6 +240,9 @@ func TestQueueTreeProperties(t *testing.T) {
 				if rng.IntN(3) == 0 {
 					f := budget / float64(n) * rng.Float64()
 					q.MinFrac = fairness.New(f, f)
+				}
+				if rng.IntN(3) == 0 {
+					q.UserLimitFactor = 0.5 + 2*rng.Float64()
 				}
 				qs = append(qs, q)
 				if depth < 2 && rng.IntN(2) == 0 {
@@ -260,6 +264,11 @@ func TestQueueTreeProperties(t *testing.T) {
 					{Priority: 1, Demand: task, Count: n}, {Priority: 2, Demand: task, Count: n, Kind: altruism.Altruistic}}})
 		}
 		step(t, c, Schedule{})
+		for k, held := range c.tree.userUsage {
+			if m, ok := c.userLimit(k.q); ok && !held.FitsIn(m.Add(fairness.New(eps, eps))) {
+				t.Fatalf("trial %d: user %s holds %v in %s, above its user limit %v", trial, k.user, held, c.tree.qs[k.q].conf.Name, m)
+			}
+		}
 		views := c.Queues()
 		byName := map[string]QueueView{}
 		for _, v := range views {
@@ -378,5 +387,56 @@ func TestFIFOQueue(t *testing.T) {
 		if got := share(t, c, id); cmp.Diff(fairness.New(w, w), got, cmpApprox) != "" {
 			t.Errorf("app %d: share %v, want %v", id, got, fairness.New(w, w))
 		}
+	}
+}
+
+// TestUserLimitFactor works the Capacity Scheduler's user-limit-factor by
+// hand: one node <100, 100>, root.a and root.b each guaranteed half; user
+// u alone in a asks for 100 one-unit containers, b is idle. Without a
+// limit a takes the idle half too (100); with factor 1 u holds a's
+// capacity (50); with 1.5, 75; a second user v in a gets the rest of a's
+// share, up to its own limit.
+func TestUserLimitFactor(t *testing.T) {
+	tests := []struct {
+		name   string
+		factor float64
+		users  []string
+		want   []int // containers each user holds after a pass
+	}{
+		{"no limit", 0, []string{"u"}, []int{100}},
+		{"factor 1", 1, []string{"u"}, []int{50}},
+		{"factor 1.5", 1.5, []string{"u"}, []int{75}},
+		{"factor 1, two users", 1, []string{"u", "v"}, []int{50, 50}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := New(Config{Policy: drf{}})
+			half := fairness.New(0.5, 0.5)
+			mustStep(t, c, 0, QueuesSet{Queues: []QueueConf{
+				{Name: "root.a", Weight: 1, MinFrac: half, UserLimitFactor: tt.factor},
+				{Name: "root.b", Weight: 1, MinFrac: half}}})
+			mustStep(t, c, 0, NodeUp{Node: 0, Capacity: fairness.New(100, 100)})
+			for i, u := range tt.users {
+				id := AppID(i + 1)
+				mustStep(t, c, 0, AppAdded{App: id, Queue: "root.a", User: u})
+				mustStep(t, c, 0, AppRequest{App: id, Asks: []Ask{{Demand: fairness.New(1, 1), Count: 100}}, Demand: fairness.New(100, 100)})
+			}
+			got := make([]int, len(tt.users))
+			for _, a := range mustStep(t, c, 0, Schedule{}) {
+				if g, ok := a.(Allocated); ok {
+					got[g.Container.App-1]++
+				}
+			}
+			for range 3 { // later passes take no more
+				for _, a := range mustStep(t, c, time.Second, Schedule{}) {
+					if g, ok := a.(Allocated); ok {
+						got[g.Container.App-1]++
+					}
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("containers per user %v, want %v", got, tt.want)
+			}
+		})
 	}
 }

@@ -121,6 +121,10 @@ func coreQueues(t *queueconf.Tree, csStarve time.Duration) (rm.QueuesSet, error)
 		}
 		if t.Kind == queueconf.KindCapacity {
 			qc.Preemption = rm.PreemptionTimes{MinShareTimeout: csStarve}
+			if len(q.Children) == 0 && q.UserLimitFactor > 0 {
+				// -1 turns the limit off, as in YARN.
+				qc.UserLimitFactor = q.UserLimitFactor
+			}
 		} else {
 			qc.Preemption = preemptionTimes(q)
 			// A Fair Scheduler leaf says fifo only when asked to (its
