@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,7 +18,8 @@ import (
 // TestNodeLabels runs an RM with node labels reported by the NMs
 // (distributed), an exclusive partition gpu and a non-exclusive one
 // shared, and three NMs: nm0 in gpu, nm1 in shared, nm2 in the default
-// partition. A stock-protocol AM's asks labelled gpu land on nm0 only;
+// partition. A DAG job submitted in gpu runs its AM and every task on nm0
+// and succeeds; a stock-protocol AM's asks labelled gpu land on nm0 only;
 // its unlabelled asks never do (gpu is exclusive); the label reads
 // (client protocol and REST) name what the NMs reported; a label the
 // cluster lacks is refused with YARN's exception.
@@ -108,6 +110,51 @@ func TestNodeLabels(t *testing.T) {
 		AmContainerSpec:     &pb.ContainerLaunchContextProto{Command: []string{"true"}}}})
 	if !rpc.IsClass(err, "org.apache.hadoop.yarn.exceptions.InvalidLabelResourceRequestException") || !strings.Contains(err.Error(), "fpga") {
 		t.Errorf("submit with node label fpga: %v, want InvalidLabelResourceRequestException naming it", err)
+	}
+
+	// A DAG job (Loom's AM) submitted in gpu: its AM and every task run
+	// on nm0, and it succeeds.
+	jobFile, history := filepath.Join(c.dir, "job.json"), filepath.Join(c.dir, "history.json")
+	if err := os.WriteFile(jobFile, []byte(dagJob), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	na, err = c.ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
+		ApplicationId: na.GetApplicationId(), ApplicationName: proto.String("gpu-etl"), Queue: proto.String("default"),
+		NodeLabelExpression: proto.String("gpu"),
+		Resource:            &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)},
+		AmContainerSpec:     &pb.ContainerLaunchContextProto{Command: []string{loomBin + " am --job " + jobFile + " --history " + history}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var rep *pb.ApplicationReportProto
+	c.waitFor(t, "the gpu job to end", func() bool {
+		rep = c.report(t, na.GetApplicationId())
+		s := rep.GetYarnApplicationState()
+		return s == pb.YarnApplicationStateProto_FINISHED || s == pb.YarnApplicationStateProto_FAILED || s == pb.YarnApplicationStateProto_KILLED
+	})
+	if rep.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
+		t.Fatalf("the gpu job ended %v: %s", rep.GetFinalApplicationStatus(), rep.GetDiagnostics())
+	}
+	b, err := os.ReadFile(history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h struct {
+		Tasks []struct {
+			Stage string `json:"stage"`
+			Node  string `json:"node"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal(b, &h); err != nil || len(h.Tasks) != 12 {
+		t.Fatalf("the gpu job's history: %v, %d tasks, want 12", err, len(h.Tasks))
+	}
+	for _, tk := range h.Tasks {
+		if tk.Node != byLabel["gpu"] {
+			t.Errorf("the gpu job's %s task ran on %s, not the gpu node %s", tk.Stage, tk.Node, byLabel["gpu"])
+		}
 	}
 
 	_, _, am := c.stockAM(t, "labels")

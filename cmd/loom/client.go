@@ -272,6 +272,7 @@ func submitCommand() *cobra.Command {
 	var (
 		f                          rmFlags
 		file, name, scale, queue   string
+		nodeLabel                  string
 		catalogue, arrivals        string
 		taskKind, staging, binPath string
 		jobs                       int
@@ -327,7 +328,7 @@ it waits, with a progress bar per job, and prints each app's final state; with
 				if wait := j.Arrival - time.Since(start); wait > 0 {
 					time.Sleep(wait)
 				}
-				id, err := mini.Submit(ctx, ac, j, queue, staging, binPath, taskKind, timeScale, amMB)
+				id, err := mini.Submit(ctx, ac, j, queue, nodeLabel, staging, binPath, taskKind, timeScale, amMB)
 				if err != nil {
 					return fmt.Errorf("%s: %w", j.Name, err)
 				}
@@ -352,6 +353,7 @@ it waits, with a progress bar per job, and prints each app's final state; with
 	fl.StringVar(&arrivals, "arrivals", "batch", "for mix: batch, or poisson:<mean>")
 	fl.Uint64Var(&seed, "seed", 1, "for mix: the seed for drawing jobs and arrivals")
 	fl.StringVar(&queue, "queue", "default", "the queue to submit to")
+	fl.StringVar(&nodeLabel, "node-label", "", "the node label (partition) the jobs run in; default: the queue's default-node-label-expression")
 	fl.StringVar(&taskKind, "task-kind", "synthetic", "how tasks run: synthetic (use their memory and vcores for their duration), sleep (wait for their duration, using nothing) or noop")
 	fl.Float64Var(&timeScale, "time-scale", 1, "multiply every stage's duration by this")
 	fl.Float64Var(&memScale, "memory-scale", 1, "multiply every task's memory by this (at least 64 MB), to fit a catalogue's jobs to small nodes")

@@ -194,7 +194,7 @@ func runMini(ctx context.Context, cmd *cobra.Command, c *mini.Cluster, o mini.Op
 				return ctx.Err()
 			}
 		}
-		id, err := mini.Submit(ctx, ac, j, "default", staging, o.Binary, o.TaskKind, o.TimeScale, miniAMMB)
+		id, err := mini.Submit(ctx, ac, j, "default", "", staging, o.Binary, o.TaskKind, o.TimeScale, miniAMMB)
 		if err != nil {
 			return fmt.Errorf("%s: %w", j.Name, err)
 		}

@@ -180,7 +180,7 @@ type Submitted struct {
 }
 
 // Submit stages a job's DAG and submits an app whose AM (loom am) runs it.
-func Submit(ctx context.Context, ac rpc.ApplicationClient, j *workload.Job, queue, staging, bin, taskKind string, timeScale float64, amMB int64) (*pb.ApplicationIdProto, error) {
+func Submit(ctx context.Context, ac rpc.ApplicationClient, j *workload.Job, queue, label, staging, bin, taskKind string, timeScale float64, amMB int64) (*pb.ApplicationIdProto, error) {
 	na, err := ac.GetNewApplication(ctx, &pb.GetNewApplicationRequestProto{})
 	if err != nil {
 		return nil, err
@@ -211,7 +211,7 @@ func Submit(ctx context.Context, ac rpc.ApplicationClient, j *workload.Job, queu
 	cmd := fmt.Sprintf("%s am --job job.json --task-kind %s --time-scale %g --tick 20ms 2><LOG_DIR>/am.log",
 		bin, taskKind, timeScale)
 	_, err = ac.SubmitApplication(ctx, &pb.SubmitApplicationRequestProto{ApplicationSubmissionContext: &pb.ApplicationSubmissionContextProto{
-		ApplicationId: id, ApplicationName: proto.String(j.Name), Queue: proto.String(queue),
+		ApplicationId: id, ApplicationName: proto.String(j.Name), Queue: proto.String(queue), NodeLabelExpression: optional(label),
 		ApplicationType: proto.String("LOOM-DAG"), Resource: rpc.ResourceFromVector(fairness.New(float64(amMB), 1)),
 		AmContainerSpec: &pb.ContainerLaunchContextProto{Command: []string{cmd},
 			LocalResources: []*pb.StringLocalResourceMapProto{{Key: proto.String("job.json"), Value: &pb.LocalResourceProto{
@@ -466,4 +466,12 @@ func Overheads(jobs map[string]*workload.Job, hs map[string]History, appStartMs 
 		perTask = extra / time.Duration(n)
 	}
 	return max(amStartup, 0), perTask
+}
+
+// optional is s, or nil (unset) when it is empty.
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -94,7 +94,7 @@ func TestPlacementsOfAMiniRun(t *testing.T) {
 	cl := rpc.NewClient(c.ClientAddr, rpc.ClientOptions{})
 	defer cl.Close()
 	ac := rpc.ApplicationClient{C: cl}
-	id, err := Submit(ctx, ac, job, "default", filepath.Join(dir, "staging"), bin, o.TaskKind, o.TimeScale, 256)
+	id, err := Submit(ctx, ac, job, "default", "", filepath.Join(dir, "staging"), bin, o.TaskKind, o.TimeScale, 256)
 	if err != nil {
 		t.Fatal(err)
 	}
