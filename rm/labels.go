@@ -1,9 +1,11 @@
 package rm
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/loomrm/loom/fairness"
 )
@@ -291,4 +293,100 @@ func (c *Core) CheckLabel(id AppID, label string) error {
 		return fmt.Errorf("%s", why)
 	}
 	return nil
+}
+
+// reclaimLent asks back, with preemption on, the containers a
+// non-exclusive label lent to the default partition when its own asks
+// wait for room there (YARN preempts such containers too): the youngest
+// first, until they cover what its asks want beyond the label's free and
+// coming room. The room they leave is held for the label's asks.
+func (c *Core) reclaimLent(grace time.Duration) []Action {
+	var acts []Action
+	for _, part := range slices.Sorted(maps.Keys(c.parts)) {
+		if c.parts[part] {
+			continue // exclusive: it lends nothing
+		}
+		want := c.partWant(part)
+		if want.IsZero() {
+			continue
+		}
+		for _, k := range c.lentIn(part) {
+			if want.IsZero() {
+				break
+			}
+			if k.Resource.Min(want).IsZero() {
+				continue
+			}
+			c.pre.asked[k.ID] = askedBack{deadline: c.now + grace, forQueue: -1, forPart: part}
+			acts = append(acts, PreemptionAsked{Container: *k, Deadline: c.now + grace})
+			want = want.Sub(k.Resource).ClampZero()
+		}
+	}
+	return acts
+}
+
+// lentWanted says whether reclaimLent has something to do now.
+func (c *Core) lentWanted() bool {
+	for part, excl := range c.parts {
+		if !excl && !c.partWant(part).IsZero() && len(c.lentIn(part)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// partWant is what a label's outstanding asks want beyond its nodes'
+// free room and the room already coming back to it.
+func (c *Core) partWant(part string) fairness.Vector {
+	var want fairness.Vector
+	for _, a := range c.apps {
+		if a.held {
+			continue
+		}
+		for _, k := range a.asks {
+			if k.Label == part && k.Count > 0 {
+				want = want.Add(k.Demand.Scale(float64(k.Count)))
+			}
+		}
+	}
+	if want.IsZero() {
+		return want
+	}
+	for _, n := range c.nodes {
+		if n != nil && n.part == part {
+			want = want.Sub(n.capacity.Sub(n.used).ClampZero())
+		}
+	}
+	for id, ab := range c.pre.asked {
+		if ab.forPart == part && ab.forQueue < 0 {
+			want = want.Sub(c.conts[id].Resource)
+		}
+	}
+	for _, held := range c.pre.room {
+		for _, h := range held {
+			if h.queue < 0 && h.part == part {
+				want = want.Sub(h.res)
+			}
+		}
+	}
+	return want.ClampZero()
+}
+
+// lentIn are the containers of other labels' asks on a label's nodes that
+// may be asked back (not an AM's, not asked already), youngest first.
+func (c *Core) lentIn(part string) []*Container {
+	var out []*Container
+	for _, k := range c.conts {
+		if k.Label == part || c.pre.ams[k.ID] {
+			continue
+		}
+		if _, asked := c.pre.asked[k.ID]; asked {
+			continue
+		}
+		if n := c.nodes[k.Node]; n != nil && n.part == part {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(x, y *Container) int { return cmp.Compare(y.ID, x.ID) })
+	return out
 }

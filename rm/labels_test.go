@@ -243,3 +243,64 @@ func TestNodeLabeledMovesCapacity(t *testing.T) {
 		t.Errorf("removing x with node 0 in it: %v", err)
 	}
 }
+
+// TestLentRoomIsTakenBack works by hand how a non-exclusive label gets
+// its room back: node 0 (default) and node 1 (label x, non-exclusive),
+// each <4, 4>; app 1 (default) fills both with eight one-unit
+// containers, four lent by x. App 2 (label x) then asks for two: with
+// preemption on (grace 10 s) the core asks back app 1's two youngest
+// containers on node 1, takes them when the grace ends, and gives their
+// room to app 2. Nothing else is asked back.
+func TestLentRoomIsTakenBack(t *testing.T) {
+	c := New(Config{Policy: drf{}, Preemption: &PreemptionConfig{Grace: 10 * time.Second}})
+	one := fairness.New(1, 1)
+	mustStep(t, c, 0, PartitionsSet{Partitions: map[string]bool{"x": false}})
+	mustStep(t, c, 0, NodeUp{Node: 0, Capacity: fairness.New(4, 4)})
+	mustStep(t, c, 0, NodeUp{Node: 1, Capacity: fairness.New(4, 4), Partition: "x"})
+	mustStep(t, c, 0, AppAdded{App: 1})
+	mustStep(t, c, 0, AppRequest{App: 1, Asks: []Ask{{Demand: one, Count: 8}}, Demand: fairness.New(8, 8)})
+	if got := grantsOn(mustStep(t, c, 0, Schedule{})); got[1][0] != 4 || got[1][1] != 4 {
+		t.Fatalf("app 1 got %v, want 4 on each node", got[1])
+	}
+	mustStep(t, c, time.Second, AppAdded{App: 2, Label: "x"})
+	mustStep(t, c, time.Second, AppRequest{App: 2, Asks: []Ask{{Demand: one, Count: 2, Label: "x"}}, Demand: fairness.New(2, 2)})
+	var asked []ContainerID
+	for _, a := range mustStep(t, c, time.Second, Schedule{}) {
+		switch a := a.(type) {
+		case PreemptionAsked:
+			if a.Container.Node != 1 || a.Container.App != 1 || a.Deadline != 11*time.Second {
+				t.Errorf("asked back %+v, want app 1's on node 1 by 11 s", a)
+			}
+			asked = append(asked, a.Container.ID)
+		case Allocated:
+			t.Errorf("granted %+v before any room was free", a.Container)
+		}
+	}
+	if len(asked) != 2 || asked[0] != 8 || asked[1] != 7 {
+		t.Fatalf("asked back %v, want the two youngest, 8 and 7", asked)
+	}
+	if acts := mustStep(t, c, 5*time.Second, Schedule{}); len(acts) != 0 {
+		t.Errorf("within the grace: %v", acts)
+	}
+	preempted, app2 := 0, 0
+	for _, a := range mustStep(t, c, 11*time.Second, Schedule{}) {
+		switch a := a.(type) {
+		case Preempted:
+			preempted++
+			if !strings.Contains(a.Reason, "node label x") {
+				t.Errorf("reason %q", a.Reason)
+			}
+		case Allocated:
+			if a.Container.App == 2 && a.Container.Node == 1 {
+				app2++
+			} else {
+				t.Errorf("granted %+v", a.Container)
+			}
+		case PreemptionAsked:
+			t.Errorf("asked back %+v more", a.Container)
+		}
+	}
+	if preempted != 2 || app2 != 2 {
+		t.Errorf("%d taken and %d granted to app 2 on node 1, want 2 and 2", preempted, app2)
+	}
+}

@@ -83,14 +83,27 @@ type preemptState struct {
 	room map[NodeID][]heldRoom
 }
 
+// heldRoom and askedBack name who the room is for: a queue of the tree,
+// or (forPart, with queue -1) the asks of a non-exclusive node label
+// whose room was lent to the default partition (labels.go).
 type heldRoom struct {
 	queue int
+	part  string
 	res   fairness.Vector
 }
 
 type askedBack struct {
 	deadline time.Duration
 	forQueue int
+	forPart  string
+}
+
+// forWhom names who a taken container was for.
+func (c *Core) forWhom(ab askedBack) string {
+	if ab.forQueue < 0 {
+		return "node label " + ab.forPart
+	}
+	return "queue " + c.tree.qs[ab.forQueue].conf.Name
 }
 
 func (c *Core) amContainer(id ContainerID) error {
@@ -112,7 +125,7 @@ func (c *Core) forgetPreempted(k *Container) {
 		if c.pre.room == nil {
 			c.pre.room = map[NodeID][]heldRoom{}
 		}
-		c.pre.room[k.Node] = append(c.pre.room[k.Node], heldRoom{queue: ab.forQueue, res: k.Resource})
+		c.pre.room[k.Node] = append(c.pre.room[k.Node], heldRoom{queue: ab.forQueue, part: ab.forPart, res: k.Resource})
 		delete(c.pre.asked, k.ID)
 	}
 	delete(c.pre.ams, k.ID)
@@ -133,7 +146,11 @@ func (c *Core) preemptedPass(n *node, cands *Candidates) []altruism.Assignment {
 	for _, h := range held {
 		var order []int
 		for i, k := range cands.Asks {
-			if k.Count > taken[i] && c.apps[c.owner[i]].q == h.queue {
+			mine := c.apps[c.owner[i]].q == h.queue
+			if h.queue < 0 {
+				mine = c.askLabel(i) == h.part
+			}
+			if k.Count > taken[i] && mine {
 				order = append(order, i)
 			}
 		}
@@ -165,14 +182,14 @@ func (c *Core) preemptedPass(n *node, cands *Candidates) []altruism.Assignment {
 // for them.
 func (c *Core) preempt() []Action {
 	pc := c.cfg.Preemption
-	if pc == nil || c.tree == nil {
+	if pc == nil || c.tree == nil && !c.labelled() {
 		return nil
 	}
 	var acts []Action
 	for _, id := range slices.Sorted(maps.Keys(c.pre.asked)) {
 		if ab := c.pre.asked[id]; c.now >= ab.deadline {
 			k := *c.conts[id]
-			acts = append(acts, Preempted{Container: k, Reason: fmt.Sprintf("preempted for queue %s", c.tree.qs[ab.forQueue].conf.Name)})
+			acts = append(acts, Preempted{Container: k, Reason: "preempted for " + c.forWhom(ab)})
 			c.free(id)
 		}
 	}
@@ -184,6 +201,10 @@ func (c *Core) preempt() []Action {
 		return acts
 	}
 	c.pre.ran, c.pre.last = true, c.now
+	acts = append(acts, c.reclaimLent(pc.Grace)...)
+	if c.tree == nil {
+		return acts
+	}
 	c.refreshShares()
 	t := c.tree
 	// What each queue's asked-back containers will give, and take.
@@ -191,11 +212,16 @@ func (c *Core) preempt() []Action {
 	leaving := make([]fairness.Vector, len(t.qs))
 	for _, held := range c.pre.room {
 		for _, h := range held {
-			coming[h.queue] = coming[h.queue].Add(h.res)
+			if h.queue >= 0 {
+				coming[h.queue] = coming[h.queue].Add(h.res)
+			}
 		}
 	}
 	for id, ab := range c.pre.asked {
 		k := c.conts[id]
+		if ab.forQueue < 0 {
+			continue // asked back for a node label
+		}
 		coming[ab.forQueue] = coming[ab.forQueue].Add(k.Resource)
 		for q := c.byID[k.App].q; q >= 0; q = t.qs[q].parent {
 			leaving[q] = leaving[q].Add(k.Resource)
@@ -234,7 +260,7 @@ func (c *Core) preempt() []Action {
 // nothing is due. A caller that steps the core only at events (the
 // simulator) schedules then.
 func (c *Core) PreemptionDue() (time.Duration, bool) {
-	if c.cfg.Preemption == nil || c.tree == nil {
+	if c.cfg.Preemption == nil || c.tree == nil && !c.labelled() {
 		return 0, false
 	}
 	due, ok := time.Duration(0), false
@@ -246,7 +272,10 @@ func (c *Core) PreemptionDue() (time.Duration, bool) {
 	for _, ab := range c.pre.asked {
 		at(ab.deadline)
 	}
-	for i := range c.tree.qs {
+	if c.lentWanted() {
+		at(c.now) // the next check reclaims lent room
+	}
+	for i := 0; c.tree != nil && i < len(c.tree.qs); i++ {
 		q := &c.tree.qs[i]
 		if q.minSince >= 0 && q.conf.Preemption.MinShareTimeout > 0 {
 			at(q.minSince + q.conf.Preemption.MinShareTimeout)

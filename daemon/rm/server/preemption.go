@@ -76,7 +76,7 @@ func (r *RM) preemptionAsked(a rm.PreemptionAsked) {
 		cr.app.preempting = map[rm.ContainerID]bool{}
 	}
 	cr.app.preempting[a.Container.ID] = true
-	r.log.Info().Str("container", rpc.ContainerIDString(cr.yid)).Dur("grace", a.Deadline-r.now()).Msg("container asked back from its AM for a starved queue")
+	r.log.Info().Str("container", rpc.ContainerIDString(cr.yid)).Dur("grace", a.Deadline-r.now()).Msg("container asked back from its AM for a starved queue, or for a node label that lent it")
 }
 
 // preempted kills a container the core took back. Callers hold mu.
