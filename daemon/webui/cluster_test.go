@@ -67,7 +67,7 @@ var (
 		ResourceUtilization: &dao.ResourceUtilization{NodePhysicalMemoryMB: 9000, NodeVirtualMemoryMB: 9500, NodeCPUUsage: 2.5,
 			AggregatedContainersPhysicalMemoryMB: 5000, AggregatedContainersVirtualMemoryMB: 7000, ContainersCPUUsage: 1.75},
 		UsedResource: dao.Resource{Memory: 6144, VCores: 3}, AvailableResource: dao.Resource{Memory: 10240, VCores: 5},
-		TotalResource: dao.Resource{Memory: 16384, VCores: 8}}
+		TotalResource: dao.Resource{Memory: 16384, VCores: 8}, NodeLabels: []string{"gpu"}}
 	wantNM2 = dao.Node{Rack: "/default-rack", State: "RUNNING", ID: "nm2:45454", NodeHostName: "nm2",
 		NodeHTTPAddress: "nm2:8042", LastHealthUpdate: 1700000099000, Version: "loom-test", NumContainers: 1, UsedMemoryMB: 2048,
 		AvailMemoryMB: 14336, UsedVirtualCores: 1, AvailableVirtualCores: 7,

@@ -195,6 +195,7 @@ func newFakeBackend() *fakeBackend {
 		node("nm1", pb.NodeStateProto_NS_RUNNING, 6144, 3, 2), node("nm3", pb.NodeStateProto_NS_LOST, 0, 0, 0)}
 	// nm1 has measured itself: 9000 MB and 2.5 cores in use, 5000 MB and
 	// 1.75 cores of it its containers'.
+	f.nodes[1].NodeLabels = []string{"gpu"} // as GetNodeToLabels says
 	f.nodes[1].NodeUtilization = &pb.ResourceUtilizationProto{Pmem: proto.Int32(9000), Vmem: proto.Int32(9500), Cpu: proto.Float32(2.5)}
 	f.nodes[1].ContainersUtilization = &pb.ResourceUtilizationProto{Pmem: proto.Int32(5000), Vmem: proto.Int32(7000), Cpu: proto.Float32(1.75)}
 

@@ -215,6 +215,13 @@ func TestUI(t *testing.T) {
 	if n := count(`#nodes tbody tr`); n != 3 {
 		t.Errorf("%d nodes, want 3", n)
 	}
+	// Each node's label: nm1 is in gpu, the others in the default one.
+	if l := text(`#nodes tbody tr[data-node-id="nm1:45454"] td.label`); l != "gpu" {
+		t.Errorf("nm1's node label %q, want gpu", l)
+	}
+	if l := text(`#nodes tbody tr[data-node-id="nm2:45454"] td.label`); l != "default" {
+		t.Errorf("nm2's node label %q, want default", l)
+	}
 	// What altruism does: the fake's last sample (i = 29) yields 30% and
 	// holds 20% from the leftover, 29 % 7 = 1 ALTRUISTIC container a
 	// second, 29 % 3 = 2 apps behind their share; two lines over time.

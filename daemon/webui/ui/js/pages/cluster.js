@@ -84,7 +84,8 @@ function nodesTable(nodes) {
   const list = (nodes.nodes && nodes.nodes.node) || [];
   if (!list.length) return h('p', { class: 'notice' }, 'No NodeManager has registered.');
   return h('div', { class: 'table-wrap' }, h('table', { id: 'nodes' },
-    h('thead', {}, h('tr', {}, h('th', {}, 'node'), h('th', {}, 'state'), h('th', {}, 'rack'), h('th', { class: 'num' }, 'containers'),
+    h('thead', {}, h('tr', {}, h('th', {}, 'node'), h('th', {}, 'state'), h('th', {}, 'rack'), h('th', {}, 'node label'),
+      h('th', { class: 'num' }, 'containers'),
       h('th', {}, 'memory used'), h('th', { class: 'num' }, 'memory free'), h('th', {}, 'vcores used'), h('th', { class: 'num' }, 'vcores free'),
       h('th', {}, 'last health report'), h('th', {}, 'health'))),
     h('tbody', {}, list.map((n) => {
@@ -93,7 +94,8 @@ function nodesTable(nodes) {
       const health = n.healthReport || (n.state === 'RUNNING' ? 'healthy' : '');
       return h('tr', { 'data-node-id': n.id },
         h('td', { class: 'mono' }, n.nodeHTTPAddress ? link(`http://${n.nodeHTTPAddress}/`, n.id) : n.id),
-        h('td', {}, badge(n.state)), h('td', {}, n.rack), h('td', { class: 'num' }, num(n.numContainers)),
+        h('td', {}, badge(n.state)), h('td', {}, n.rack),
+        h('td', { class: 'label' }, (n.nodeLabels || []).join(', ') || 'default'), h('td', { class: 'num' }, num(n.numContainers)),
         h('td', {}, bar(memTotal ? n.usedMemoryMB / memTotal : 0), mb(n.usedMemoryMB)), h('td', { class: 'num' }, mb(n.availMemoryMB)),
         h('td', {}, bar(vTotal ? n.usedVirtualCores / vTotal : 0), num(n.usedVirtualCores)), h('td', { class: 'num' }, num(n.availableVirtualCores)),
         h('td', {}, time(n.lastHealthUpdate)), h('td', { class: 'wrap' }, health));
