@@ -173,21 +173,35 @@ func getLabelsOnNode(c *call) error {
 	if !known {
 		return notFound("nodeId, %s, is not found", id)
 	}
-	resp, err := c.s.b.GetNodeToLabels(c.ctx(), &pb.GetNodesToLabelsRequestProto{})
+	byNode, err := labelsByNode(c)
 	if err != nil {
 		return err
+	}
+	out, ok := byNode[id]
+	if !ok {
+		out = dao.NodeLabelsInfo{NodeLabelInfo: []dao.NodeLabel{}}
+	}
+	return c.json(http.StatusOK, out)
+}
+
+// labelsByNode is each labelled node's labels (by node id), with their
+// exclusivity.
+func labelsByNode(c *call) (map[string]dao.NodeLabelsInfo, error) {
+	resp, err := c.s.b.GetNodeToLabels(c.ctx(), &pb.GetNodesToLabelsRequestProto{})
+	if err != nil {
+		return nil, err
 	}
 	excl, err := exclusivity(c)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	out := dao.NodeLabelsInfo{NodeLabelInfo: []dao.NodeLabel{}}
+	out := map[string]dao.NodeLabelsInfo{}
 	for _, e := range resp.GetNodeToLabels() {
-		if nodeIDString(e.GetNodeId()) == id {
-			for _, l := range e.GetNodeLabels() {
-				out.NodeLabelInfo = append(out.NodeLabelInfo, dao.NodeLabel{Name: l, Exclusivity: excl[l]})
-			}
+		v := dao.NodeLabelsInfo{NodeLabelInfo: []dao.NodeLabel{}}
+		for _, l := range e.GetNodeLabels() {
+			v.NodeLabelInfo = append(v.NodeLabelInfo, dao.NodeLabel{Name: l, Exclusivity: excl[l]})
 		}
+		out[nodeIDString(e.GetNodeId())] = v
 	}
-	return c.json(http.StatusOK, out)
+	return out, nil
 }

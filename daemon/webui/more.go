@@ -345,21 +345,13 @@ func getNodeLabels(c *call) error {
 }
 
 func getNodeToLabels(c *call) error {
-	resp, err := c.s.b.GetNodeToLabels(c.ctx(), &pb.GetNodesToLabelsRequestProto{})
-	if err != nil {
-		return err
-	}
-	excl, err := exclusivity(c)
+	byNode, err := labelsByNode(c)
 	if err != nil {
 		return err
 	}
 	out := dao.NodeToLabelsInfo{}
-	for _, e := range resp.GetNodeToLabels() {
-		v := dao.NodeLabelsInfo{NodeLabelInfo: []dao.NodeLabel{}}
-		for _, l := range e.GetNodeLabels() {
-			v.NodeLabelInfo = append(v.NodeLabelInfo, dao.NodeLabel{Name: l, Exclusivity: excl[l]})
-		}
-		out.NodeToLabels.Entry = append(out.NodeToLabels.Entry, dao.NodeToLabelsEntry{Key: nodeIDString(e.GetNodeId()), Value: v})
+	for id, v := range byNode {
+		out.NodeToLabels.Entry = append(out.NodeToLabels.Entry, dao.NodeToLabelsEntry{Key: id, Value: v})
 	}
 	slices.SortFunc(out.NodeToLabels.Entry, func(a, b dao.NodeToLabelsEntry) int { return strings.Compare(a.Key, b.Key) })
 	return c.json(http.StatusOK, out)
