@@ -295,6 +295,14 @@ func (r *RM) adopt(n *nodeRec, statuses []*pb.NMContainerStatusProto) []*pb.Cont
 			continue
 		}
 		c := rm.Container{ID: id, App: a.id, Node: n.id, Resource: res, Priority: int(cs.GetPriority().GetPriority())}
+		// Its ask's node label, as the NM reports it, else the node's
+		// when the app runs in it (else it ran on lent room).
+		switch {
+		case cs.NodeLabelExpression != nil:
+			c.Label = cs.GetNodeLabelExpression()
+		case n.part == a.label:
+			c.Label = n.part
+		}
 		if err := r.step(rm.ContainerRecovered{Container: c}); err != nil {
 			r.log.Warn().Err(err).Str("container", rpc.ContainerIDString(cid)).Msg("could not recover a container")
 			cleanup = append(cleanup, cid)
