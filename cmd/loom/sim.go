@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +38,8 @@ type simFlags struct {
 	locality    sim.LocalityModel
 	withInputs  bool
 	queues      string
+	nodeLabels  string
+	labelled    string
 	preemption  time.Duration
 }
 
@@ -76,6 +81,8 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
 	fl.StringVar(&f.decisions, "decisions", "", "write each policy's decision log into this directory")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
 	fl.StringVar(&f.queues, "queues", "", "a queue tree: a Fair Scheduler allocation file or a capacity-scheduler.xml; jobs go to their queue, or to the leaves in turn, and the tables add each leaf's JCTs")
+	fl.StringVar(&f.nodeLabels, "node-labels", "", "the cluster's node labels, as yarn rmadmin -addToClusterNodeLabels takes them: gpu(exclusive=true),shared(exclusive=false); with --queues, jobs run in their queue's default-node-label-expression")
+	fl.StringVar(&f.labelled, "labelled-machines", "", "with --node-labels: how many machines each label has, taken from the end of the cluster: gpu=10,shared=5")
 	fl.DurationVar(&f.preemption, "preemption", 0, "with --queues: preempt for starved queues (their timeouts from the file), killing after this grace (the Fair Scheduler's waitTimeBeforeKill, 15s); 0 is off")
 	def := sim.DefaultLocality()
 	fl.BoolVar(&f.withInputs, "locality", false, "model input locality: scan tasks read HDFS-placed blocks, AMs ask for their hosts, the core delay-schedules, remote reads are slower")
@@ -115,6 +122,13 @@ func runSim(out io.Writer, f simFlags) error {
 			return fmt.Errorf("--queues %s: %w", f.queues, err)
 		}
 		cfg.Queues = &set
+	}
+	if f.nodeLabels != "" || f.labelled != "" {
+		lm, err := labelModel(f.nodeLabels, f.labelled, f.machines)
+		if err != nil {
+			return err
+		}
+		cfg.Labels = lm
 	}
 	if f.preemption > 0 {
 		if f.queues == "" {
@@ -279,4 +293,38 @@ func runFrontier(out io.Writer, f simFlags, cfg sim.Config, jobs []*workload.Job
 		}
 	}
 	return nil
+}
+
+// labelModel is --node-labels and --labelled-machines: the labels, and
+// each label's count of machines, from the end of the cluster.
+func labelModel(labels, machines string, n int) (*sim.LabelModel, error) {
+	parts, err := server.ParsePartitions(labels)
+	if err != nil {
+		return nil, fmt.Errorf("--node-labels: %w", err)
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("--labelled-machines needs --node-labels")
+	}
+	lm := &sim.LabelModel{Partitions: parts, Machines: make([]string, n)}
+	next := n
+	for _, item := range strings.Split(machines, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		name, count, ok := strings.Cut(item, "=")
+		k, err := strconv.Atoi(count)
+		switch {
+		case !ok || err != nil || k < 0:
+			return nil, fmt.Errorf("--labelled-machines: %q: write label=machines", item)
+		case !slices.Contains(slices.Collect(maps.Keys(parts)), name):
+			return nil, fmt.Errorf("--labelled-machines: %s is not in --node-labels", name)
+		case k > next:
+			return nil, fmt.Errorf("--labelled-machines: more labelled machines than the %d there are", n)
+		}
+		for range k {
+			next--
+			lm.Machines[next] = name
+		}
+	}
+	return lm, nil
 }
