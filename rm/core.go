@@ -146,6 +146,7 @@ type Core struct {
 	tree      *tree
 	limitIdx  []int
 	narrowIdx []int
+	heads     []headroomOf // per app, for one node pass (limitQueues)
 
 	pre preemptState
 
@@ -512,9 +513,9 @@ func (c *Core) appMoved(e AppMoved) error {
 			}
 			c.countRunning(a, -1)
 		}
-		c.tree.charge(a.q, a.user, a.usage.Scale(-1))
+		c.tree.charge(a.q, a, a.usage.Scale(-1))
 		c.tree.qs[a.q].apps--
-		c.tree.charge(q, a.user, a.usage)
+		c.tree.charge(q, a, a.usage)
 		c.tree.qs[q].apps++
 		a.q = q
 		if !a.held {
@@ -548,6 +549,7 @@ func (c *Core) appRequest(e AppRequest) error {
 	if e.Demand.HasNegative() {
 		return fmt.Errorf("app %d: demand %v is negative", e.App, e.Demand)
 	}
+	c.unsettleForLabels(a.asks, e.Asks)
 	for _, k := range a.asks {
 		c.dropShape(k)
 	}
@@ -764,7 +766,7 @@ func askLabels(asks []Ask) []string {
 func (c *Core) charge(a *app, v fairness.Vector) {
 	a.usage = a.usage.Add(v)
 	if c.tree != nil && a.q >= 0 {
-		c.tree.charge(a.q, a.user, v)
+		c.tree.charge(a.q, a, v)
 	}
 }
 
@@ -804,7 +806,7 @@ func (c *Core) fill(ids []NodeID) ([]Action, error) {
 			c.granted[i], c.outstanding[i] = 0, cands.Asks[i].Count
 		}
 		withheld := c.localize(n, cands, delays)
-		withheld = c.limitQueues(cands) || withheld
+		withheld = c.limitQueues(cands, n.capacity.Sub(n.used)) || withheld
 		withheld = c.narrowPartitions(n, cands) || withheld
 		placed := false
 		for _, as := range c.preemptedPass(n, cands) {

@@ -185,9 +185,10 @@ func (c *Core) PartitionCapacity(label string) fairness.Vector { return c.partCa
 func (c *Core) labelled() bool { return len(c.parts) > 0 }
 
 // narrowPartitions narrows, for one pass on node n, the asks the node's
-// partition does not take to none; withheld says whether it narrowed
-// any (they may run on other nodes, or here when the partition's own
-// asks are gone).
+// partition does not take to none; withheld says whether it narrowed a
+// default-partition ask that fits on a non-exclusive node (it may run
+// here once the partition's own asks are gone). An ask the node's
+// partition never takes proves nothing about the node: it may settle.
 func (c *Core) narrowPartitions(n *node, cands *Candidates) (withheld bool) {
 	if !c.labelled() {
 		return false
@@ -206,6 +207,9 @@ func (c *Core) narrowPartitions(n *node, cands *Candidates) (withheld bool) {
 			}
 		}
 	}
+	excl, labelled := c.parts[n.part]
+	mayLend := labelled && !excl
+	free := n.capacity.Sub(n.used)
 	for i := range cands.Asks {
 		k := &cands.Asks[i]
 		l := c.askLabel(i)
@@ -213,7 +217,8 @@ func (c *Core) narrowPartitions(n *node, cands *Candidates) (withheld bool) {
 			continue
 		}
 		if k.Count > 0 {
-			k.Count, withheld = 0, true
+			withheld = withheld || mayLend && l == "" && k.Demand.FitsIn(free)
+			k.Count = 0
 		}
 	}
 	return withheld
@@ -389,4 +394,40 @@ func (c *Core) lentIn(part string) []*Container {
 	}
 	slices.SortFunc(out, func(x, y *Container) int { return cmp.Compare(y.ID, x.ID) })
 	return out
+}
+
+// unsettleForLabels unsettles the nodes an ask that is new or grew may
+// run on, with labels: a node settles when none of the asks its label
+// takes fits, which says nothing of an ask of another label that comes
+// later with a shape already asked for (a new shape unsettles every
+// node anyway).
+func (c *Core) unsettleForLabels(old, asks []Ask) {
+	if !c.labelled() {
+		return
+	}
+	done := map[string]bool{}
+	for _, k := range asks {
+		if k.Count == 0 || done[k.Label] {
+			continue
+		}
+		grew := true
+		for _, o := range old {
+			if o.Priority == k.Priority && o.Kind == k.Kind && o.Demand == k.Demand && o.Label == k.Label && o.Count >= k.Count {
+				grew = false
+				break
+			}
+		}
+		if !grew {
+			continue
+		}
+		done[k.Label] = true
+		for _, n := range c.nodes {
+			if n == nil {
+				continue
+			}
+			if excl, ok := c.parts[n.part]; n.part == k.Label || k.Label == "" && ok && !excl {
+				c.unsettled.set(int(n.id))
+			}
+		}
+	}
 }

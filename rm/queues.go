@@ -195,7 +195,7 @@ func (c *Core) queuesSet(e QueuesSet) error {
 	// Scheduler does not stop them); waiting ones may start now.
 	for _, a := range c.apps {
 		a.q = t.byName[a.queue]
-		t.charge(a.q, a.user, a.usage)
+		t.charge(a.q, a, a.usage)
 		t.qs[a.q].apps++
 		if !a.held {
 			c.countRunning(a, 1)
@@ -271,9 +271,10 @@ func (c *Core) leafOf(app AppID, name string) (int, error) {
 
 // charge adds v (negative to take back) to a queue's usage and its
 // ancestors'.
-func (t *tree) charge(q int, user string, v fairness.Vector) {
-	if t.qs[q].conf.UserLimitFactor > 0 {
-		k := leafUser{q, user}
+func (t *tree) charge(q int, a *app, v fairness.Vector) {
+	if t.qs[q].conf.UserLimitFactor > 0 && a.label == "" {
+		// User limits hold in the default partition only.
+		k := leafUser{q, a.user}
 		t.userUsage[k] = t.userUsage[k].Add(v)
 	}
 	for ; q >= 0; q = t.qs[q].parent {
@@ -337,26 +338,39 @@ func (q *queue) guarantee(cluster fairness.Vector) fairness.Vector {
 }
 
 // room is how many more containers of demand d the app's queues take
-// before one of them reaches its maximum; -1 for no limit.
+// before one of them reaches its maximum (or its user its limit); -1 for
+// no limit.
 func (c *Core) room(a *app, d fairness.Vector) int {
-	if c.tree == nil || a.q < 0 {
+	h, ok := c.headroom(a)
+	if !ok {
 		return -1
 	}
-	n := -1
-	if m, ok := c.userLimit(a.q); ok {
-		n = m.Sub(c.tree.userUsage[leafUser{a.q, a.user}]).ClampZero().Count(d)
+	return h.Count(d)
+}
+
+// headroom is what the app's queues and its user in its leaf may still
+// take, the least in each kind over them; ok false when none is limited.
+func (c *Core) headroom(a *app) (h fairness.Vector, ok bool) {
+	if c.tree == nil || a.q < 0 {
+		return h, false
+	}
+	if m, lim := c.userLimit(a.q); lim && a.label == "" {
+		// User limits are of the leaf's capacity in the default
+		// partition: an app in a node label is not held to them.
+		h, ok = m.Sub(c.tree.userUsage[leafUser{a.q, a.user}]).ClampZero(), true
 	}
 	for q := a.q; q >= 0; q = c.tree.qs[q].parent {
-		m, ok := c.tree.qs[q].limit(c.capacity)
-		if !ok {
+		m, lim := c.tree.qs[q].limit(c.capacity)
+		if !lim {
 			continue
 		}
-		k := m.Sub(c.tree.qs[q].usage).ClampZero().Count(d)
-		if n < 0 || k < n {
-			n = k
+		r := m.Sub(c.tree.qs[q].usage).ClampZero()
+		if ok {
+			r = r.Min(h)
 		}
+		h, ok = r, true
 	}
-	return n
+	return h, ok
 }
 
 // treeShares splits capacity among the given apps down the tree.
@@ -370,10 +384,11 @@ func (c *Core) treeShares(capacity fairness.Vector, members []*app) {
 		byLeaf[a.q] = append(byLeaf[a.q], a)
 		t.qs[a.q].demand = t.qs[a.q].demand.Add(a.demand)
 	}
-	// A leaf with a user limit wants no more than its users may hold.
+	// A leaf with a user limit wants no more than its users may hold (in
+	// the default partition: labelled apps are not held to it).
 	for q, apps := range byLeaf {
 		ucap, ok := c.userLimit(q)
-		if !ok {
+		if !ok || c.sharing != "" {
 			continue
 		}
 		byUser := map[string]fairness.Vector{}
@@ -403,7 +418,10 @@ func (c *Core) treeShares(capacity fairness.Vector, members []*app) {
 	for i := range t.qs {
 		q := &t.qs[i]
 		if q.leaf {
-			ucap, _ := c.userLimit(i)
+			var ucap fairness.Vector
+			if c.sharing == "" {
+				ucap, _ = c.userLimit(i)
+			}
 			if q.conf.FIFO {
 				splitFIFO(q.share, byLeaf[i])
 			} else {
@@ -543,15 +561,41 @@ func (c *Core) limited(a *app) bool {
 }
 
 // limitQueues narrows, for one node pass, each ask under a queue with a
-// maximum to the containers its queues still have room for; withheld
-// says whether any was narrowed (they may take the node later, when
-// their queues hold less).
-func (c *Core) limitQueues(cands *Candidates) (withheld bool) {
+// maximum (or a user limit) to the containers its queues still have room
+// for; withheld says whether it narrowed any that would fit in the
+// node's free room (they may take the node later, when their queues hold
+// less; one that does not fit proves nothing either way).
+func (c *Core) limitQueues(cands *Candidates, free fairness.Vector) (withheld bool) {
+	// Each app's headroom once per pass: nothing is granted before the
+	// policy's pass.
+	c.heads = slices.Grow(c.heads[:0], len(c.apps))[:len(c.apps)]
+	for j := range c.heads {
+		c.heads[j].known = false
+	}
 	for _, i := range c.limitIdx {
 		k := &cands.Asks[i]
-		if r := c.room(c.apps[c.owner[i]], k.Demand); r >= 0 && r < k.Count {
-			k.Count, withheld = r, true
+		if k.Count == 0 {
+			continue
+		}
+		o := c.owner[i]
+		if hd := &c.heads[o]; !hd.known {
+			hd.room, hd.limited = c.headroom(c.apps[o])
+			hd.known = true
+		}
+		r := -1
+		if c.heads[o].limited {
+			r = c.heads[o].room.Count(k.Demand)
+		}
+		if r >= 0 && r < k.Count {
+			k.Count = r
+			withheld = withheld || k.Demand.FitsIn(free)
 		}
 	}
 	return withheld
+}
+
+// headroomOf caches an app's headroom for one node pass.
+type headroomOf struct {
+	room           fairness.Vector
+	limited, known bool
 }
