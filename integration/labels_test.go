@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -50,6 +52,20 @@ func TestNodeLabels(t *testing.T) {
 		}
 		return byLabel["gpu"] != "" && byLabel["shared"] != "" && byLabel[""] != ""
 	})
+
+	// `loom nodes` names each node's label.
+	out, err := exec.Command(loomBin, "nodes", "--rm", c.client).CombinedOutput()
+	if err != nil {
+		t.Fatalf("loom nodes: %v\n%s", err, out)
+	}
+	for label, node := range byLabel {
+		if label == "" {
+			label = "default"
+		}
+		if !regexp.MustCompile(regexp.QuoteMeta(node) + `\s+RUNNING\s+` + label + `\s`).Match(out) {
+			t.Errorf("loom nodes does not show %s in %s:\n%s", node, label, out)
+		}
+	}
 
 	labels, err := c.ac.GetClusterNodeLabels(ctx, &pb.GetClusterNodeLabelsRequestProto{})
 	if err != nil {

@@ -208,6 +208,7 @@ func killCommand() *cobra.Command {
 type nodeRow struct {
 	ID         string          `json:"id"`
 	State      string          `json:"state"`
+	Label      string          `json:"node_label"`
 	Containers int32           `json:"containers"`
 	Used       fairness.Vector `json:"used"`
 	Capacity   fairness.Vector `json:"capacity"`
@@ -243,16 +244,21 @@ func nodesCommand() *cobra.Command {
 				used, _ := rpc.VectorFromResource(n.GetUsed())
 				capacity, _ := rpc.VectorFromResource(n.GetCapability())
 				rows = append(rows, nodeRow{ID: fmt.Sprintf("%s:%d", n.GetNodeId().GetHost(), n.GetNodeId().GetPort()),
-					State: strings.TrimPrefix(n.GetNodeState().String(), "NS_"), Containers: n.GetNumContainers(), Used: used, Capacity: capacity})
+					State: strings.TrimPrefix(n.GetNodeState().String(), "NS_"), Label: strings.Join(n.GetNodeLabels(), ","),
+					Containers: n.GetNumContainers(), Used: used, Capacity: capacity})
 			}
 			sort.Slice(rows, func(i, j int) bool { return rows[i].ID < rows[j].ID })
 			if f.json {
 				return printJSON(cmd.OutOrStdout(), rows)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "node\tstate\tcontainers\tused\tcapacity")
+			fmt.Fprintln(tw, "node\tstate\tnode label\tcontainers\tused\tcapacity")
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%v\n", r.ID, r.State, r.Containers, r.Used, r.Capacity)
+				label := r.Label
+				if label == "" {
+					label = "default"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%v\t%v\n", r.ID, r.State, label, r.Containers, r.Used, r.Capacity)
 			}
 			return tw.Flush()
 		},
