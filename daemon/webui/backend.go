@@ -242,6 +242,14 @@ type QueueShare struct {
 	// configured, in Hadoop's ACL syntax ("users groups", "*" for all);
 	// empty when not configured.
 	SubmitACL, AdminACL string
+	// UserLimitFactor is a Capacity Scheduler leaf's user-limit-factor
+	// (-1 for none); 0 for a Fair Scheduler queue.
+	UserLimitFactor float64
+	// NodeLabels are the node labels the queue may ask for ("*" for
+	// all; empty with labels off); DefaultNodeLabel its apps' label when
+	// they name none.
+	NodeLabels       []string
+	DefaultNodeLabel string
 }
 
 // AltruismChange is one setting of P(Altruism): the cluster's, or a

@@ -287,7 +287,8 @@ func capacityTree(n *queueNode, sched Scheduler) dao.CapacityQueue {
 		AbsoluteMaxCapacity:  memPct(n.maximum(capacity), capacity),
 		UsedCapacity:         memPct(n.Usage, n.guarantee(capacity)),
 		AbsoluteUsedCapacity: memPct(n.Usage, capacity),
-		NumApplications:      n.active + n.waiting, ResourcesUsed: resource(n.Usage)}
+		NumApplications:      n.active + n.waiting, ResourcesUsed: resource(n.Usage),
+		NodeLabels:           n.NodeLabels, DefaultNodeLabelExpression: n.DefaultNodeLabel}
 	q.UsedResources = fmt.Sprintf("<memory:%d, vCores:%d>", q.ResourcesUsed.Memory, q.ResourcesUsed.VCores)
 	if n.leaf() {
 		q.Type = "capacitySchedulerLeafQueueInfo"
@@ -296,6 +297,10 @@ func capacityTree(n *queueNode, sched Scheduler) dao.CapacityQueue {
 			maxApps = n.MaxRunningApps
 		}
 		capacityLeaf(&q, n.active, n.waiting, n.containers, n.pendingAsks, maxApps, n.PAltruism, n.users)
+		if n.UserLimitFactor != 0 {
+			f := finite(n.UserLimitFactor)
+			q.UserLimitFactor = &f
+		}
 		return q
 	}
 	for _, ch := range n.children {

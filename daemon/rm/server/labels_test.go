@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/loomrm/loom/daemon/webui"
+	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -111,4 +112,44 @@ func FuzzParseLabels(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCapacityTreeToTheCore: a capacity-scheduler.xml's node-label keys
+// and user-limit-factor reach the core's queues: a leaf's accessible
+// labels, its capacity in each (its weight there), its default label,
+// and its user limit (-1 for none becomes none).
+func TestCapacityTreeToTheCore(t *testing.T) {
+	const p = "yarn.scheduler.capacity.root."
+	c := hadoopconf.New(Defaults)
+	var xml strings.Builder
+	xml.WriteString("<configuration>")
+	for _, kv := range [][2]string{{p + "queues", "etl,ml"}, {p + "etl.capacity", "70"}, {p + "ml.capacity", "30"},
+		{p + "etl.user-limit-factor", "-1"}, {p + "ml.user-limit-factor", "2"},
+		{p + "ml.accessible-node-labels", "gpu"}, {p + "ml.accessible-node-labels.gpu.capacity", "100"},
+		{p + "ml.default-node-label-expression", "gpu"}} {
+		xml.WriteString("<property><name>" + kv[0] + "</name><value>" + kv[1] + "</value></property>")
+	}
+	xml.WriteString("</configuration>")
+	if err := c.Load("capacity-scheduler.xml", strings.NewReader(xml.String())); err != nil {
+		t.Fatal(err)
+	}
+	tree, _, err := loadQueueTree(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := coreQueues(tree, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]rm.QueueConf{}
+	for _, q := range set.Queues {
+		byName[q.Name] = q
+	}
+	etl, ml := byName["root.etl"], byName["root.ml"]
+	if etl.UserLimitFactor != 0 || etl.Labels != nil || etl.DefaultLabel != "" {
+		t.Errorf("root.etl: %+v, want no user limit and no labels of its own", etl)
+	}
+	if ml.UserLimitFactor != 2 || len(ml.Labels) != 1 || ml.Labels[0] != "gpu" || ml.LabelWeight["gpu"] != 1 || ml.DefaultLabel != "gpu" {
+		t.Errorf("root.ml: %+v, want user limit 2, label gpu at capacity 1, default gpu", ml)
+	}
 }

@@ -298,7 +298,11 @@ func (r *RM) treeShares(leaves map[string]*webui.QueueShare) []webui.QueueShare 
 		}
 		qs := webui.QueueShare{Name: q.ShortName(), Path: v.Name, Parent: v.Parent, Leaf: v.Leaf, Weight: q.Weight,
 			Usage: v.Usage, Apps: v.Apps, Share: v.Share, Min: v.Min, Max: v.Max, Demand: v.Demand,
-			MaxRunningApps: q.MaxRunningApps, Policy: q.Policy, SubmitACL: q.SubmitACL.String(), AdminACL: q.AdminACL.String()}
+			MaxRunningApps: q.MaxRunningApps, Policy: q.Policy, SubmitACL: q.SubmitACL.String(), AdminACL: q.AdminACL.String(),
+			UserLimitFactor: q.UserLimitFactor}
+		if r.labels.Enabled {
+			qs.NodeLabels, qs.DefaultNodeLabel = queueLabels(q), r.core.QueueDefaultLabel(v.Name)
+		}
 		if v.Leaf {
 			if l := leaves[appQueueName(r.tree, q)]; l != nil {
 				qs.PAltruism, qs.Override = l.PAltruism, l.Override

@@ -23,21 +23,25 @@ type CapacityQueueList struct {
 // CapacityQueue is one queue; a leaf (Type
 // capacitySchedulerLeafQueueInfo) carries its apps, limits and users.
 type CapacityQueue struct {
-	Type                 string             `json:"type,omitempty" xml:"type,attr,omitempty"`
-	QueuePath            string             `json:"queuePath" xml:"queuePath"`
-	Capacity             float64            `json:"capacity" xml:"capacity"`
-	UsedCapacity         float64            `json:"usedCapacity" xml:"usedCapacity"`
-	MaxCapacity          float64            `json:"maxCapacity" xml:"maxCapacity"`
-	AbsoluteCapacity     float64            `json:"absoluteCapacity" xml:"absoluteCapacity"`
-	AbsoluteMaxCapacity  float64            `json:"absoluteMaxCapacity" xml:"absoluteMaxCapacity"`
-	AbsoluteUsedCapacity float64            `json:"absoluteUsedCapacity" xml:"absoluteUsedCapacity"`
-	Weight               float64            `json:"weight" xml:"weight"`
-	NumApplications      int                `json:"numApplications" xml:"numApplications"`
-	UsedResources        string             `json:"usedResources" xml:"usedResources"`
-	QueueName            string             `json:"queueName" xml:"queueName"`
-	State                string             `json:"state" xml:"state"`
-	ResourcesUsed        Resource           `json:"resourcesUsed" xml:"resourcesUsed"`
-	Queues               *CapacityQueueList `json:"queues,omitempty" xml:"queues,omitempty"`
+	Type                 string   `json:"type,omitempty" xml:"type,attr,omitempty"`
+	QueuePath            string   `json:"queuePath" xml:"queuePath"`
+	Capacity             float64  `json:"capacity" xml:"capacity"`
+	UsedCapacity         float64  `json:"usedCapacity" xml:"usedCapacity"`
+	MaxCapacity          float64  `json:"maxCapacity" xml:"maxCapacity"`
+	AbsoluteCapacity     float64  `json:"absoluteCapacity" xml:"absoluteCapacity"`
+	AbsoluteMaxCapacity  float64  `json:"absoluteMaxCapacity" xml:"absoluteMaxCapacity"`
+	AbsoluteUsedCapacity float64  `json:"absoluteUsedCapacity" xml:"absoluteUsedCapacity"`
+	Weight               float64  `json:"weight" xml:"weight"`
+	NumApplications      int      `json:"numApplications" xml:"numApplications"`
+	UsedResources        string   `json:"usedResources" xml:"usedResources"`
+	QueueName            string   `json:"queueName" xml:"queueName"`
+	State                string   `json:"state" xml:"state"`
+	ResourcesUsed        Resource `json:"resourcesUsed" xml:"resourcesUsed"`
+	// NodeLabels are the labels the queue may access, and
+	// DefaultNodeLabelExpression its apps' default (with labels on).
+	NodeLabels                 []string           `json:"nodeLabels,omitempty" xml:"nodeLabels,omitempty"`
+	DefaultNodeLabelExpression string             `json:"defaultNodeLabelExpression,omitempty" xml:"defaultNodeLabelExpression,omitempty"`
+	Queues                     *CapacityQueueList `json:"queues,omitempty" xml:"queues,omitempty"`
 
 	// A leaf's.
 	NumActiveApplications        *int      `json:"numActiveApplications,omitempty" xml:"numActiveApplications,omitempty"`
