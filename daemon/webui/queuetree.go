@@ -288,7 +288,7 @@ func capacityTree(n *queueNode, sched Scheduler) dao.CapacityQueue {
 		UsedCapacity:         memPct(n.Usage, n.guarantee(capacity)),
 		AbsoluteUsedCapacity: memPct(n.Usage, capacity),
 		NumApplications:      n.active + n.waiting, ResourcesUsed: resource(n.Usage),
-		NodeLabels:           n.NodeLabels, DefaultNodeLabelExpression: n.DefaultNodeLabel}
+		NodeLabels: n.NodeLabels, DefaultNodeLabelExpression: n.DefaultNodeLabel}
 	q.UsedResources = fmt.Sprintf("<memory:%d, vCores:%d>", q.ResourcesUsed.Memory, q.ResourcesUsed.VCores)
 	if n.leaf() {
 		q.Type = "capacitySchedulerLeafQueueInfo"
