@@ -67,6 +67,12 @@ func TestNodeLabels(t *testing.T) {
 		}
 	}
 
+	// `loom queues` says what each queue may use (flat queues: every label).
+	if out, err := exec.Command(loomBin, "queues", "--rm", c.client).CombinedOutput(); err != nil ||
+		!regexp.MustCompile(`(?m)^\s+root\.default\s.*\s\*\s+-\s*$`).Match(out) {
+		t.Errorf("loom queues: %v, want root.default with node labels * and no default:\n%s", err, out)
+	}
+
 	labels, err := c.ac.GetClusterNodeLabels(ctx, &pb.GetClusterNodeLabelsRequestProto{})
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,10 @@ type queueRow struct {
 	Used        float32 `json:"used"`
 	Apps        int     `json:"apps"`
 	State       string  `json:"state"`
+	// NodeLabels are the labels it may use and DefaultLabel its apps'
+	// default (with node labels on).
+	NodeLabels   []string `json:"node_labels,omitempty"`
+	DefaultLabel string   `json:"default_node_label,omitempty"`
 }
 
 func queuesCommand() *cobra.Command {
@@ -51,11 +55,27 @@ parent, its maximum and use as parts of the cluster, and its unfinished apps.`,
 			if f.json {
 				return printJSON(cmd.OutOrStdout(), rows)
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "queue\tcapacity\tmax capacity\tused\tapps\tstate")
+			labels := false
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%s%s\t%.1f%%\t%.1f%%\t%.1f%%\t%d\t%s\n", strings.Repeat("  ", r.Depth), r.Path,
+				labels = labels || len(r.NodeLabels) > 0
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			head := "queue\tcapacity\tmax capacity\tused\tapps\tstate"
+			if labels {
+				head += "\tnode labels\tdefault label"
+			}
+			fmt.Fprintln(tw, head)
+			for _, r := range rows {
+				fmt.Fprintf(tw, "%s%s\t%.1f%%\t%.1f%%\t%.1f%%\t%d\t%s", strings.Repeat("  ", r.Depth), r.Path,
 					100*r.Capacity, 100*r.MaxCapacity, 100*r.Used, r.Apps, r.State)
+				if labels {
+					def := r.DefaultLabel
+					if def == "" {
+						def = "-"
+					}
+					fmt.Fprintf(tw, "\t%s\t%s", strings.Join(r.NodeLabels, ","), def)
+				}
+				fmt.Fprintln(tw)
 			}
 			return tw.Flush()
 		},
@@ -83,7 +103,8 @@ func queueRows(q *pb.QueueInfoProto, depth int, rows []queueRow) []queueRow {
 		}
 	}
 	rows = append(rows, queueRow{Path: path, Depth: depth, Capacity: q.GetCapacity(), MaxCapacity: q.GetMaximumCapacity(),
-		Used: q.GetCurrentCapacity(), Apps: apps, State: strings.TrimPrefix(q.GetState().String(), "Q_")})
+		Used: q.GetCurrentCapacity(), Apps: apps, State: strings.TrimPrefix(q.GetState().String(), "Q_"),
+		NodeLabels: q.GetAccessibleNodeLabels(), DefaultLabel: q.GetDefaultNodeLabelExpression()})
 	for _, ch := range q.GetChildQueues() {
 		rows = queueRows(ch, depth+1, rows)
 	}

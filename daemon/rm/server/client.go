@@ -462,6 +462,10 @@ func (s clientService) GetQueueInfo(ctx context.Context, req *pb.GetQueueInfoReq
 		if capacity := r.core.Capacity(); !capacity.IsZero() {
 			qi.CurrentCapacity = proto.Float32(float32(used.DominantShare(capacity)))
 		}
+		if r.labels.Enabled {
+			// Flat queues may ask for every label.
+			qi.AccessibleNodeLabels = []string{"*"}
+		}
 		return qi
 	}
 	if name == "root" || name == "" {
