@@ -103,11 +103,18 @@ type Client struct {
 	// registration is what Register sent, sent again when a restarted RM
 	// asks the AM to register again.
 	registration *pb.RegisterApplicationMasterRequestProto
-	// releasing are the containers released and not yet reported
-	// completed: a restarted RM may have taken them back from their
-	// nodes, so they are released again after registering again (as
-	// YARN's AMRMClient keeps its pendingRelease).
-	releasing map[int64]bool
+	// releasing are the containers released, and when the RM reported
+	// each completed (zero until it does). A restarted RM may have taken
+	// them back from their nodes, so they are released again after
+	// registering again (as YARN's AMRMClient keeps its pendingRelease),
+	// and so are those reported completed within releaseMemory: the RM
+	// that reported them may have died before their node heard to stop
+	// them, and the node then reports them running to the next RM, which
+	// would hold them for an AM that no longer knows them (seen in the
+	// failover test: a node's 4 vcores held 6 such containers, and the
+	// new RM, counting 18 of 16 vcores used, granted nothing again).
+	releasing map[int64]time.Time
+	pruned    time.Time // when releasing was last pruned
 	// InUse, when set, says whether the AM uses a container: after a
 	// restarted RM hands back the AM's containers, the ones it does not
 	// use are released.
@@ -333,11 +340,11 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 	local := localityRequests(req.Asks)
 	ar.Ask = append(ar.Ask, localityChanges(local, c.sentLocal)...)
 	if c.releasing == nil {
-		c.releasing = map[int64]bool{}
+		c.releasing = map[int64]time.Time{}
 	}
 	for _, id := range release {
 		ar.Release = append(ar.Release, &pb.ContainerIdProto{Id: proto.Int64(id)})
-		c.releasing[id] = true
+		c.releasing[id] = time.Time{}
 	}
 	var resp *pb.AllocateResponseProto
 	call := func() (err error) {
@@ -355,7 +362,7 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 		ar.Ask = append(ar.Ask[:star], localityChanges(local, nil)...)
 		ar.Release = ar.Release[:0]
 		for _, id := range c.stale {
-			c.releasing[id] = true
+			c.releasing[id] = time.Time{}
 		}
 		c.stale = nil
 		for id := range c.releasing {
@@ -365,8 +372,19 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 	if err != nil {
 		return nil, err
 	}
+	stamp := time.Now()
 	for _, cs := range resp.GetCompletedContainerStatuses() {
-		delete(c.releasing, cs.GetContainerId().GetId())
+		if at, ok := c.releasing[cs.GetContainerId().GetId()]; ok && at.IsZero() {
+			c.releasing[cs.GetContainerId().GetId()] = stamp
+		}
+	}
+	if stamp.Sub(c.pruned) > time.Minute {
+		c.pruned = stamp
+		for id, at := range c.releasing {
+			if !at.IsZero() && stamp.Sub(at) > releaseMemory {
+				delete(c.releasing, id)
+			}
+		}
 	}
 	c.respID = resp.GetResponseId()
 	if tok := resp.GetAmRmToken(); tok != nil {
@@ -401,6 +419,12 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 	}
 	return out, nil
 }
+
+// releaseMemory is how long a released container reported completed is
+// released again to an RM that takes over: the NodeManager liveness
+// expiry's default (10 minutes), after which its node would have been
+// lost anyway.
+const releaseMemory = 10 * time.Minute
 
 func finite(x float64) *float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {

@@ -2,9 +2,11 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -336,5 +338,67 @@ func TestReregistersAsOftenAsTheRMsChange(t *testing.T) {
 	defer mu.Unlock()
 	if registers != 3 || len(ids) != 3 || ids[0] != 5 || ids[1] != 0 || ids[2] != 0 {
 		t.Errorf("%d registrations, response ids %v; want 3 (the first and two again), 5 then 0 and 0", registers, ids)
+	}
+}
+
+// TestReleasesAgainAfterAFailover: a container the AM released and the
+// RM reported completed is released again to an RM that takes over: the
+// RM that completed it may have died before its node heard to stop it,
+// and the node would report it running to the next RM. (By hand: the
+// AM releases 7; the first RM reports 7 completed; the next call meets
+// an RM that does not know the AM, which registers again and releases 7
+// again beside 8, released just now.)
+func TestReleasesAgainAfterAFailover(t *testing.T) {
+	var mu sync.Mutex
+	var released [][]int64
+	failover := false
+	srv := rpc.NewServer(rpc.ServerOptions{})
+	srv.Register(rpc.Protocol{Name: rpc.ApplicationMasterProtocol, Methods: []rpc.Method{
+		rpc.Unary("registerApplicationMaster", func(ctx context.Context, req *pb.RegisterApplicationMasterRequestProto) (*pb.RegisterApplicationMasterResponseProto, error) {
+			return &pb.RegisterApplicationMasterResponseProto{MaximumCapability: &pb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(8)}}, nil
+		}),
+		rpc.Unary("allocate", func(ctx context.Context, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			var ids []int64
+			for _, r := range req.GetRelease() {
+				ids = append(ids, r.GetId())
+			}
+			slices.Sort(ids)
+			released = append(released, ids)
+			if failover {
+				failover = false
+				return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered, "AM is not registered for known application attempt")
+			}
+			resp := &pb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1)}
+			for _, id := range ids {
+				resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, &pb.ContainerStatusProto{
+					ContainerId: &pb.ContainerIdProto{Id: proto.Int64(id)}, State: pb.ContainerStateProto_C_COMPLETE.Enum()})
+			}
+			return resp, nil
+		})}})
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	go srv.Serve(ln)
+	defer srv.Close()
+	cl := Dial(Launch{Addr: ln.Addr().String(), Attempt: "appattempt_1_0001_000001"})
+	defer cl.Close()
+	ctx := context.Background()
+	if err := cl.Register(ctx, "h", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Allocate(ctx, am.Request{}, []int64{7}, 0); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	failover = true
+	mu.Unlock()
+	if _, err := cl.Allocate(ctx, am.Request{}, []int64{8}, 0); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := [][]int64{{7}, {8}, {7, 8}}
+	if fmt.Sprint(released) != fmt.Sprint(want) {
+		t.Errorf("releases per call %v, want %v", released, want)
 	}
 }
