@@ -457,7 +457,7 @@ func (c *Core) appAdded(e AppAdded) error {
 		return err
 	}
 	a := &app{id: e.App, queue: e.Queue, user: e.User, q: q, weight: w, label: e.Label, conts: map[ContainerID]struct{}{}}
-	if why := c.mayAccess(a, e.Label); why != "" {
+	if why := c.mayAccess(a.q, e.Label); why != "" {
 		return fmt.Errorf("app %d: %s", e.App, why)
 	}
 	if c.tree != nil {
@@ -492,10 +492,8 @@ func (c *Core) appMoved(e AppMoved) error {
 		return err
 	}
 	if c.tree != nil && q != a.q {
-		moved := *a
-		moved.q = q
 		for _, l := range append([]string{a.label}, askLabels(a.asks)...) {
-			if why := c.mayAccess(&moved, l); why != "" {
+			if why := c.mayAccess(q, l); why != "" {
 				return fmt.Errorf("app %d cannot move to queue %s: %s", e.App, e.Queue, why)
 			}
 		}
@@ -542,7 +540,7 @@ func (c *Core) appRequest(e AppRequest) error {
 		case k.Kind != altruism.Default && k.Kind != altruism.Altruistic:
 			return fmt.Errorf("app %d: ask at priority %d has unknown kind %d", e.App, k.Priority, k.Kind)
 		}
-		if why := c.mayAccess(a, k.Label); why != "" {
+		if why := c.mayAccess(a.q, k.Label); why != "" {
 			return fmt.Errorf("app %d: ask at priority %d: %s", e.App, k.Priority, why)
 		}
 	}

@@ -135,19 +135,25 @@ func (c *Core) nodeLabeled(e NodeLabeled) error {
 	return nil
 }
 
-// mayAccess says why an app's queue may not ask for a partition ("" when
-// it may).
-func (c *Core) mayAccess(a *app, label string) string {
+// mayAccess says why apps of leaf q (-1 without a tree) may not ask for a
+// partition ("" when they may).
+func (c *Core) mayAccess(q int, label string) string {
 	if why := c.partitionKnown(label); why != "" {
 		return why
 	}
-	if label == "" || c.tree == nil || a.q < 0 {
+	if c.tree == nil || q < 0 {
 		return ""
 	}
-	if q := &c.tree.qs[a.q]; !q.access[label] && !q.access["*"] {
-		return fmt.Sprintf("queue %s may not access node label %s (it may access %v)", q.conf.Name, label, slices.Sorted(maps.Keys(q.access)))
+	return c.tree.qs[q].mayUse(label)
+}
+
+// mayUse says why a queue's apps may not ask for a label ("" when they
+// may: the default partition always).
+func (q *queue) mayUse(label string) string {
+	if label == "" || q.access[label] || q.access["*"] {
+		return ""
 	}
-	return ""
+	return fmt.Sprintf("queue %s may not access node label %s (it may access %v)", q.conf.Name, label, slices.Sorted(maps.Keys(q.access)))
 }
 
 // QueueDefaultLabel is the partition a queue's apps run in when they name
@@ -165,8 +171,8 @@ func (c *Core) QueueDefaultLabel(queue string) string {
 	return ""
 }
 
-// Partitions lists the cluster's partitions: name, exclusive, and the
-// nodes in each (the default partition is not listed).
+// Partitions lists the cluster's partitions and whether each is
+// exclusive (the default partition is not listed).
 func (c *Core) Partitions() map[string]bool { return maps.Clone(c.parts) }
 
 // NodePartition is a live node's partition.
@@ -294,7 +300,7 @@ func (c *Core) CheckLabel(id AppID, label string) error {
 	if err != nil {
 		return err
 	}
-	if why := c.mayAccess(a, label); why != "" {
+	if why := c.mayAccess(a.q, label); why != "" {
 		return fmt.Errorf("%s", why)
 	}
 	return nil

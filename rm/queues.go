@@ -185,7 +185,7 @@ func (c *Core) queuesSet(e QueuesSet) error {
 			return fmt.Errorf("app %d runs in queue %s, which is not a leaf queue of the new tree", a.id, a.queue)
 		}
 		for _, l := range append([]string{a.label}, askLabels(a.asks)...) {
-			if lq := &t.qs[q]; l != "" && !lq.access[l] && !lq.access["*"] {
+			if t.qs[q].mayUse(l) != "" {
 				return fmt.Errorf("app %d runs in node label %s, which queue %s may not access in the new tree", a.id, l, a.queue)
 			}
 		}
