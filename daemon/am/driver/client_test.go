@@ -303,33 +303,21 @@ func TestReregistersAsOftenAsTheRMsChange(t *testing.T) {
 	var mu sync.Mutex
 	registers, refusals := 0, 2
 	var ids []int32
-	srv := rpc.NewServer(rpc.ServerOptions{})
-	srv.Register(rpc.Protocol{Name: rpc.ApplicationMasterProtocol, Methods: []rpc.Method{
-		rpc.Unary("registerApplicationMaster", func(ctx context.Context, req *pb.RegisterApplicationMasterRequestProto) (*pb.RegisterApplicationMasterResponseProto, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			registers++
-			return &pb.RegisterApplicationMasterResponseProto{MaximumCapability: &pb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(8)}}, nil
-		}),
-		rpc.Unary("allocate", func(ctx context.Context, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			ids = append(ids, req.GetResponseId())
-			if refusals > 0 {
-				refusals--
-				return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered, "AM is not registered for known application attempt")
-			}
-			return &pb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1)}, nil
-		})}})
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	go srv.Serve(ln)
-	defer srv.Close()
-	cl := Dial(Launch{Addr: ln.Addr().String(), Attempt: "appattempt_1_0001_000001"})
-	defer cl.Close()
+	cl := amrmStandIn(t, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		registers++
+	}, func(req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		ids = append(ids, req.GetResponseId())
+		if refusals > 0 {
+			refusals--
+			return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered, "AM is not registered for known application attempt")
+		}
+		return &pb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1)}, nil
+	})
 	ctx := context.Background()
-	if err := cl.Register(ctx, "h", 0, ""); err != nil {
-		t.Fatal(err)
-	}
 	cl.respID = 5 // well into the conversation with the first RM
 	if _, err := cl.Allocate(ctx, am.Request{}, nil, 0); err != nil {
 		t.Fatalf("allocate across two RMs that did not know the AM: %v", err)
@@ -352,40 +340,27 @@ func TestReleasesAgainAfterAFailover(t *testing.T) {
 	var mu sync.Mutex
 	var released [][]int64
 	failover := false
-	srv := rpc.NewServer(rpc.ServerOptions{})
-	srv.Register(rpc.Protocol{Name: rpc.ApplicationMasterProtocol, Methods: []rpc.Method{
-		rpc.Unary("registerApplicationMaster", func(ctx context.Context, req *pb.RegisterApplicationMasterRequestProto) (*pb.RegisterApplicationMasterResponseProto, error) {
-			return &pb.RegisterApplicationMasterResponseProto{MaximumCapability: &pb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(8)}}, nil
-		}),
-		rpc.Unary("allocate", func(ctx context.Context, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			var ids []int64
-			for _, r := range req.GetRelease() {
-				ids = append(ids, r.GetId())
-			}
-			slices.Sort(ids)
-			released = append(released, ids)
-			if failover {
-				failover = false
-				return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered, "AM is not registered for known application attempt")
-			}
-			resp := &pb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1)}
-			for _, id := range ids {
-				resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, &pb.ContainerStatusProto{
-					ContainerId: &pb.ContainerIdProto{Id: proto.Int64(id)}, State: pb.ContainerStateProto_C_COMPLETE.Enum()})
-			}
-			return resp, nil
-		})}})
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	go srv.Serve(ln)
-	defer srv.Close()
-	cl := Dial(Launch{Addr: ln.Addr().String(), Attempt: "appattempt_1_0001_000001"})
-	defer cl.Close()
+	cl := amrmStandIn(t, nil, func(req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		var ids []int64
+		for _, r := range req.GetRelease() {
+			ids = append(ids, r.GetId())
+		}
+		slices.Sort(ids)
+		released = append(released, ids)
+		if failover {
+			failover = false
+			return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered, "AM is not registered for known application attempt")
+		}
+		resp := &pb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1)}
+		for _, id := range ids {
+			resp.CompletedContainerStatuses = append(resp.CompletedContainerStatuses, &pb.ContainerStatusProto{
+				ContainerId: &pb.ContainerIdProto{Id: proto.Int64(id)}, State: pb.ContainerStateProto_C_COMPLETE.Enum()})
+		}
+		return resp, nil
+	})
 	ctx := context.Background()
-	if err := cl.Register(ctx, "h", 0, ""); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := cl.Allocate(ctx, am.Request{}, []int64{7}, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -401,4 +376,34 @@ func TestReleasesAgainAfterAFailover(t *testing.T) {
 	if fmt.Sprint(released) != fmt.Sprint(want) {
 		t.Errorf("releases per call %v, want %v", released, want)
 	}
+}
+
+// amrmStandIn serves registerApplicationMaster (calling registered, if
+// set) and allocate on loopback, and returns a client registered with
+// it, closed when the test ends.
+func amrmStandIn(t *testing.T, registered func(), allocate func(*pb.AllocateRequestProto) (*pb.AllocateResponseProto, error)) *Client {
+	t.Helper()
+	srv := rpc.NewServer(rpc.ServerOptions{})
+	srv.Register(rpc.Protocol{Name: rpc.ApplicationMasterProtocol, Methods: []rpc.Method{
+		rpc.Unary("registerApplicationMaster", func(ctx context.Context, req *pb.RegisterApplicationMasterRequestProto) (*pb.RegisterApplicationMasterResponseProto, error) {
+			if registered != nil {
+				registered()
+			}
+			return &pb.RegisterApplicationMasterResponseProto{MaximumCapability: rpc.ResourceFromVector(fairness.New(8192, 8))}, nil
+		}),
+		rpc.Unary("allocate", func(ctx context.Context, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {
+			return allocate(req)
+		})}})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	cl := Dial(Launch{Addr: ln.Addr().String(), Attempt: "appattempt_1_0001_000001"})
+	t.Cleanup(func() { cl.Close() })
+	if err := cl.Register(context.Background(), "127.0.0.1", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	return cl
 }

@@ -84,30 +84,17 @@ func TestLocalityRequestsOnTheWire(t *testing.T) {
 	var mu sync.Mutex
 	var got []*pb.AllocateRequestProto
 	forget := false // the next allocate finds the AM unregistered
-	srv := rpc.NewServer(rpc.ServerOptions{})
-	srv.Register(rpc.Protocol{Name: rpc.ApplicationMasterProtocol, Methods: []rpc.Method{
-		rpc.Unary("registerApplicationMaster", func(ctx context.Context, req *pb.RegisterApplicationMasterRequestProto) (*pb.RegisterApplicationMasterResponseProto, error) {
-			return &pb.RegisterApplicationMasterResponseProto{MaximumCapability: rpc.ResourceFromVector(fairness.New(8192, 8))}, nil
-		}),
-		rpc.Unary("allocate", func(ctx context.Context, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			if forget {
-				forget = false
-				return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered, "not registered")
-			}
-			got = append(got, req)
-			return &pb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1)}, nil
-		})}})
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	go srv.Serve(ln)
-	defer srv.Close()
-	cl := Dial(Launch{Addr: ln.Addr().String(), Attempt: "appattempt_1_0001_000001"})
-	defer cl.Close()
+	cl := amrmStandIn(t, nil, func(req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if forget {
+			forget = false
+			return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered, "not registered")
+		}
+		got = append(got, req)
+		return &pb.AllocateResponseProto{ResponseId: proto.Int32(req.GetResponseId() + 1)}, nil
+	})
 	ctx := context.Background()
-	if err := cl.Register(ctx, "127.0.0.1", 0, ""); err != nil {
-		t.Fatal(err)
-	}
 	ask := func(count int, hosts, racks map[string]int) []am.Ask {
 		return []am.Ask{{Priority: 1, Demand: small, Count: count, Hosts: hosts, Racks: racks}}
 	}
