@@ -566,6 +566,9 @@ func (c *Core) limited(a *app) bool {
 // node's free room (they may take the node later, when their queues hold
 // less; one that does not fit proves nothing either way).
 func (c *Core) limitQueues(cands *Candidates, free fairness.Vector) (withheld bool) {
+	if len(c.limitIdx) == 0 {
+		return false // no app under a limit: nothing to do on the hot path
+	}
 	// Each app's headroom once per pass: nothing is granted before the
 	// policy's pass.
 	c.heads = slices.Grow(c.heads[:0], len(c.apps))[:len(c.apps)]

@@ -259,7 +259,21 @@ func (r *RM) reportedLabels(n *nodeRec, labels *pb.NodeLabelsProto, resp *pb.Nod
 	if err := r.relabel(n, part); err != nil {
 		resp.AreNodeLabelsAcceptedByRM = proto.Bool(false)
 		resp.DiagnosticsMessage = proto.String(err.Error())
+		return
 	}
+	n.mail.mu.Lock()
+	n.mail.label = labelsKey(labels)
+	n.mail.mu.Unlock()
+}
+
+// labelsKey is what an NM reported of its labels, to compare with its
+// last report; never "" (a report of no label is "-").
+func labelsKey(l *pb.NodeLabelsProto) string {
+	var names []string
+	for _, x := range l.GetNodeLabels() {
+		names = append(names, x.GetName())
+	}
+	return "-" + strings.Join(names, ",")
 }
 
 // appLabel is the partition an app runs in: its submission's

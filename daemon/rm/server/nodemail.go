@@ -33,6 +33,10 @@ type nodeMail struct {
 	cleanup   []*pb.ContainerIdProto
 	appsClean []*pb.ApplicationIdProto
 	signals   []*pb.SignalContainerRequestProto
+	// label is the node label it last reported and the RM took
+	// (distributed labels): a heartbeat that reports it again needs no
+	// RM lock.
+	label string
 }
 
 func (m *nodeMail) cleanupContainer(id *pb.ContainerIdProto) {

@@ -120,6 +120,12 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 		return nil, rpc.Errorf(rpc.ClassYarnException, "node %s: %v", key, err)
 	}
 	n.part = part
+	n.mail.mu.Lock()
+	n.mail.label = ""
+	if r.labels.Distributed && req.NodeLabels != nil && accepted {
+		n.mail.label = labelsKey(req.GetNodeLabels())
+	}
+	n.mail.mu.Unlock()
 	if !ok {
 		// A node this RM has not seen: after a restart, the containers
 		// of recovered apps it still runs are taken back.
@@ -213,11 +219,18 @@ func (s trackerService) NodeHeartbeat(ctx context.Context, req *pb.NodeHeartbeat
 	resp := &pb.NodeHeartbeatResponseProto{ResponseId: proto.Int32(respID), NodeAction: pb.NodeActionProto_NORMAL.Enum(),
 		NextHeartBeatInterval: proto.Int64(r.cfg.HeartbeatInterval.Milliseconds())}
 	if req.NodeLabels != nil && r.labels.Distributed {
-		r.mu.Lock()
-		if n.state == pb.NodeStateProto_NS_RUNNING {
-			r.reportedLabels(n, req.GetNodeLabels(), resp)
+		m.mu.Lock()
+		same := m.label == labelsKey(req.GetNodeLabels())
+		m.mu.Unlock()
+		if same {
+			resp.AreNodeLabelsAcceptedByRM = proto.Bool(true)
+		} else {
+			r.mu.Lock()
+			if n.state == pb.NodeStateProto_NS_RUNNING {
+				r.reportedLabels(n, req.GetNodeLabels(), resp)
+			}
+			r.mu.Unlock()
 		}
-		r.mu.Unlock()
 	}
 	if !async {
 		r.mu.Lock()
