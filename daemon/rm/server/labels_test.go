@@ -11,6 +11,7 @@ import (
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 	"github.com/rs/zerolog"
+	"google.golang.org/protobuf/proto"
 )
 
 // TestAdminNodeLabels: centralized labels, changed by an admin through
@@ -151,5 +152,44 @@ func TestCapacityTreeToTheCore(t *testing.T) {
 	}
 	if ml.UserLimitFactor != 2 || len(ml.Labels) != 1 || ml.Labels[0] != "gpu" || ml.LabelWeight["gpu"] != 1 || ml.DefaultLabel != "gpu" {
 		t.Errorf("root.ml: %+v, want user limit 2, label gpu at capacity 1, default gpu", ml)
+	}
+}
+
+// TestDistributedLabelsInHeartbeats: with distributed labels a node's
+// report moves it: registered in gpu, a heartbeat saying gpu again keeps
+// it there (accepted), one saying shared moves it, one naming a label the
+// cluster lacks is refused and leaves it where it was.
+func TestDistributedLabelsInHeartbeats(t *testing.T) {
+	r := startRM(t, "yarn.node-labels.enabled=true", "yarn.node-labels.configuration-type=distributed",
+		"loom.node-labels.partitions=gpu,shared(exclusive=false)")
+	rt := trackerClient(t, r, nil)
+	const key = "10.0.0.9:45454"
+	labels := func(name string) *pb.NodeLabelsProto {
+		return &pb.NodeLabelsProto{NodeLabels: []*pb.NodeLabelProto{{Name: proto.String(name)}}}
+	}
+	reg, err := rt.RegisterNodeManager(context.Background(), &pb.RegisterNodeManagerRequestProto{NodeId: nodeIDOf(key), HttpPort: proto.Int32(8042),
+		Resource: &pb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(4)}, NodeLabels: labels("gpu")})
+	if err != nil || !reg.GetAreNodeLabelsAcceptedByRM() {
+		t.Fatalf("register in gpu: %v %v", reg, err)
+	}
+	part := func() string {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		p, _ := r.core.NodePartition(r.nodes[key].id)
+		return p
+	}
+	for i, step := range []struct {
+		label, want string
+		accepted    bool
+	}{{"gpu", "gpu", true}, {"shared", "shared", true}, {"fpga", "shared", false}, {"shared", "shared", true}} {
+		resp, err := rt.NodeHeartbeat(context.Background(), &pb.NodeHeartbeatRequestProto{
+			NodeStatus: &pb.NodeStatusProto{NodeId: nodeIDOf(key), ResponseId: proto.Int32(int32(i))}, NodeLabels: labels(step.label)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.GetAreNodeLabelsAcceptedByRM() != step.accepted || part() != step.want {
+			t.Errorf("heartbeat %d reporting %s: accepted %v, node in %q; want %v, %q (%s)", i, step.label,
+				resp.GetAreNodeLabelsAcceptedByRM(), part(), step.accepted, step.want, resp.GetDiagnosticsMessage())
+		}
 	}
 }
