@@ -173,7 +173,7 @@ func Dial(ctx context.Context, addr string, opts ClientOptions) (*Conn, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	c := &Conn{addr: addr, opts: opts, nc: nc, bw: bufio.NewWriterSize(nc, 64<<10),
+	c := &Conn{addr: addr, opts: opts, nc: nc, bw: bufio.NewWriterSize(nc, connBuf),
 		pending: map[int32]chan reply{}}
 	if err := c.handshake(ctx); err != nil {
 		nc.Close()
@@ -361,10 +361,14 @@ func (c *Conn) header(id int32) *hadooppb.RpcRequestHeaderProto {
 // Call sends one call and waits for its reply, decoding it into resp. A
 // failed call returns a *RemoteError; a broken connection a *ConnError.
 func (c *Conn) Call(ctx context.Context, protocol, method string, req, resp proto.Message, _ ...CallOption) error {
+	// Without a deadline the call times out after CallTimeout: a timer,
+	// not a derived context, which would register with (and lock) a
+	// parent context that thousands of callers share.
+	var timeout <-chan time.Time
 	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.opts.CallTimeout)
-		defer cancel()
+		t := time.NewTimer(c.opts.CallTimeout)
+		defer t.Stop()
+		timeout = t.C
 	}
 	ch := make(chan reply, 1)
 	c.mu.Lock()
@@ -381,10 +385,11 @@ func (c *Conn) Call(ctx context.Context, protocol, method string, req, resp prot
 	c.pending[id] = ch
 	c.mu.Unlock()
 
-	frame := make([]byte, 4, 4+40+len(c.opts.ClientID)+len(method)+len(protocol)+marshal.Size(req))
+	size := marshal.Size(req)
+	frame := make([]byte, 4, 4+40+len(c.opts.ClientID)+len(method)+len(protocol)+size)
 	frame = appendDelimitedWith(frame, func(b []byte) []byte { return appendRequestHeader(b, id, c.opts.ClientID) })
 	frame = appendDelimitedWith(frame, func(b []byte) []byte { return appendMethodHeader(b, method, protocol) })
-	frame, err := appendDelimited(frame, req)
+	frame, err := appendSized(frame, req, size)
 	if err != nil {
 		c.forget(id)
 		return fmt.Errorf("encode %s request: %w", method, err)
@@ -401,6 +406,7 @@ func (c *Conn) Call(ctx context.Context, protocol, method string, req, resp prot
 				return &ConnError{Addr: c.addr, Err: r.err}
 			}
 		case <-ctx.Done():
+		case <-timeout:
 		}
 		c.forget(id)
 		return &ConnError{Addr: c.addr, Err: err}
@@ -420,6 +426,9 @@ func (c *Conn) Call(ctx context.Context, protocol, method string, req, resp prot
 	case <-ctx.Done():
 		c.forget(id)
 		return fmt.Errorf("%s on %s: %w", method, c.addr, ctx.Err())
+	case <-timeout:
+		c.forget(id)
+		return fmt.Errorf("%s on %s: %w", method, c.addr, context.DeadlineExceeded)
 	}
 }
 
@@ -457,7 +466,7 @@ func (c *Conn) failAfterRead(err error) {
 }
 
 func (c *Conn) readLoop() {
-	br := bufio.NewReaderSize(c.nc, 64<<10)
+	br := bufio.NewReaderSize(c.nc, connBuf)
 	var buf []byte
 	for {
 		var err error

@@ -539,10 +539,14 @@ type serverConn struct {
 }
 
 // Buffers are small until the connection is set up, so that connections
-// that never authenticate cost little; then they grow to connBuf.
+// that never authenticate cost little; then they grow to connBuf, the
+// size clients use too. Calls and replies are mostly well under 1 KB, and
+// a frame larger than the buffer is read and written past it, so 16 KB
+// costs larger frames nothing but keeps an RM with thousands of
+// connections (NMs, AMs) from holding 128 KB per connection.
 const (
 	setupBuf = 4 << 10
-	connBuf  = 64 << 10
+	connBuf  = 16 << 10
 )
 
 func newServerConn(s *Server, nc net.Conn) *serverConn {
@@ -1059,11 +1063,12 @@ func (c *serverConn) runCall(m *Method, info *CallInfo, retry *int32, req proto.
 		return c.errorFrame(info.CallID, info.ClientID, retry, re)
 	}
 	r, hasRetry := derefRetry(retry)
-	frame = make([]byte, 4, 64+len(info.ClientID)+marshal.Size(resp))
+	size := marshal.Size(resp)
+	frame = make([]byte, 4, 64+len(info.ClientID)+size)
 	frame = appendDelimitedWith(frame, func(b []byte) []byte {
 		return appendSuccessHeader(b, info.CallID, info.ClientID, r, hasRetry)
 	})
-	if frame, err = appendDelimited(frame, resp); err != nil {
+	if frame, err = appendSized(frame, resp, size); err != nil {
 		return c.errorFrame(info.CallID, info.ClientID, retry, &RemoteError{Class: ClassServer,
 			Code: hadooppb.RpcResponseHeaderProto_ERROR_SERIALIZING_RESPONSE, Message: fmt.Sprintf("cannot encode the reply: %v", err)})
 	}

@@ -135,7 +135,13 @@ func readBody(r io.Reader, n int, buf []byte) ([]byte, error) {
 	return buf, nil
 }
 
-var marshal = proto.MarshalOptions{}
+// marshal sizes messages; sized marshals a message right after marshal
+// sized it, reusing the sizes that pass cached in it (and its nested
+// messages) instead of computing them again.
+var (
+	marshal = proto.MarshalOptions{}
+	sized   = proto.MarshalOptions{UseCachedSize: true}
+)
 
 // AppendFrame appends a frame made of the given messages, each
 // varint-delimited, after a 4-byte length.
@@ -153,9 +159,20 @@ func AppendFrame(b []byte, msgs ...proto.Message) ([]byte, error) {
 }
 
 func appendDelimited(b []byte, m proto.Message) ([]byte, error) {
-	size := marshal.Size(m)
+	return appendSized(b, m, marshal.Size(m))
+}
+
+// appendSized is appendDelimited for a message that marshal.Size has just
+// sized as size.
+func appendSized(b []byte, m proto.Message, size int) ([]byte, error) {
 	b = protowire.AppendVarint(b, uint64(size))
-	return marshal.MarshalAppend(b, m)
+	start := len(b)
+	b, err := sized.MarshalAppend(b, m)
+	if err == nil && len(b)-start != size {
+		// Changed since it was sized: a caller's bug, never sent.
+		return b[:start], fmt.Errorf("%s changed while it was encoded (%d bytes, sized %d)", m.ProtoReflect().Descriptor().FullName(), len(b)-start, size)
+	}
+	return b, err
 }
 
 // errTruncated is a delimited message whose length runs past its frame.

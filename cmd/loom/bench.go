@@ -210,7 +210,7 @@ func loadCommand() *cobra.Command {
 	var taskMS int
 	var quiet bool
 	var cpuLoad int
-	var cpuProfile, mutexProfile string
+	var cpuProfile, mutexProfile, memProfile, seriesFile string
 	cmd := &cobra.Command{
 		Use:   "load",
 		Short: "Load-test the RM over real RPC: 1,000 simulated NMs, 100 apps, 100,000 tasks",
@@ -273,8 +273,18 @@ A run of the defaults takes about 70 s.`,
 					return err
 				}
 			}
+			if memProfile != "" {
+				if err := writeProfile("allocs", memProfile); err != nil {
+					return err
+				}
+			}
 			if err := rep.WriteTable(cmd.OutOrStdout()); err != nil {
 				return err
+			}
+			if seriesFile != "" {
+				if err := writeSeries(rep, seriesFile); err != nil {
+					return fmt.Errorf("--series: %w", err)
+				}
 			}
 			if f := rep.Failures(); len(f) > 0 {
 				return fmt.Errorf("load test failed: %s", strings.Join(f, "; "))
@@ -300,7 +310,21 @@ A run of the defaults takes about 70 s.`,
 	f.IntVar(&cpuLoad, "cpu-load", 0, "run this many busy processes beside the run (a competing CPU load: issue 19's no missed heartbeat)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run (RM and simulation) to this file")
 	f.StringVar(&mutexProfile, "mutexprofile", "", "write a mutex contention profile of the run to this file")
+	f.StringVar(&seriesFile, "series", "", "write the run second by second (heartbeats, their p50 and p99, allocations, other processes' CPU) to this CSV file")
+	f.StringVar(&memProfile, "memprofile", "", "write a memory profile (what the run allocated, and what is live at its end) to this file")
 	return cmd
+}
+
+func writeSeries(rep *bench.LoadReport, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := rep.WriteSeries(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func writeProfile(name, path string) error {

@@ -149,6 +149,20 @@ func AppTasks(apps, total int) []int {
 	return n
 }
 
+// LoadSecond is one second of a load test's run.
+type LoadSecond struct {
+	// Second counts from the first submission.
+	Second int
+	// Heartbeats sent in that second, and their round trips' p50 and p99.
+	Heartbeats                 int
+	HeartbeatP50, HeartbeatP99 time.Duration
+	// Allocations are task containers AMs received in that second.
+	Allocations int64
+	// OtherCPU is other processes' CPU in that second, in clock ticks
+	// (-1 unknown).
+	OtherCPU int64
+}
+
 // LoadReport is what a load test measured, and its checks.
 type LoadReport struct {
 	Options LoadOptions
@@ -198,6 +212,9 @@ type LoadReport struct {
 	TasksOnce, TasksTwice, TasksNever int
 	// Retried are tasks run again after a container ended unsuccessfully.
 	Retried int
+	// Series is the run second by second, to see where a tail came from
+	// (a burst of starting AMs, a garbage collection, a busy machine).
+	Series []LoadSecond
 	// AppsSucceeded are apps the RM reports FINISHED with SUCCEEDED.
 	AppsSucceeded int
 	// Released are containers the AMs gave back unused.
@@ -1054,6 +1071,48 @@ func (a *simAM) run(env map[string]string, credentials []byte, nm *simNM, amCont
 	}
 }
 
+// series is the run second by second, from the NMs' round trips and the
+// AMs' allocations.
+func (l *loadRun) series() []LoadSecond {
+	var bySec [][]time.Duration
+	for _, n := range l.nodes {
+		for i, s := range n.secs {
+			if s < 0 {
+				continue
+			}
+			for int(s) >= len(bySec) {
+				bySec = append(bySec, nil)
+			}
+			bySec[s] = append(bySec[s], n.rtts[i])
+		}
+	}
+	out := make([]LoadSecond, len(bySec))
+	for s, rtts := range bySec {
+		slices.Sort(rtts)
+		out[s] = LoadSecond{Second: s, Heartbeats: len(rtts), HeartbeatP50: quantile(rtts, 0.5),
+			HeartbeatP99: quantile(rtts, 0.99), OtherCPU: -1}
+		if s < len(l.perSecond) {
+			out[s].Allocations = l.perSecond[s].Load()
+		}
+		if s < len(l.otherCPU) {
+			out[s].OtherCPU = l.otherCPU[s]
+		}
+	}
+	return out
+}
+
+// WriteSeries writes the run's seconds as CSV, a row each.
+func (r *LoadReport) WriteSeries(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "second,heartbeats,heartbeat_p50_ms,heartbeat_p99_ms,allocations,other_cpu_ticks")
+	for _, s := range r.Series {
+		fmt.Fprintf(bw, "%d,%d,%.3f,%.3f,%d,%d\n", s.Second, s.Heartbeats, ms(s.HeartbeatP50), ms(s.HeartbeatP99), s.Allocations, s.OtherCPU)
+	}
+	return bw.Flush()
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
 // settle counts the containers an AM stopped without seeing end.
 func (a *simAM) settle(conts map[int64]*grant) {
 	for _, g := range conts {
@@ -1086,6 +1145,7 @@ func (l *loadRun) measure(rep *LoadReport, before, after map[string]float64) {
 	}
 	slices.Sort(quiet)
 	rep.QuietHeartbeats, rep.QuietP99 = len(quiet), quantile(quiet, 0.99)
+	rep.Series = l.series()
 	slices.Sort(rtts)
 	rep.Heartbeats = len(rtts)
 	rep.HeartbeatP50, rep.HeartbeatP99 = quantile(rtts, 0.5), quantile(rtts, 0.99)

@@ -27,13 +27,15 @@ import (
 
 // Defaults are YARN's, for the keys Loom reads, and Loom's own.
 var Defaults = map[string]string{
-	"yarn.scheduler.capacity.node-locality-delay":             "40",
-	"yarn.scheduler.fair.locality-delay-node-ms":              "-1",
-	"yarn.scheduler.fair.locality-delay-rack-ms":              "-1",
-	"yarn.scheduler.capacity.rack-locality-additional-delay":  "-1",
-	"loom.scheduler.async.interval-ms":                        "0",
-	"yarn.resourcemanager.ha.automatic-failover.zk-base-path": "/yarn-leader-election",
-	"yarn.resourcemanager.ha.automatic-failover.enabled":      "true",
+	"yarn.scheduler.capacity.node-locality-delay":                        "40",
+	"yarn.scheduler.fair.locality-delay-node-ms":                         "-1",
+	"yarn.scheduler.fair.locality-delay-rack-ms":                         "-1",
+	"yarn.scheduler.capacity.rack-locality-additional-delay":             "-1",
+	"loom.scheduler.async.interval-ms":                                   "0",
+	keyGCPercent:                                                         "400",
+	keyMemoryLimit:                                                       "0",
+	"yarn.resourcemanager.ha.automatic-failover.zk-base-path":            "/yarn-leader-election",
+	"yarn.resourcemanager.ha.automatic-failover.enabled":                 "true",
 	keyReservations:                                                      "false",
 	keyReservableShare:                                                   "0.8",
 	logagg.KeyRemoteDir:                                                  logagg.DefaultRemoteDir,
@@ -173,6 +175,10 @@ type Config struct {
 	// (loom.scheduler.async.interval-ms; 0, the default: in each
 	// heartbeat).
 	AsyncInterval time.Duration
+	// GCPercent and MemoryLimitMB steer Go's garbage collector, as -Xmx
+	// and the collector's flags steer YARN's JVM (see memory.go).
+	GCPercent     int
+	MemoryLimitMB int64
 	// MaxAppPriority is the highest application priority
 	// (yarn.cluster.max-application-priority): higher ones are capped to
 	// it. Loom's policies do not order apps by priority.
@@ -433,6 +439,9 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		return cfg, err
 	} else if cfg.AsyncInterval < 0 {
 		return cfg, c.Errorf("loom.scheduler.async.interval-ms", "%v must not be negative (0: schedule in each heartbeat)", cfg.AsyncInterval)
+	}
+	if err := loadMemory(c, &cfg); err != nil {
+		return cfg, err
 	}
 	if cfg.Reservations, err = c.Bool(keyReservations); err != nil {
 		return cfg, err

@@ -31,7 +31,6 @@ func (r *RM) attemptOf(ctx context.Context) (*appRec, *attemptRec, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	user := rpc.AttemptIDString(id)
 	a, err := r.appByID(id.GetApplicationId())
 	if err != nil {
 		return nil, nil, err
@@ -39,7 +38,7 @@ func (r *RM) attemptOf(ctx context.Context) (*appRec, *attemptRec, error) {
 	at := a.current()
 	if at == nil || at.n != id.GetAttemptId() {
 		return nil, nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound,
-			"%s is not the current attempt of %s", user, rpc.AppIDString(a.yid))
+			"%s is not the current attempt of %s", rpc.AttemptIDString(id), rpc.AppIDString(a.yid))
 	}
 	if a.done() {
 		return nil, nil, rpc.Errorf(rpc.ClassApplicationAttemptNotFound,
@@ -311,12 +310,6 @@ func (r *RM) allocateResponse(ctx context.Context, a *appRec, at *attemptRec, re
 	share, _ := r.core.Share(a.id)
 	usage, _ := r.core.Usage(a.id)
 	capacity, used := r.core.Capacity(), r.core.Used()
-	live := 0
-	for _, n := range r.nodeByID {
-		if n != nil && n.state == pb.NodeStateProto_NS_RUNNING {
-			live++
-		}
-	}
 	// Altruism is Carbyne's: under the baseline policies AMs are told
 	// never to yield, so they ask for everything DEFAULT, as the
 	// simulator's baselines do.
@@ -329,7 +322,7 @@ func (r *RM) allocateResponse(ctx context.Context, a *appRec, at *attemptRec, re
 	resp := &pb.AllocateResponseProto{ResponseId: proto.Int32(responseID),
 		AllocatedContainers: granted, CompletedContainerStatuses: a.completed, NmTokens: r.nmTokensFor(at, a.newConts),
 		Limit:           rpc.ResourceFromVector(share.Sub(usage).ClampZero()),
-		NumClusterNodes: proto.Int32(int32(live)),
+		NumClusterNodes: proto.Int32(int32(r.liveNodes)),
 		LoomShare:       rpc.ResourceFromVector(share), LoomPAltruism: proto.Float64(pAltruism),
 		LoomLeftover: rpc.ResourceFromVector(capacity.Sub(used).ClampZero()), LoomClusterCapacity: rpc.ResourceFromVector(capacity),
 		LoomPolicy: proto.String(r.cfg.Policy)}

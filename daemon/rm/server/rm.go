@@ -71,6 +71,9 @@ type RM struct {
 	appOrder  []*appRec
 	nodes     map[string]*nodeRec
 	nodeByID  []*nodeRec
+	// liveNodes counts the nodes in NS_RUNNING (setNodeState keeps it),
+	// so that an allocate reply need not walk every node for it.
+	liveNodes int
 	conts     map[rm.ContainerID]*contRec
 
 	servers  []*rpc.Server
@@ -477,6 +480,7 @@ func (r *RM) openStore() (*store.State, error) {
 // starts the liveness monitors and the timeline.
 func (r *RM) Start() error {
 	logger := r.log
+	applyMemory(r.cfg, logger)
 	roles := []struct {
 		role, addr string
 		p          rpc.Protocol
@@ -630,8 +634,21 @@ func (r *RM) monitor() {
 	}
 }
 
+// setNodeState moves a node to state s, keeping the count of live ones.
+// Callers hold mu.
+func (r *RM) setNodeState(n *nodeRec, s pb.NodeStateProto) {
+	was, is := n.state == pb.NodeStateProto_NS_RUNNING, s == pb.NodeStateProto_NS_RUNNING
+	switch {
+	case is && !was:
+		r.liveNodes++
+	case was && !is:
+		r.liveNodes--
+	}
+	n.state = s
+}
+
 func (r *RM) nodeLost(n *nodeRec) {
-	n.state = pb.NodeStateProto_NS_LOST
+	r.setNodeState(n, pb.NodeStateProto_NS_LOST)
 	n.mail.setLive(false, "", time.Time{})
 	if err := r.step(rm.NodeLost{Node: n.id}); err != nil {
 		r.log.Error().Err(err).Str("node", n.key).Msg("core refused a lost node")

@@ -563,6 +563,9 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{"yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs=1800",
 			"yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs: 30m0s should be more than 3 X yarn.am.liveness-monitor.expiry-interval-ms (10m0s)"},
 		{"yarn.resourcemanager.am-rm-tokens.master-key-rolling-interval-secs=0", "below the minimum of 1"},
+		{"loom.resourcemanager.gc-percent=5", "loom.resourcemanager.gc-percent: 5 is not between 10 and 10000"},
+		{"loom.resourcemanager.gc-percent=off", `loom.resourcemanager.gc-percent: "off" is not an integer`},
+		{"loom.resourcemanager.memory-limit-mb=-1", "loom.resourcemanager.memory-limit-mb: -1 must not be negative"},
 	}
 	for _, tc := range tests {
 		c := hadoopconf.New(Defaults)
@@ -575,7 +578,7 @@ func TestConfigRefusesBadValues(t *testing.T) {
 	}
 	cfg, err := LoadConfig(hadoopconf.New(Defaults))
 	if err != nil || cfg.ClientAddr != "0.0.0.0:8032" || cfg.SchedulerAddr != "0.0.0.0:8030" || cfg.TrackerAddr != "0.0.0.0:8031" ||
-		cfg.MaxAttempts != 2 || cfg.Queues["default"] != 1 || cfg.AMRMRoll != 24*time.Hour {
+		cfg.MaxAttempts != 2 || cfg.Queues["default"] != 1 || cfg.AMRMRoll != 24*time.Hour || cfg.GCPercent != 400 || cfg.MemoryLimitMB != 0 {
 		t.Errorf("defaults: %+v, %v", cfg, err)
 	}
 }

@@ -106,7 +106,7 @@ func (s trackerService) RegisterNodeManager(ctx context.Context, req *pb.Registe
 	}
 	n.httpPort, n.capacity, n.version, n.rack = req.GetHttpPort(), capacity, req.GetNmVersion(), rack
 	n.nodeUtil, n.contUtil = nil, nil
-	n.state = pb.NodeStateProto_NS_RUNNING
+	r.setNodeState(n, pb.NodeStateProto_NS_RUNNING)
 	n.mail.setLive(true, callSession(ctx), time.Now())
 	part, accepted, why := r.nodePartition(n, req.GetNodeLabels())
 	if r.labels.Distributed && req.NodeLabels != nil {
@@ -162,7 +162,7 @@ func (s trackerService) UnRegisterNodeManager(ctx context.Context, req *pb.UnReg
 	if n.state == pb.NodeStateProto_NS_RUNNING {
 		r.log.Info().Str("node", n.key).Msg("node shut down")
 		r.nodeLost(n)
-		n.state = pb.NodeStateProto_NS_SHUTDOWN // still not live (nodeLost)
+		r.setNodeState(n, pb.NodeStateProto_NS_SHUTDOWN) // already not live (nodeLost)
 	}
 	return &pb.UnRegisterNodeManagerResponseProto{}, nil
 }

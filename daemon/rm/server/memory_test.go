@@ -1,0 +1,105 @@
+package server
+
+import (
+	"context"
+	"os"
+	"runtime/debug"
+	"testing"
+
+	"github.com/rs/zerolog"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/loomrm/loom/rpc/yarnpb"
+)
+
+// TestMemoryKeysSetTheCollector: the RM's gc-percent and memory-limit-mb
+// reach Go's collector, and GOGC / GOMEMLIMIT in the environment win.
+func TestMemoryKeysSetTheCollector(t *testing.T) {
+	oldPct := debug.SetGCPercent(100)
+	oldLimit := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetGCPercent(oldPct); debug.SetMemoryLimit(oldLimit) })
+	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
+		if v, ok := os.LookupEnv(k); ok {
+			os.Unsetenv(k)
+			t.Cleanup(func() { os.Setenv(k, v) })
+		}
+	}
+
+	applyMemory(Config{GCPercent: 250, MemoryLimitMB: 512}, zerolog.Nop())
+	if got := debug.SetGCPercent(100); got != 250 {
+		t.Errorf("gc percent %d, want 250", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 512<<20 {
+		t.Errorf("memory limit %d, want %d", got, 512<<20)
+	}
+
+	// No limit set: a quarter of the machine's memory.
+	if mb := machineMemoryMB(); mb > 0 {
+		applyMemory(Config{GCPercent: 400}, zerolog.Nop())
+		if got := debug.SetMemoryLimit(-1); got != (mb/4)<<20 {
+			t.Errorf("default memory limit %d, want a quarter of %d MB", got, mb)
+		}
+	}
+
+	// The environment wins.
+	t.Setenv("GOGC", "150")
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	debug.SetGCPercent(150)
+	debug.SetMemoryLimit(1 << 30)
+	applyMemory(Config{GCPercent: 700, MemoryLimitMB: 64}, zerolog.Nop())
+	if got := debug.SetGCPercent(100); got != 150 {
+		t.Errorf("gc percent %d with GOGC=150 set, want 150", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
+		t.Errorf("memory limit %d with GOMEMLIMIT=1GiB set, want 1 GiB", got)
+	}
+}
+
+// TestAllocateCountsLiveNodes: an allocate reply's num_cluster_nodes
+// follows nodes registering, shutting down and registering again (the RM
+// keeps the count as nodes change state instead of walking every node on
+// each call).
+func TestAllocateCountsLiveNodes(t *testing.T) {
+	r := startRM(t)
+	nm := startNM(t, r.Addr("tracker"), 32768, 32)
+	submit(t, clientOf(t, r, "ivy"), "default", 1024)
+	nm.beat()
+	am := amClient(t, r, nm.waitStarts(1)[0])
+	ctx := context.Background()
+	if _, err := am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{}); err != nil {
+		t.Fatal(err)
+	}
+	other := startNMOn(t, r.Addr("tracker"), "localhost", 8192, 8)
+	respID := int32(0)
+	nodes := func() int32 {
+		t.Helper()
+		resp, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(respID)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		respID = resp.GetResponseId()
+		return resp.GetNumClusterNodes()
+	}
+	if got := nodes(); got != 2 {
+		t.Fatalf("num_cluster_nodes %d with two nodes registered, want 2", got)
+	}
+	if _, err := other.rt.UnRegisterNodeManager(ctx, &pb.UnRegisterNodeManagerRequestProto{NodeId: other.id}); err != nil {
+		t.Fatal(err)
+	}
+	if got := nodes(); got != 1 {
+		t.Fatalf("num_cluster_nodes %d after one node shut down, want 1", got)
+	}
+	if _, err := other.rt.UnRegisterNodeManager(ctx, &pb.UnRegisterNodeManagerRequestProto{NodeId: other.id}); err != nil {
+		t.Fatal(err)
+	}
+	if got := nodes(); got != 1 {
+		t.Fatalf("num_cluster_nodes %d after the same node shut down twice, want 1", got)
+	}
+	if _, err := other.rt.RegisterNodeManager(ctx, &pb.RegisterNodeManagerRequestProto{NodeId: other.id, HttpPort: proto.Int32(8042),
+		Resource: &pb.ResourceProto{Memory: proto.Int64(8192), VirtualCores: proto.Int32(8)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := nodes(); got != 2 {
+		t.Fatalf("num_cluster_nodes %d after the node registered again, want 2", got)
+	}
+}
