@@ -19,6 +19,7 @@ import (
 	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/tool/bench"
+	"github.com/loomrm/loom/tool/plot"
 	"github.com/loomrm/loom/tool/sim"
 	"github.com/loomrm/loom/workload"
 )
@@ -210,7 +211,7 @@ func loadCommand() *cobra.Command {
 	var taskMS int
 	var quiet bool
 	var cpuLoad int
-	var cpuProfile, mutexProfile, memProfile, seriesFile string
+	var cpuProfile, mutexProfile, memProfile, seriesFile, plotDir string
 	cmd := &cobra.Command{
 		Use:   "load",
 		Short: "Load-test the RM over real RPC: 1,000 simulated NMs, 100 apps, 100,000 tasks",
@@ -286,6 +287,18 @@ A run of the defaults takes about 70 s.`,
 					return fmt.Errorf("--series: %w", err)
 				}
 			}
+			if plotDir != "" {
+				s := plot.LoadSeries{Title: fmt.Sprintf("loom bench load: %d NMs, %d apps, %d tasks", o.Nodes, o.Apps, o.Tasks),
+					Target: bench.LoadHeartbeatP99Target}
+				for _, sec := range rep.Series {
+					s.P50, s.P99 = append(s.P50, sec.HeartbeatP50), append(s.P99, sec.HeartbeatP99)
+				}
+				paths, err := plot.WriteLoad(plotDir, fmt.Sprintf("load-%d", o.Nodes), s)
+				if err != nil {
+					return fmt.Errorf("--plot: %w", err)
+				}
+				fmt.Fprintln(cmd.OutOrStdout(), "wrote", strings.Join(paths, ", "))
+			}
 			if f := rep.Failures(); len(f) > 0 {
 				return fmt.Errorf("load test failed: %s", strings.Join(f, "; "))
 			}
@@ -310,6 +323,7 @@ A run of the defaults takes about 70 s.`,
 	f.IntVar(&cpuLoad, "cpu-load", 0, "run this many busy processes beside the run (a competing CPU load: issue 19's no missed heartbeat)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run (RM and simulation) to this file")
 	f.StringVar(&mutexProfile, "mutexprofile", "", "write a mutex contention profile of the run to this file")
+	f.StringVar(&plotDir, "plot", "", "draw the heartbeats' p50 and p99 second by second as load-<nodes>.svg in this directory")
 	f.StringVar(&seriesFile, "series", "", "write the run second by second (heartbeats, their p50 and p99, allocations, other processes' CPU) to this CSV file")
 	f.StringVar(&memProfile, "memprofile", "", "write a memory profile (what the run allocated, and what is live at its end) to this file")
 	return cmd

@@ -411,3 +411,31 @@ func TestWriteFrontier(t *testing.T) {
 		t.Error("a NaN Jain's index was plotted")
 	}
 }
+
+func TestWriteLoad(t *testing.T) {
+	dir := t.TempDir()
+	s := LoadSeries{Title: "load", Target: 10 * time.Millisecond,
+		P50: []time.Duration{0, time.Millisecond, 2 * time.Millisecond}, P99: []time.Duration{5 * time.Millisecond, 40 * time.Millisecond, 900 * time.Millisecond}}
+	paths, err := WriteLoad(dir, "load-3", s)
+	if err != nil || len(paths) != 1 {
+		t.Fatalf("%v, %v", paths, err)
+	}
+	b, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg", "p50", "p99", "target p99 10ms", "log scale"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the figure lacks %q", want)
+		}
+	}
+	for _, bad := range []LoadSeries{
+		{Title: "x", Target: time.Millisecond},
+		{Title: "x", Target: time.Millisecond, P50: []time.Duration{1}, P99: []time.Duration{1, 2}},
+		{Title: "x", P50: []time.Duration{1}, P99: []time.Duration{1}},
+	} {
+		if _, err := WriteLoad(dir, "bad", bad); err == nil {
+			t.Errorf("%+v drew a figure", bad)
+		}
+	}
+}
