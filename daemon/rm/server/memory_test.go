@@ -61,14 +61,8 @@ func TestMemoryKeysSetTheCollector(t *testing.T) {
 // each call).
 func TestAllocateCountsLiveNodes(t *testing.T) {
 	r := startRM(t)
-	nm := startNM(t, r.Addr("tracker"), 32768, 32)
-	submit(t, clientOf(t, r, "ivy"), "default", 1024)
-	nm.beat()
-	am := amClient(t, r, nm.waitStarts(1)[0])
+	_, am := registeredAMOn(t, r, "ivy")
 	ctx := context.Background()
-	if _, err := am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{}); err != nil {
-		t.Fatal(err)
-	}
 	other := startNMOn(t, r.Addr("tracker"), "localhost", 8192, 8)
 	respID := int32(0)
 	nodes := func() int32 {

@@ -618,7 +618,12 @@ func TestOldFinishedAppsAreForgotten(t *testing.T) {
 // registers its AM.
 func registeredAM(t *testing.T, user string) (*testNM, rpc.ApplicationMasterClient) {
 	t.Helper()
-	r := startRM(t)
+	return registeredAMOn(t, startRM(t), user)
+}
+
+// registeredAMOn is registeredAM on an RM the caller started.
+func registeredAMOn(t *testing.T, r *RM, user string) (*testNM, rpc.ApplicationMasterClient) {
+	t.Helper()
 	nm := startNM(t, r.Addr("tracker"), 32768, 32)
 	submit(t, clientOf(t, r, user), "default", 1024)
 	nm.beat()
