@@ -480,3 +480,60 @@ func TestCallHonoursItsContext(t *testing.T) {
 		t.Errorf("after a timed-out call: %q, %v", got, err)
 	}
 }
+
+// TestInlineMethodsRunOnTheReader: a method marked Inline runs on its
+// connection's reading goroutine, so a later call on that connection waits
+// for it (unlike TestPipelinedCallsReplyOutOfOrder), while other
+// connections go on; a panic inline is still an error reply.
+func TestInlineMethodsRunOnTheReader(t *testing.T) {
+	e := &echoServer{release: make(chan struct{}), entered: make(chan struct{}, 64)}
+	s := NewServer(ServerOptions{})
+	s.Register(e.protocol().WithInline("block", "panic"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Serve(ln)
+	t.Cleanup(func() { s.Close() })
+	c := dial(t, ln.Addr().String(), ClientOptions{User: "bob"})
+	blocked := make(chan error, 1)
+	go func() {
+		var resp wrapperspb.StringValue
+		blocked <- c.Call(context.Background(), echoProtocol, "block", wrapperspb.String("first"), &resp)
+	}()
+	<-e.entered
+	behind := make(chan error, 1)
+	go func() {
+		_, err := echo(c, "second")
+		behind <- err
+	}()
+	other := dial(t, ln.Addr().String(), ClientOptions{User: "eve"})
+	if got, err := echo(other, "x"); err != nil || got != "eve:x" {
+		t.Fatalf("another connection's echo = %q, %v", got, err)
+	}
+	select {
+	case err := <-behind:
+		t.Fatalf("a call behind an inline one on the same connection was answered first (%v)", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(e.release)
+	if err := <-blocked; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-behind; err != nil {
+		t.Fatal(err)
+	}
+	var resp wrapperspb.StringValue
+	if err := c.Call(context.Background(), echoProtocol, "panic", wrapperspb.String("x"), &resp); err == nil || !strings.Contains(err.Error(), "failed inside the server") {
+		t.Fatalf("inline panic: %v", err)
+	}
+	if got, err := echo(c, "after"); err != nil || got != "bob:after" {
+		t.Fatalf("echo after an inline panic = %q, %v", got, err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("WithInline of a method the protocol lacks did not panic")
+		}
+	}()
+	e.protocol().WithInline("ehco")
+}

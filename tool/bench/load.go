@@ -701,6 +701,7 @@ func (l *loadRun) startNodes(ctx context.Context) error {
 		if resp.GetNodeAction() != pb.NodeActionProto_NORMAL {
 			return fmt.Errorf("registering simulated NM %d: %v: %s", i, resp.GetNodeAction(), resp.GetDiagnosticsMessage())
 		}
+		n.tokenKey, n.nmKey = resp.GetContainerTokenMasterKey(), resp.GetNmTokenMasterKey()
 	}
 	return nil
 }
@@ -720,6 +721,11 @@ type simNM struct {
 	conts  map[string]*simCont
 	ended  []*pb.ContainerStatusProto // reported COMPLETE, not yet acknowledged
 	respID int32
+	// keys are the master keys the node last heard of, sent back in each
+	// heartbeat as a NodeManager does, so that the RM sends a key only
+	// when it changes (it sent both in every reply while the simulated NMs
+	// named none).
+	tokenKey, nmKey *pb.MasterKeyProto
 	// rtts are the heartbeats' round trips and secs the second of the
 	// run each started in: the heartbeat goroutine's own.
 	rtts []time.Duration
@@ -855,7 +861,9 @@ func (n *simNM) beat() {
 	n.mu.Unlock()
 	measuring := n.l.measuring.Load()
 	t0 := time.Now()
-	resp, err := n.rt.NodeHeartbeat(context.Background(), &pb.NodeHeartbeatRequestProto{NodeStatus: st})
+	tokenKey, nmKey := n.tokenKey, n.nmKey
+	resp, err := n.rt.NodeHeartbeat(context.Background(), &pb.NodeHeartbeatRequestProto{NodeStatus: st,
+		LastKnownContainerTokenMasterKey: tokenKey, LastKnownNmTokenMasterKey: nmKey})
 	rtt := time.Since(t0)
 	if err != nil {
 		n.l.fail("heartbeat of %s: %v", n.key, err)
@@ -869,6 +877,12 @@ func (n *simNM) beat() {
 	defer n.mu.Unlock()
 	n.ended = slices.Delete(n.ended, 0, ended)
 	n.respID = resp.GetResponseId()
+	if k := resp.GetContainerTokenMasterKey(); k != nil {
+		n.tokenKey = k
+	}
+	if k := resp.GetNmTokenMasterKey(); k != nil {
+		n.nmKey = k
+	}
 	if a := resp.GetNodeAction(); a != pb.NodeActionProto_NORMAL {
 		n.l.fail("heartbeat of %s: told %v: %s", n.key, a, resp.GetDiagnosticsMessage())
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/loomrm/loom/rm"
+	"github.com/loomrm/loom/rpc"
 )
 
 // Asynchronous scheduling (loom.scheduler.async.interval-ms > 0), as
@@ -47,4 +48,17 @@ func (r *RM) schedule(nodes []rm.NodeID, why string) {
 		r.log.Error().Err(err).Msg(why)
 	}
 	r.metrics.observeDecision(time.Since(t0))
+}
+
+// trackerProtocol is the resource tracker as the RM serves it. Under
+// asynchronous scheduling a heartbeat only files its report and takes
+// what is waiting for its node, never the RM's lock, so it runs on its
+// connection's reading goroutine (rpc.Method.Inline); in each-heartbeat
+// scheduling it runs a scheduling pass and keeps a handler goroutine.
+func (r *RM) trackerProtocol() rpc.Protocol {
+	p := rpc.ResourceTrackerService(trackerService{r})
+	if r.cfg.AsyncInterval > 0 {
+		p = p.WithInline("nodeHeartbeat")
+	}
+	return p
 }

@@ -487,7 +487,7 @@ func (r *RM) Start() error {
 	}{
 		{"client", r.cfg.ClientAddr, rpc.ApplicationClientService(clientService{r})},
 		{"scheduler", r.cfg.SchedulerAddr, rpc.ApplicationMasterService(masterService{r})},
-		{"tracker", r.cfg.TrackerAddr, rpc.ResourceTrackerService(trackerService{r})},
+		{"tracker", r.cfg.TrackerAddr, r.trackerProtocol()},
 	}
 	for _, ro := range roles {
 		ln, err := net.Listen("tcp", ro.addr)
