@@ -522,10 +522,8 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 	if err := l.startNodes(ctx); err != nil {
 		return nil, err
 	}
-	for _, n := range l.nodes {
-		beats.Add(1)
-		go n.loop(stop, &beats)
-	}
+	beats.Add(1)
+	go l.heartbeats(stop, &beats)
 	rep := &LoadReport{Options: opts, Setup: time.Since(setup)}
 
 	web := "http://" + r.Addr("web") + "/metrics"
@@ -717,6 +715,9 @@ type simNM struct {
 	srv *rpc.Server
 	rt  rpc.ResourceTrackerClient
 
+	// busy: a heartbeat is in flight; again: another fell due meanwhile.
+	busy, again atomic.Bool
+
 	mu     sync.Mutex
 	conts  map[string]*simCont
 	ended  []*pb.ContainerStatusProto // reported COMPLETE, not yet acknowledged
@@ -814,26 +815,66 @@ func (n *simNM) amFinished(id *pb.ContainerIdProto) {
 	n.mu.Unlock()
 }
 
-// loop heartbeats at the interval, the NMs' first beats spread over one
-// interval as real NMs' drift apart.
-func (n *simNM) loop(stop chan struct{}, wg *sync.WaitGroup) {
+// heartbeats drives every simulated NM's heartbeat at the interval, the
+// NMs' first beats spread over one interval as real NMs' drift apart.
+// One goroutine keeps the schedule and each heartbeat runs on a goroutine
+// of its own while it is in flight, rather than each NM keeping a
+// goroutine and a ticker for the whole run: real NMs are processes on
+// other machines, and 10,000 idle goroutines (stacks the collector scans,
+// timers the runtime keeps) would load the RM's process with a cost the
+// RM never has. A node whose heartbeat is still in flight when the next
+// is due sends it as soon as the first returns, as a NodeManager's
+// heartbeat thread does.
+func (l *loadRun) heartbeats(stop chan struct{}, wg *sync.WaitGroup) {
 	defer wg.Done()
-	hb := n.l.o.Heartbeat
-	first := time.NewTimer(time.Duration(int64(hb) * int64(n.i) / int64(len(n.l.nodes))))
-	select {
-	case <-stop:
-		first.Stop()
-		return
-	case <-first.C:
+	hb, n := l.o.Heartbeat, len(l.nodes)
+	start := time.Now()
+	due := func(i, round int) time.Time {
+		return start.Add(time.Duration(round)*hb + time.Duration(int64(hb)*int64(i)/int64(n)))
 	}
-	t := time.NewTicker(hb)
-	defer t.Stop()
+	// next is the next node to beat and round its round: nodes beat in
+	// order of their phase, so the schedule is a cursor, not a heap.
+	next, round := 0, 0
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	var inflight sync.WaitGroup
+	defer inflight.Wait()
 	for {
-		n.beat()
 		select {
 		case <-stop:
 			return
-		case <-t.C:
+		case now := <-tick.C:
+			for !due(next, round).After(now) {
+				nm := l.nodes[next]
+				if nm.busy.Swap(true) {
+					nm.again.Store(true)
+				} else {
+					inflight.Add(1)
+					go func() {
+						defer inflight.Done()
+						nm.beatWhileDue()
+					}()
+				}
+				if next++; next == n {
+					next, round = 0, round+1
+				}
+			}
+		}
+	}
+}
+
+// beatWhileDue heartbeats, and again at once if the next heartbeat fell
+// due meanwhile. Its caller set busy.
+func (n *simNM) beatWhileDue() {
+	for {
+		n.beat()
+		if !n.again.Swap(false) {
+			n.busy.Store(false)
+			// A beat that fell due between the swap and the store would
+			// be lost: take it here.
+			if !n.again.Swap(false) || n.busy.Swap(true) {
+				return
+			}
 		}
 	}
 }
