@@ -212,6 +212,7 @@ func loadCommand() *cobra.Command {
 	var quiet bool
 	var cpuLoad int
 	var cpuProfile, mutexProfile, memProfile, seriesFile, plotDir string
+	var rmProcess bool
 	cmd := &cobra.Command{
 		Use:   "load",
 		Short: "Load-test the RM over real RPC: 1,000 simulated NMs, 100 apps, 100,000 tasks",
@@ -235,6 +236,13 @@ A run of the defaults takes about 70 s.`,
 			o.TaskTime = time.Duration(taskMS) * time.Millisecond
 			bar := newBar(quiet, o.Tasks, "tasks done")
 			o.Progress = bar.runDone
+			if rmProcess {
+				exe, err := os.Executable()
+				if err != nil {
+					return fmt.Errorf("--rm-process: %w", err)
+				}
+				o.RMCommand = []string{exe, "rm"}
+			}
 			if mutexProfile != "" {
 				runtime.SetMutexProfileFraction(5)
 			}
@@ -323,6 +331,7 @@ A run of the defaults takes about 70 s.`,
 	f.IntVar(&cpuLoad, "cpu-load", 0, "run this many busy processes beside the run (a competing CPU load: issue 19's no missed heartbeat)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run (RM and simulation) to this file")
 	f.StringVar(&mutexProfile, "mutexprofile", "", "write a mutex contention profile of the run to this file")
+	f.BoolVar(&rmProcess, "rm-process", false, "run the RM as a process of its own (this binary's `loom rm`), to measure its CPU and memory apart from the simulated NMs' and AMs'")
 	f.StringVar(&plotDir, "plot", "", "draw the heartbeats' p50 and p99 second by second as load-<nodes>.svg in this directory")
 	f.StringVar(&seriesFile, "series", "", "write the run second by second (heartbeats, their p50 and p99, allocations, other processes' CPU) to this CSV file")
 	f.StringVar(&memProfile, "memprofile", "", "write a memory profile (what the run allocated, and what is live at its end) to this file")

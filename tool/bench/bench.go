@@ -6,11 +6,8 @@ package bench
 
 import (
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/loomrm/loom/altruism"
@@ -85,15 +82,8 @@ func Median(runs int, op func() error) (time.Duration, error) {
 // /proc; where /proc is missing it falls back to what the Go runtime has
 // taken from the system.
 func PeakRSS() uint64 {
-	if data, err := os.ReadFile("/proc/self/status"); err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-				kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-				if err == nil {
-					return kb * 1024
-				}
-			}
-		}
+	if n, err := vmHWM("/proc/self/status"); err == nil {
+		return n
 	}
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)

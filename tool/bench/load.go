@@ -78,6 +78,11 @@ type LoadOptions struct {
 	Timeout time.Duration
 	// Seed draws the task durations.
 	Seed uint64
+	// RMCommand, when set, runs the RM as a process of its own started
+	// with this command (the loom binary and "rm"), configured with -D
+	// keys, so that its CPU and memory are measured apart from the
+	// simulated NMs' and AMs'. Empty: the RM runs in this process.
+	RMCommand []string
 	// Progress, when set, is called about five times a second with the
 	// tasks completed so far, from one goroutine.
 	Progress func(done, total int)
@@ -231,8 +236,13 @@ type LoadReport struct {
 	// Errors are failed calls and refused heartbeats (the first few).
 	Errors     []string
 	ErrorCount int
-	// PeakRSS is the process's, RM and simulation together.
+	// PeakRSS is the process's, RM and simulation together (the
+	// simulation's alone when the RM runs apart).
 	PeakRSS uint64
+	// RMCPU and RMPeakRSS are the RM's own, when it runs as a process of
+	// its own (LoadOptions.RMCommand); zero otherwise.
+	RMCPU     time.Duration
+	RMPeakRSS uint64
 	// CPU is the CPU time this process used over the run, and OtherCPU
 	// what the rest of the machine used meanwhile (from /proc; zero where
 	// it is missing): on a shared 2-core machine, other work is the first
@@ -284,7 +294,14 @@ func (r *LoadReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "%d simulated NMs (%d vcores, %d MB; heartbeat %v; tracker connections: %s), %d apps, %d tasks (%d-%d per app, %v mean, %.0f%% asked ALTRUISTIC), AMs allocate every %v\n",
 		o.Nodes, o.NodeVCores, o.NodeMB, o.Heartbeat, conns, o.Apps, o.Tasks, r.AppTasksMin, r.AppTasksMax, o.TaskTime,
 		100*o.Altruistic, o.AMInterval)
-	fmt.Fprintf(w, "ran %v after %v of setup; peak RSS %d MiB", r.Wall.Round(10*time.Millisecond), r.Setup.Round(10*time.Millisecond), r.PeakRSS>>20)
+	fmt.Fprintf(w, "ran %v after %v of setup; ", r.Wall.Round(10*time.Millisecond), r.Setup.Round(10*time.Millisecond))
+	if len(o.RMCommand) > 0 {
+		// The RM ran apart: its figures, then the simulation's.
+		fmt.Fprintf(w, "the RM's process: peak RSS %d MiB, CPU %.1f s (%.2f cores); the simulation's: peak RSS %d MiB",
+			r.RMPeakRSS>>20, r.RMCPU.Seconds(), r.RMCPU.Seconds()/max(r.Wall.Seconds(), 1e-9), r.PeakRSS>>20)
+	} else {
+		fmt.Fprintf(w, "peak RSS %d MiB (RM and simulation)", r.PeakRSS>>20)
+	}
 	if r.CPU > 0 {
 		fmt.Fprintf(w, "; CPU %.1f s, other processes %.1f s (%s)", r.CPU.Seconds(), r.OtherCPU.Seconds(), busyness(r.OtherCPU, r.Wall))
 	}
@@ -380,22 +397,9 @@ func cpuTimes() (machine, self int64, ok bool) {
 		}
 		machine += n
 	}
-	own, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
+	self, ok = procTicks(os.Getpid())
+	if !ok {
 		return 0, 0, false
-	}
-	// The command may hold spaces: fields count from its closing paren.
-	i := strings.LastIndexByte(string(own), ')')
-	g := strings.Fields(string(own)[i+1:])
-	if i < 0 || len(g) < 13 {
-		return 0, 0, false
-	}
-	for _, v := range g[11:13] { // utime, stime
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return 0, 0, false
-		}
-		self += n
 	}
 	return machine, self, true
 }
@@ -414,8 +418,11 @@ func fmtDur(d time.Duration) string {
 
 // loadRun is one load test in progress.
 type loadRun struct {
-	o       LoadOptions
-	rm      *server.RM
+	o LoadOptions
+	// rmAddr gives the RM's address for a role (client, scheduler,
+	// tracker, web); rmPID is the RM's process when it runs apart.
+	rmAddr  func(role string) string
+	rmPID   int
 	nodes   []*simNM
 	byKey   map[string]*simNM
 	clients []*rpc.Client
@@ -468,8 +475,7 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(hist)
-	c := hadoopconf.New(server.Defaults)
-	for k, v := range map[string]string{
+	keys := map[string]string{
 		"yarn.resourcemanager.hostname":                 "127.0.0.1",
 		"yarn.resourcemanager.address":                  "127.0.0.1:0",
 		"yarn.resourcemanager.scheduler.address":        "127.0.0.1:0",
@@ -481,25 +487,42 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 		// forget finished ones first (YARN's default keeps 1,000).
 		"yarn.resourcemanager.max-completed-applications": strconv.Itoa(max(1000, opts.Apps)),
 		"loom.scheduler.async.interval-ms":                strconv.FormatInt(opts.AsyncInterval.Milliseconds(), 10),
-	} {
-		c.Set(k, v)
+		// YARN's NM expiry (10 minutes) is far beyond any stall the load
+		// can cause; keep it unless the heartbeat is unusually slow.
+		"yarn.nm.liveness-monitor.expiry-interval-ms": strconv.FormatInt(max(600000, 20*opts.Heartbeat.Milliseconds()), 10),
 	}
-	cfg, err := server.LoadConfig(c)
-	if err != nil {
-		return nil, err
-	}
-	// YARN's NM expiry (10 minutes) is far beyond any stall the load can
-	// cause; keep it unless the heartbeat is unusually slow.
-	cfg.NMExpiry = max(cfg.NMExpiry, 20*opts.Heartbeat)
-	r, err := server.New(cfg, zerolog.Nop())
-	if err != nil {
-		return nil, err
-	}
-	if err := r.Start(); err != nil {
-		return nil, err
-	}
-	l := &loadRun{o: opts, rm: r, byKey: map[string]*simNM{}, allDone: make(chan struct{}),
+	l := &loadRun{o: opts, byKey: map[string]*simNM{}, allDone: make(chan struct{}),
 		perSecond: make([]atomic.Int64, int(opts.Timeout/time.Second)+2)}
+	var stopRM func()
+	if len(opts.RMCommand) > 0 {
+		child, err := startRMProcess(ctx, opts.RMCommand, keys)
+		if err != nil {
+			return nil, err
+		}
+		l.rmAddr, l.rmPID, stopRM = child.addr, child.cmd.Process.Pid, child.stop
+	} else {
+		c := hadoopconf.New(server.Defaults)
+		for k, v := range keys {
+			c.Set(k, v)
+		}
+		cfg, err := server.LoadConfig(c)
+		if err != nil {
+			return nil, err
+		}
+		r, err := server.New(cfg, zerolog.Nop())
+		if err != nil {
+			return nil, err
+		}
+		if err := r.Start(); err != nil {
+			return nil, err
+		}
+		l.rmAddr = r.Addr
+		stopRM = func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			r.Stop(sctx)
+		}
+	}
 	stop := make(chan struct{})
 	var beats sync.WaitGroup
 	var stopOnce sync.Once
@@ -509,9 +532,7 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 	}
 	defer func() {
 		stopBeats()
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		r.Stop(sctx)
+		stopRM()
 		for _, cl := range l.clients {
 			cl.Close()
 		}
@@ -526,7 +547,7 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 	go l.heartbeats(stop, &beats)
 	rep := &LoadReport{Options: opts, Setup: time.Since(setup)}
 
-	web := "http://" + r.Addr("web") + "/metrics"
+	web := "http://" + l.rmAddr("web") + "/metrics"
 	before, err := scrape(ctx, web)
 	if err != nil {
 		return nil, err
@@ -544,11 +565,12 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 		}
 		l.apps = append(l.apps, a)
 	}
-	ac := rpc.NewClient(r.Addr("client"), rpc.ClientOptions{User: "loom-bench"})
+	ac := rpc.NewClient(l.rmAddr("client"), rpc.ClientOptions{User: "loom-bench"})
 	l.clients = append(l.clients, ac)
 	client := rpc.ApplicationClient{C: ac}
 
 	m0, s0, cpuOK := cpuTimes()
+	r0, _ := procTicks(l.rmPID)
 	l.measuring.Store(true)
 	l.start = time.Now()
 	progressDone, samplerDone := make(chan struct{}), make(chan struct{})
@@ -573,7 +595,9 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 	l.measuring.Store(false)
 	if m1, s1, ok := cpuTimes(); ok && cpuOK {
 		const tick = 10 * time.Millisecond
-		rep.CPU, rep.OtherCPU = time.Duration(s1-s0)*tick, time.Duration(max(0, (m1-m0)-(s1-s0)))*tick
+		r1, _ := procTicks(l.rmPID)
+		rep.CPU, rep.OtherCPU = time.Duration(s1-s0)*tick, time.Duration(max(0, (m1-m0)-(s1-s0)-(r1-r0)))*tick
+		rep.RMCPU = time.Duration(r1-r0) * tick
 	}
 	cancel()
 	l.mu.Lock()
@@ -596,6 +620,9 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 	l.checkRM(client, rep)
 	rep.Errors, rep.ErrorCount = l.errs, l.errCount
 	rep.PeakRSS = PeakRSS()
+	if l.rmPID > 0 {
+		rep.RMPeakRSS = peakRSSOf(l.rmPID)
+	}
 	return rep, nil
 }
 
@@ -626,6 +653,7 @@ func (l *loadRun) sampleCPU(ctx context.Context, done chan struct{}) {
 	if !ok {
 		return
 	}
+	r0, _ := procTicks(l.rmPID)
 	for s := 1; ; s++ {
 		select {
 		case <-ctx.Done():
@@ -636,8 +664,9 @@ func (l *loadRun) sampleCPU(ctx context.Context, done chan struct{}) {
 		if !ok {
 			return
 		}
-		l.otherCPU = append(l.otherCPU, max(0, (m1-m0)-(s1-s0)))
-		m0, s0 = m1, s1
+		r1, _ := procTicks(l.rmPID)
+		l.otherCPU = append(l.otherCPU, max(0, (m1-m0)-(s1-s0)-(r1-r0)))
+		m0, s0, r0 = m1, s1, r1
 	}
 }
 
@@ -663,7 +692,7 @@ func (l *loadRun) submit(ctx context.Context, c rpc.ApplicationClient, a *simAM)
 // RM dials to launch AMs.
 func (l *loadRun) startNodes(ctx context.Context) error {
 	o := l.o
-	tracker := l.rm.Addr("tracker")
+	tracker := l.rmAddr("tracker")
 	if o.NMConns > 0 {
 		for range o.NMConns {
 			l.clients = append(l.clients, rpc.NewClient(tracker, rpc.ClientOptions{User: "loom-nm"}))
