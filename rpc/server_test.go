@@ -30,9 +30,15 @@ type echoServer struct {
 
 func startServer(t testing.TB, opts ServerOptions) (*Server, string, *echoServer) {
 	t.Helper()
+	return startServerInline(t, opts)
+}
+
+// startServerInline is startServer with the named methods run inline.
+func startServerInline(t testing.TB, opts ServerOptions, inline ...string) (*Server, string, *echoServer) {
+	t.Helper()
 	e := &echoServer{release: make(chan struct{}), entered: make(chan struct{}, 64)}
 	s := NewServer(opts)
-	s.Register(e.protocol())
+	s.Register(e.protocol().WithInline(inline...))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +70,18 @@ func (e *echoServer) protocol() Protocol {
 			panic("boom")
 		}),
 	}}
+}
+
+// blockOn calls "block" on c and returns once the handler has entered;
+// the channel gets the call's result once e.release is closed.
+func (e *echoServer) blockOn(c Caller) chan error {
+	blocked := make(chan error, 1)
+	go func() {
+		var resp wrapperspb.StringValue
+		blocked <- c.Call(context.Background(), echoProtocol, "block", wrapperspb.String("first"), &resp)
+	}()
+	<-e.entered
+	return blocked
 }
 
 func dial(t testing.TB, addr string, opts ClientOptions) *Conn {
@@ -98,12 +116,7 @@ func TestRoundTripCarriesTheUser(t *testing.T) {
 func TestPipelinedCallsReplyOutOfOrder(t *testing.T) {
 	_, addr, e := startServer(t, ServerOptions{})
 	c := dial(t, addr, ClientOptions{User: "bob"})
-	blocked := make(chan error, 1)
-	go func() {
-		var resp wrapperspb.StringValue
-		blocked <- c.Call(context.Background(), echoProtocol, "block", wrapperspb.String("first"), &resp)
-	}()
-	<-e.entered
+	blocked := e.blockOn(c)
 	// The first call is still in its handler; later calls on the same
 	// connection must overtake it.
 	for i := range 10 {
@@ -486,28 +499,15 @@ func TestCallHonoursItsContext(t *testing.T) {
 // for it (unlike TestPipelinedCallsReplyOutOfOrder), while other
 // connections go on; a panic inline is still an error reply.
 func TestInlineMethodsRunOnTheReader(t *testing.T) {
-	e := &echoServer{release: make(chan struct{}), entered: make(chan struct{}, 64)}
-	s := NewServer(ServerOptions{})
-	s.Register(e.protocol().WithInline("block", "panic"))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Serve(ln)
-	t.Cleanup(func() { s.Close() })
-	c := dial(t, ln.Addr().String(), ClientOptions{User: "bob"})
-	blocked := make(chan error, 1)
-	go func() {
-		var resp wrapperspb.StringValue
-		blocked <- c.Call(context.Background(), echoProtocol, "block", wrapperspb.String("first"), &resp)
-	}()
-	<-e.entered
+	_, addr, e := startServerInline(t, ServerOptions{}, "block", "panic")
+	c := dial(t, addr, ClientOptions{User: "bob"})
+	blocked := e.blockOn(c)
 	behind := make(chan error, 1)
 	go func() {
 		_, err := echo(c, "second")
 		behind <- err
 	}()
-	other := dial(t, ln.Addr().String(), ClientOptions{User: "eve"})
+	other := dial(t, addr, ClientOptions{User: "eve"})
 	if got, err := echo(other, "x"); err != nil || got != "eve:x" {
 		t.Fatalf("another connection's echo = %q, %v", got, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/loomrm/loom/tool/mini"
 )
 
 // rmChild is an RM the load test runs as a process of its own.
@@ -36,7 +37,7 @@ func startRMProcess(ctx context.Context, command []string, keys map[string]strin
 	}
 	for role, key := range map[string]string{"client": "yarn.resourcemanager.address", "scheduler": "yarn.resourcemanager.scheduler.address",
 		"tracker": "yarn.resourcemanager.resource-tracker.address", "web": "yarn.resourcemanager.webapp.address"} {
-		a, err := freeLoopback()
+		a, err := mini.FreeAddr()
 		if err != nil {
 			return nil, err
 		}
@@ -81,15 +82,6 @@ func (c *rmChild) stop() {
 		c.cmd.Process.Kill()
 		<-c.done
 	}
-}
-
-func freeLoopback() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 func lastLines(s string, n int) string {

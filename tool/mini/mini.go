@@ -58,7 +58,9 @@ type Cluster struct {
 	done       []chan struct{}
 }
 
-func freeAddr() (string, error) {
+// FreeAddr is a loopback address with a port nobody listens on now (it
+// may be taken again before the caller binds it).
+func FreeAddr() (string, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
@@ -72,7 +74,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	c := &Cluster{opts: o}
 	addrs := make([]string, 4)
 	for i := range addrs {
-		a, err := freeAddr()
+		a, err := FreeAddr()
 		if err != nil {
 			return nil, err
 		}
