@@ -1,9 +1,7 @@
 package nm
 
 import (
-	"bufio"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/loomrm/loom/fairness"
 	"github.com/loomrm/loom/internal/hadoopconf"
+	"github.com/loomrm/loom/internal/hostmem"
 	"github.com/loomrm/loom/internal/logagg"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -204,7 +203,7 @@ func LoadConfig(c *hadoopconf.Conf) (*Config, error) {
 	add(err)
 	add(cfg.loadLabel(c))
 
-	physMB, physErr := physicalMemoryMB()
+	physMB, physErr := hostmem.TotalMB()
 	cfg.Physical[fairness.Memory] = float64(physMB)
 	cfg.Physical[fairness.VCores] = float64(runtime.NumCPU())
 
@@ -343,32 +342,6 @@ func detectContainerMemoryMB(physMB, reservedMB int64) int64 {
 		return physMB - reservedMB
 	}
 	return int64(0.8 * float64(physMB))
-}
-
-// physicalMemoryMB reads MemTotal from /proc/meminfo.
-func physicalMemoryMB() (int64, error) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, fmt.Errorf("cannot read the machine's memory: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:")
-		if !ok {
-			continue
-		}
-		fields := strings.Fields(rest)
-		if len(fields) == 0 {
-			break
-		}
-		kb, err := strconv.ParseInt(fields[0], 10, 64)
-		if err != nil || kb <= 0 {
-			break
-		}
-		return kb / 1024, nil
-	}
-	return 0, errors.New("cannot read the machine's memory: /proc/meminfo has no MemTotal")
 }
 
 // loadLabel reads the node-label provider: "config" (the partition named

@@ -1,15 +1,13 @@
 package server
 
 import (
-	"bufio"
 	"os"
 	"runtime/debug"
-	"strconv"
-	"strings"
 
 	"github.com/rs/zerolog"
 
 	"github.com/loomrm/loom/internal/hadoopconf"
+	"github.com/loomrm/loom/internal/hostmem"
 )
 
 // The RM's memory keys. YARN's RM is a JVM sized by -Xmx (yarn-env.sh);
@@ -64,8 +62,8 @@ func applyMemory(cfg Config, log zerolog.Logger) {
 		ev = ev.Str("memory_limit", "GOMEMLIMIT="+v)
 	} else {
 		mb := cfg.MemoryLimitMB
-		if mb == 0 {
-			mb = machineMemoryMB() / 4
+		if total, err := hostmem.TotalMB(); mb == 0 && err == nil {
+			mb = total / 4
 		}
 		if mb > 0 {
 			debug.SetMemoryLimit(mb << 20)
@@ -73,24 +71,4 @@ func applyMemory(cfg Config, log zerolog.Logger) {
 		}
 	}
 	ev.Msg("garbage collector set (" + keyGCPercent + ", " + keyMemoryLimit + ")")
-}
-
-// machineMemoryMB is MemTotal from /proc/meminfo, 0 if unknown.
-func machineMemoryMB() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb >> 10
-		}
-	}
-	return 0
 }

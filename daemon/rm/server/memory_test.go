@@ -9,6 +9,7 @@ import (
 	"github.com/rs/zerolog"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/internal/hostmem"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -34,7 +35,7 @@ func TestMemoryKeysSetTheCollector(t *testing.T) {
 	}
 
 	// No limit set: a quarter of the machine's memory.
-	if mb := machineMemoryMB(); mb > 0 {
+	if mb, err := hostmem.TotalMB(); err == nil {
 		applyMemory(Config{GCPercent: 400}, zerolog.Nop())
 		if got := debug.SetMemoryLimit(-1); got != (mb/4)<<20 {
 			t.Errorf("default memory limit %d, want a quarter of %d MB", got, mb)
