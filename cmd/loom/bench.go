@@ -247,15 +247,15 @@ A run of the defaults takes about 70 s.`,
 				runtime.SetMutexProfileFraction(5)
 			}
 			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
+				if o.RMCommand != nil {
+					// The RM's own profile beside the generator's.
+					o.RMCommand = append(o.RMCommand, "--cpuprofile", cpuProfile+".rm")
+				}
+				stop, err := startCPUProfile(cpuProfile)
 				if err != nil {
 					return err
 				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+				defer stop()
 			}
 			ctx := cmd.Context()
 			if ctx == nil {
@@ -329,7 +329,7 @@ A run of the defaults takes about 70 s.`,
 	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed for task durations")
 	f.BoolVar(&quiet, "quiet", false, "no progress bar")
 	f.IntVar(&cpuLoad, "cpu-load", 0, "run this many busy processes beside the run (a competing CPU load: issue 19's no missed heartbeat)")
-	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run (RM and simulation) to this file")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run (RM and simulation) to this file; with --rm-process the RM's own to FILE.rm")
 	f.StringVar(&mutexProfile, "mutexprofile", "", "write a mutex contention profile of the run to this file")
 	f.BoolVar(&rmProcess, "rm-process", false, "run the RM as a process of its own (this binary's `loom rm`), to measure its CPU and memory apart from the simulated NMs' and AMs'")
 	f.StringVar(&plotDir, "plot", "", "draw the heartbeats' p50 and p99 second by second as load-<nodes>.svg in this directory")
@@ -348,6 +348,20 @@ func writeSeries(rep *bench.LoadReport, path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// startCPUProfile profiles this process's CPU into file until the
+// returned stop is called.
+func startCPUProfile(file string) (stop func(), err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func writeProfile(name, path string) error {

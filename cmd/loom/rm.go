@@ -62,7 +62,7 @@ func untilSignal() os.Signal {
 
 func rmCommand() *cobra.Command {
 	var cf confFlags
-	var haID string
+	var haID, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "rm",
 		Short: "Run the ResourceManager",
@@ -121,6 +121,13 @@ A broken or contradictory config is refused at start, naming the key.`,
 			}
 			cfg.WhatIf = rmWhatIf
 			log := daemonLogger()
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			raiseFileLimit(log)
 			if cfg.HA.Enabled {
 				// One of several RMs: standby until elected (RunHA).
@@ -146,6 +153,7 @@ A broken or contradictory config is refused at start, naming the key.`,
 	}
 	cf.add(cmd)
 	cmd.Flags().StringVar(&haID, "ha-id", "", "this RM's id among yarn.resourcemanager.ha.rm-ids (yarn.resourcemanager.ha.id)")
+	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the RM to this file, until it stops (for diagnosis: loom bench load --rm-process --cpuprofile uses it)")
 	return cmd
 }
 
