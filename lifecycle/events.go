@@ -335,6 +335,36 @@ func (e Forget) apply(s *step) error {
 	return nil
 }
 
+// Retire drops a finished app's ended containers other than its attempts'
+// AM containers: as YARN's RM, which keeps no record of a container once
+// it completes (its history is the timeline server's), a long-running RM
+// must not hold every task container of every app it remembers. The app,
+// its attempts and their AM containers stay until Forget.
+type Retire struct{ App AppID }
+
+func (e Retire) apply(s *step) error {
+	a, err := s.c.app(e.App)
+	if err != nil {
+		return err
+	}
+	if !a.State.Done() {
+		return fmt.Errorf("lifecycle: app %s is %s; only a finished app's containers are retired", a.Name, a.State)
+	}
+	for _, at := range a.Attempts {
+		keep := at.Conts[:0]
+		for _, cr := range at.Conts {
+			if cr.IsAM || cr.State != ContainerComplete {
+				keep = append(keep, cr)
+				continue
+			}
+			delete(s.c.conts, cr.ID)
+		}
+		clear(at.Conts[len(keep):])
+		at.Conts = keep
+	}
+	return nil
+}
+
 // Action is what the shell must do after a step.
 type Action interface{ action() }
 

@@ -211,8 +211,9 @@ func (c *Core) App(id AppID) (*App, bool) {
 	return a, ok
 }
 
-// Container finds a container the core still remembers (live or ended,
-// until its app is forgotten).
+// Container finds a container the core still remembers: live, or ended
+// until its app is forgotten (a finished app's task containers, until it
+// is retired).
 func (c *Core) Container(id ContainerID) (*Container, bool) {
 	cr, ok := c.conts[id]
 	return cr, ok

@@ -280,7 +280,7 @@ func TestRandomEvents(t *testing.T) {
 			case 8:
 				ev = []Event{AMLost{App: app, Exit: ExitInvalid}, FailAttempt{App: app}, AMLost{App: app, Exit: ExitAborted}}[rng.IntN(3)]
 			case 9:
-				ev = Forget{App: app}
+				ev = []Event{Forget{App: app}, Retire{App: app}}[rng.IntN(2)]
 			}
 			acts, err := c.Step(now, ev)
 			if f, ok := ev.(Forget); ok && err == nil {
@@ -367,5 +367,68 @@ func TestRandomEvents(t *testing.T) {
 				t.Fatalf("seed %d: container %d freed %d times after every app was killed", seed, id, freed[id])
 			}
 		}
+	}
+}
+
+// A finished app's task containers are retired, its AM containers kept;
+// a running app's are refused.
+func TestRetireKeepsOnlyTheAMContainers(t *testing.T) {
+	c := New()
+	now := t0
+	step := func(ev Event) error {
+		now = now.Add(time.Second)
+		_, err := c.Step(now, ev)
+		return err
+	}
+	for _, ev := range []Event{
+		Submitted{App: 1, Name: "app_1", MaxAttempts: 2},
+		Granted{Container: 1, App: 1}, // attempt 1's AM
+		Registered{App: 1},
+		Granted{Container: 2, App: 1},
+		Ended{Container: 2, Exit: 0},
+		AMLost{App: 1, Exit: 137},     // attempt 2 starts
+		Granted{Container: 3, App: 1}, // its AM
+		Registered{App: 1},
+		Granted{Container: 4, App: 1},
+	} {
+		if err := step(ev); err != nil {
+			t.Fatalf("%#v: %v", ev, err)
+		}
+	}
+	if err := step(Retire{App: 1}); err == nil || !strings.Contains(err.Error(), "only a finished app") {
+		t.Fatalf("retiring a running app: %v, want a refusal", err)
+	}
+	if err := step(Retire{App: 9}); err == nil || !strings.Contains(err.Error(), "unknown app 9") {
+		t.Fatalf("retiring an unknown app: %v", err)
+	}
+	if err := step(Unregistered{App: 1, Final: FinalSucceeded}); err != nil {
+		t.Fatal(err)
+	}
+	if err := step(Retire{App: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[ContainerID]bool{1: true, 2: false, 3: true, 4: false} {
+		if _, ok := c.Container(id); ok != want {
+			t.Errorf("container %d remembered: %v, want %v", id, ok, want)
+		}
+	}
+	a, _ := c.App(1)
+	if len(a.Attempts) != 2 {
+		t.Fatalf("%d attempts, want 2", len(a.Attempts))
+	}
+	for i, at := range a.Attempts {
+		if len(at.Conts) != 1 || at.Conts[0] != at.AM {
+			t.Errorf("attempt %d keeps %d containers, want only its AM's", i+1, len(at.Conts))
+		}
+	}
+	// Retiring again changes nothing; forgetting still works.
+	if err := step(Retire{App: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := step(Forget{App: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Container(1); ok {
+		t.Error("the AM container outlived its forgotten app")
 	}
 }

@@ -618,6 +618,10 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 	}
 	l.measure(rep, before, after)
 	l.checkRM(client, rep)
+	// The RM keeps no record of a finished app's task containers (as
+	// YARN's): how they ended is its counter's.
+	const successes = `loom_containers_completed_total{container="TASK",exit_status="SUCCESS"}`
+	rep.RMTaskSuccesses = int(after[successes] - before[successes])
 	rep.Errors, rep.ErrorCount = l.errs, l.errCount
 	rep.PeakRSS = PeakRSS()
 	if l.rmPID > 0 {
@@ -1321,7 +1325,8 @@ func (l *loadRun) measure(rep *LoadReport, before, after map[string]float64) {
 }
 
 // checkRM asks the RM, over the client protocol, how every app ended and
-// whether any container is still live.
+// whether any container is still live (a finished app's task containers
+// it no longer lists: only a live one can be).
 func (l *loadRun) checkRM(c rpc.ApplicationClient, rep *LoadReport) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -1341,8 +1346,6 @@ func (l *loadRun) checkRM(c rpc.ApplicationClient, rep *LoadReport) {
 		for _, rc := range l.containers(ctx, c, r) {
 			if rc.GetContainerState() != pb.ContainerStateProto_C_COMPLETE {
 				rep.RMLive++
-			} else if rc.GetContainerExitStatus() == 0 && !l.isAMContainer(rc.GetContainerId()) {
-				rep.RMTaskSuccesses++
 			}
 		}
 	}
@@ -1361,15 +1364,6 @@ func (l *loadRun) containers(ctx context.Context, c rpc.ApplicationClient, r *pb
 		out = append(out, resp.GetContainers()...)
 	}
 	return out
-}
-
-func (l *loadRun) isAMContainer(id *pb.ContainerIdProto) bool {
-	for _, a := range l.apps {
-		if a.amContainer != nil && a.amContainer.GetId() == id.GetId() {
-			return true
-		}
-	}
-	return false
 }
 
 // quantile is the q-quantile of sorted samples (nearest rank).

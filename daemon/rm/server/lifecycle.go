@@ -136,6 +136,7 @@ func (r *RM) freed(cr *contRec, cause lifecycle.Cause) {
 			}
 		}
 	}
+	r.metrics.ended(cr.lc.IsAM, cr.lc.Exit)
 	held := cr.lc.Finished.Sub(cr.lc.Created).Seconds()
 	a.memSec += cr.c.Resource[fairness.Memory] * held
 	a.vcoreSec += cr.c.Resource[fairness.VCores] * held
@@ -156,8 +157,38 @@ func (r *RM) appEnded(a *appRec) {
 	if at := a.current(); at != nil {
 		r.persistAttempt(a, at)
 	}
+	r.retire(a)
 	r.forgetCompleted()
 	r.log.Info().Str("app", rpc.AppIDString(a.yid)).Str("state", a.lc.State.String()).Str("final", a.lc.Final.String()).Msg("application done")
+}
+
+// retire drops the records of a finished app's ended task containers, as
+// YARN's RM keeps none once a container completes (the timeline server
+// has its history): an RM remembering yarn.resourcemanager.max-completed-
+// applications apps of thousands of containers each would otherwise hold
+// millions. What they held stays counted (memSec, vcoreSec); each
+// attempt keeps its AM container for its report; getContainers and
+// getContainerReport answer for the rest as YARN's RM does (none, and
+// ContainerNotFoundException). A finished app takes no allocate call, so
+// its last reply and anything waiting for its AM go too.
+func (r *RM) retire(a *appRec) {
+	r.lifeStepLogged(lifecycle.Retire{App: lifecycle.AppID(a.id)})
+	for _, at := range a.attempts {
+		keep := at.conts[:0]
+		for _, cr := range at.conts {
+			if cr.lc.IsAM || cr.lc.State != lifecycle.ContainerComplete {
+				keep = append(keep, cr)
+				continue
+			}
+			delete(r.conts, cr.c.ID)
+			delete(cr.node.conts, cr.c.ID)
+			delete(a.byWire, wireKey{cr.yid.GetAppAttemptId().GetAttemptId(), cr.yid.GetId()})
+		}
+		clear(at.conts[len(keep):])
+		at.conts = keep
+	}
+	a.lastResp = nil
+	a.newConts, a.newKeys, a.completed = nil, nil, nil
 }
 
 // endContainer ends a container the RM knows, if it has not ended:

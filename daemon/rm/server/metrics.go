@@ -22,6 +22,7 @@ type metrics struct {
 	asks        *prometheus.CounterVec // by kind: asks received
 	decision    prometheus.Histogram
 	preempted   prometheus.Counter
+	completed   *prometheus.CounterVec // by container (AM or task) and exit status
 	// allocCount is the sum of allocations, for the per-second rate;
 	// altruisticCount those for ALTRUISTIC asks.
 	allocCount, altruisticCount float64
@@ -41,6 +42,9 @@ func newMetrics(r *RM) *metrics {
 		Help: "Containers asked for by AMs (increases of outstanding asks), by kind."}, []string{"kind"})
 	m.preempted = prometheus.NewCounter(prometheus.CounterOpts{Name: "loom_containers_preempted_total",
 		Help: "Containers the RM took back for starved queues after their AMs' grace period."})
+	m.completed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loom_containers_completed_total",
+		Help: "Containers that ended, by container (AM or TASK) and exit status: YARN's ContainerExitStatus name (SUCCESS, ABORTED, PREEMPTED, KILLED_BY_APPMASTER, ...), or NONZERO for the process's own exit code. The RM keeps no record of a finished app's task containers; this is their count."},
+		[]string{"container", "exit_status"})
 	m.decision = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "loom_heartbeat_decision_seconds",
 		Help:    "Time the scheduler took to decide on one NodeManager heartbeat.",
 		Buckets: prometheus.ExponentialBuckets(10e-6, 2, 14)}) // 10 µs to 82 ms
@@ -61,7 +65,10 @@ func newMetrics(r *RM) *metrics {
 	for _, p := range []rm.Placement{rm.Anywhere, rm.NodeLocal, rm.RackLocal, rm.OffSwitch} {
 		m.placements.WithLabelValues(p.String())
 	}
-	m.reg.MustRegister(m.allocations, m.placements, m.asks, m.decision, m.preempted, m,
+	for _, c := range []string{"AM", "TASK"} {
+		m.completed.WithLabelValues(c, exitStatusName(0))
+	}
+	m.reg.MustRegister(m.allocations, m.placements, m.asks, m.decision, m.preempted, m.completed, m,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -74,6 +81,43 @@ func (m *metrics) allocated(k altruism.AskKind, p rm.Placement) {
 	if k == altruism.Altruistic {
 		m.altruisticCount++
 	}
+}
+
+// ended counts a container that ended with exit. Callers hold the RM's mu.
+func (m *metrics) ended(am bool, exit int32) {
+	c := "TASK"
+	if am {
+		c = "AM"
+	}
+	m.completed.WithLabelValues(c, exitStatusName(exit)).Inc()
+}
+
+// exitStatusName is YARN's ContainerExitStatus constant for exit, or
+// NONZERO for a process's own exit code: a label with few values.
+func exitStatusName(exit int32) string {
+	switch exit {
+	case ExitSuccess:
+		return "SUCCESS"
+	case ExitInvalid:
+		return "INVALID"
+	case ExitAborted:
+		return "ABORTED"
+	case ExitDisksFailed:
+		return "DISKS_FAILED"
+	case ExitPreempted:
+		return "PREEMPTED"
+	case -103:
+		return "KILLED_EXCEEDED_VMEM"
+	case -104:
+		return "KILLED_EXCEEDED_PMEM"
+	case ExitKilledByAM:
+		return "KILLED_BY_APPMASTER"
+	case ExitKilledByRM:
+		return "KILLED_BY_RESOURCEMANAGER"
+	case ExitKilledAppDone:
+		return "KILLED_AFTER_APP_COMPLETION"
+	}
+	return "NONZERO"
 }
 
 // altruismNow is what altruism does now, over the running apps: what they

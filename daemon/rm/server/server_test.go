@@ -417,6 +417,31 @@ func TestAMAllocatesAndFinishes(t *testing.T) {
 	if n := len(nm.beat().GetContainersToCleanup()); n != 2 { // the AM and the last task
 		t.Errorf("%d containers to clean up after finish, want 2", n)
 	}
+	// As YARN's RM, no record of the finished app's task containers is
+	// kept: the attempt lists its AM container alone, a task's report is
+	// not found, and the metrics count how they ended.
+	attempt := rep.GetCurrentApplicationAttemptId()
+	conts, err := ac.GetContainers(ctx, &pb.GetContainersRequestProto{ApplicationAttemptId: attempt})
+	if err != nil || len(conts.GetContainers()) != 1 || conts.GetContainers()[0].GetContainerId().GetId() != 1 {
+		t.Errorf("the finished attempt's containers: %v (%v), want its AM container alone", conts.GetContainers(), err)
+	}
+	if _, err := ac.GetContainerReport(ctx, &pb.GetContainerReportRequestProto{ContainerId: got[0].GetId()}); !rpc.IsClass(err, rpc.ClassContainerNotFound) {
+		t.Errorf("a finished app's task container: %v, want ContainerNotFoundException", err)
+	}
+	r.mu.Lock()
+	kept := len(r.conts)
+	r.mu.Unlock()
+	if kept != 1 {
+		t.Errorf("%d container records kept for the finished app, want 1 (its AM's)", kept)
+	}
+	for _, c := range []struct {
+		container, exit string
+		want            float64
+	}{{"TASK", "NONZERO", 1}, {"TASK", "ABORTED", 1}, {"TASK", "SUCCESS", 0}, {"AM", "SUCCESS", 0}} {
+		if got := gauge(t, r, "loom_containers_completed_total", "container", c.container, "exit_status", c.exit); got != c.want {
+			t.Errorf("loom_containers_completed_total{container=%q,exit_status=%q} = %v, want %v", c.container, c.exit, got, c.want)
+		}
+	}
 }
 
 func TestBadRequestsGetYARNErrors(t *testing.T) {
