@@ -104,8 +104,10 @@ type RM struct {
 	metrics    *metrics
 	timeline   timeline
 	altChanges []webui.AltruismChange
-	// grants are the last grants, for the scheduler's activities.
-	grants []webui.Grant
+	// grants are the last grants, for the scheduler's activities: a ring
+	// whose next slot, once full, is grantNext (activities.go).
+	grants    []webui.Grant
+	grantNext int
 	// hbQueue are the nodes whose heartbeats left reports since the last
 	// asynchronous scheduling pass (async.go, nodemail.go), under hbMu.
 	hbMu    sync.Mutex
@@ -685,9 +687,10 @@ func (r *RM) allocated(c rm.Container) {
 	a.track(cr)
 	a.nodesUsed[n] = true
 	r.metrics.allocated(c.Kind, c.Placement)
-	if err := r.lifeStep(lifecycle.Granted{Container: lifecycle.ContainerID(c.ID), App: lifecycle.AppID(a.id), Name: rpc.ContainerIDString(cr.yid)}); err != nil {
+	name := rpc.ContainerIDString(cr.yid)
+	if err := r.lifeStep(lifecycle.Granted{Container: lifecycle.ContainerID(c.ID), App: lifecycle.AppID(a.id), Name: name}); err != nil {
 		// The core granted to an app the lifecycle has ended: give it back.
-		r.log.Error().Err(err).Str("container", rpc.ContainerIDString(cr.yid)).Msg("a grant the lifecycle refused")
+		r.log.Error().Err(err).Str("container", name).Msg("a grant the lifecycle refused")
 		delete(r.conts, c.ID)
 		delete(n.conts, c.ID)
 		delete(a.live, c.ID)
@@ -698,7 +701,7 @@ func (r *RM) allocated(c rm.Container) {
 		return
 	}
 	r.countPlacement(cr)
-	r.recordGrant(cr)
+	r.recordGrant(cr, name)
 }
 
 func (r *RM) containerProto(cr *contRec) *pb.ContainerProto {
