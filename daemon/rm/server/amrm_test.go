@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -266,4 +267,55 @@ func TestAMRMKeyRolls(t *testing.T) {
 func rollAMRM(r *RM, now time.Time) error {
 	_, err := r.roll(&r.amrm, now)
 	return err
+}
+
+// Container tokens are signed after the RM's lock is let go; an attempt's
+// calls still run one at a time, so replies sent again while others are
+// signed carry the same, valid tokens (run with -race).
+func TestAllocateSignsTokensOutsideTheLock(t *testing.T) {
+	r := startRM(t)
+	nm, am := registeredAMOn(t, r, "ivy")
+	ctx := context.Background()
+	ask := &pb.ResourceRequestProto{Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
+		Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(4)}
+	first, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: []*pb.ResourceRequestProto{ask}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm.beat()
+	// Eight calls with the same response id at once: one is served, the
+	// others are sent its reply again.
+	replies := make([]*pb.AllocateResponseProto, 8)
+	errs := make([]error, 8)
+	var wg sync.WaitGroup
+	for i := range replies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			replies[i], errs[i] = am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(first.GetResponseId())})
+		}()
+	}
+	wg.Wait()
+	r.mu.Lock()
+	key := r.tokenKey.GetBytes()
+	r.mu.Unlock()
+	for i, resp := range replies {
+		if errs[i] != nil {
+			t.Fatalf("call %d: %v", i, errs[i])
+		}
+		if resp.GetResponseId() != first.GetResponseId()+1 || len(resp.GetAllocatedContainers()) != 4 {
+			t.Fatalf("call %d: response id %d with %d containers, want %d with 4", i, resp.GetResponseId(), len(resp.GetAllocatedContainers()), first.GetResponseId()+1)
+		}
+		for j, ct := range resp.GetAllocatedContainers() {
+			if ct.GetId().GetId() != replies[0].GetAllocatedContainers()[j].GetId().GetId() {
+				t.Errorf("call %d got container %d where call 0 got %d", i, ct.GetId().GetId(), replies[0].GetAllocatedContainers()[j].GetId().GetId())
+			}
+			tok := ct.GetContainerToken()
+			id := &pb.ContainerTokenIdentifierProto{}
+			if err := proto.Unmarshal(tok.GetIdentifier(), id); err != nil || !rpc.TokenPasswordOK(key, tok.GetIdentifier(), tok.GetPassword()) ||
+				id.GetContainerId().GetId() != ct.GetId().GetId() || tok.GetKind() != "ContainerToken" {
+				t.Errorf("call %d, container %d: token %v does not check (%v)", i, ct.GetId().GetId(), tok, err)
+			}
+		}
+	}
 }

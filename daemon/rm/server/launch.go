@@ -34,6 +34,22 @@ const (
 // submitter, resource and the master key, signed with that key
 // (rpc.TokenPassword), so that an NM starts only what the RM granted.
 func (r *RM) containerToken(cr *contRec) *hadooppb.TokenProto {
+	return r.containerTokenToSign(cr).sign()
+}
+
+// tokenToSign is a container token's identifier and the key that signs
+// it, taken under the RM's lock; sign marshals and signs it, which needs
+// no lock (an allocate reply signs its containers' tokens after it lets
+// the lock go).
+type tokenToSign struct {
+	id      *pb.ContainerTokenIdentifierProto
+	key     []byte
+	service string
+}
+
+// containerTokenToSign is cr's token before it is signed. Callers hold
+// mu.
+func (r *RM) containerTokenToSign(cr *contRec) tokenToSign {
 	id := &pb.ContainerTokenIdentifierProto{ContainerId: cr.yid, NmHostAddr: proto.String(cr.node.key),
 		AppSubmitter: proto.String(cr.app.user), Resource: rpc.ResourceFromVector(cr.c.Resource),
 		ExpiryTimeStamp: proto.Int64(time.Now().Add(10 * time.Minute).UnixMilli()), RmIdentifier: proto.Int64(r.clusterTS),
@@ -44,9 +60,13 @@ func (r *RM) containerToken(cr *contRec) *hadooppb.TokenProto {
 	} else {
 		id.ContainerType = pb.ContainerTypeProto_TASK.Enum()
 	}
-	b, _ := proto.Marshal(id)
-	return &hadooppb.TokenProto{Identifier: b, Password: rpc.TokenPassword(r.tokenKey.GetBytes(), b), Kind: proto.String("ContainerToken"),
-		Service: proto.String(cr.node.key)}
+	return tokenToSign{id: id, key: r.tokenKey.GetBytes(), service: cr.node.key}
+}
+
+func (t tokenToSign) sign() *hadooppb.TokenProto {
+	b, _ := proto.Marshal(t.id)
+	return &hadooppb.TokenProto{Identifier: b, Password: rpc.TokenPassword(t.key, b), Kind: proto.String("ContainerToken"),
+		Service: proto.String(t.service)}
 }
 
 // launchRequest builds the AM's start request. Callers hold mu.

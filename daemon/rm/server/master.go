@@ -85,16 +85,64 @@ func (s masterService) RegisterApplicationMaster(ctx context.Context, req *pb.Re
 	return resp, nil
 }
 
+// Allocate serves an AM's allocate call. One attempt's calls run one at
+// a time (YARN's AllocateResponseLock), and the RM's lock is let go
+// before the reply's container tokens are signed: an HMAC and a marshal
+// each, the largest part of a busy AM's call, that no other AM or the
+// scheduler need wait for.
 func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {
 	r := s.r
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	a, at, err := r.attemptOf(ctx)
+	at, err := r.lockAllocate(ctx)
+	if err != nil {
+		r.mu.Unlock()
+		return nil, err
+	}
+	defer at.allocMu.Unlock()
+	resp, unsigned, err := s.allocate(ctx, req)
+	r.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
+	// Only this attempt's next call could read this reply (as the one to
+	// send again), and it waits for allocMu.
+	for i, t := range unsigned {
+		resp.AllocatedContainers[i].ContainerToken = t.sign()
+	}
+	return resp, nil
+}
+
+// lockAllocate takes the calling attempt's allocate lock. Callers hold
+// mu, which it lets go while it waits for another call of the attempt.
+func (r *RM) lockAllocate(ctx context.Context) (*attemptRec, error) {
+	_, at, err := r.attemptOf(ctx)
+	if err != nil || at.allocMu.TryLock() {
+		return at, err
+	}
+	r.mu.Unlock()
+	at.allocMu.Lock()
+	r.mu.Lock()
+	// The attempt may have ended meanwhile.
+	if _, now, err := r.attemptOf(ctx); err != nil || now != at {
+		at.allocMu.Unlock()
+		if err == nil {
+			err = rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "%s is no longer the current attempt", rpc.AttemptIDString(at.yid))
+		}
+		return nil, err
+	}
+	return at, nil
+}
+
+// allocate is Allocate under mu and the attempt's allocate lock; the
+// reply's containers come back without tokens, and what to sign for each.
+func (s masterService) allocate(ctx context.Context, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, []tokenToSign, error) {
+	r := s.r
+	a, at, err := r.attemptOf(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	if !at.lc.Registered {
-		return nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered,
+		return nil, nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered,
 			"AM is not registered for known application attempt: %s or RM had restarted after AM registered. AM should re-register.", rpc.AttemptIDString(at.yid))
 	}
 	at.lastSeen = time.Now()
@@ -104,9 +152,9 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 		switch req.GetResponseId() {
 		case last.GetResponseId():
 		case last.GetResponseId() - 1:
-			return last, nil
+			return last, nil, nil
 		default:
-			return nil, rpc.Errorf(rpc.ClassInvalidApplicationMasterRequest,
+			return nil, nil, rpc.Errorf(rpc.ClassInvalidApplicationMasterRequest,
 				"Invalid responseId in AllocateRequest from application attempt: %s, expect responseId to be %d, but get %d",
 				rpc.AttemptIDString(at.yid), last.GetResponseId(), req.GetResponseId())
 		}
@@ -115,7 +163,7 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 	// call.
 	next, err := r.readAsks(a, at, req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	freed := r.release(a, at, req.GetRelease())
 	if req.Progress != nil {
@@ -131,11 +179,11 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 	if len(freed) > 0 {
 		r.schedule(freed, "scheduling pass on released room failed")
 	}
-	resp := r.allocateResponse(ctx, a, at, req.GetResponseId()+1)
+	resp, unsigned := r.allocateResponse(ctx, a, at, req.GetResponseId()+1)
 	resp.UpdateErrors = r.refuseUpdates(a, req.GetUpdateRequests())
 	a.newConts, a.newKeys, a.completed = nil, nil, nil
 	a.lastResp = resp
-	return resp, nil
+	return resp, unsigned, nil
 }
 
 // refuseUpdates answers container update requests (resource increase or
@@ -306,7 +354,7 @@ func (r *RM) updateAsks(a *appRec, next askState) {
 // allocateResponse is the reply to an allocate call: the containers
 // granted since the last, those that ended, NMTokens for new nodes, and
 // Loom's share, leftover and policy. Callers hold mu.
-func (r *RM) allocateResponse(ctx context.Context, a *appRec, at *attemptRec, responseID int32) *pb.AllocateResponseProto {
+func (r *RM) allocateResponse(ctx context.Context, a *appRec, at *attemptRec, responseID int32) (*pb.AllocateResponseProto, []tokenToSign) {
 	share, _ := r.core.Share(a.id)
 	usage, _ := r.core.Usage(a.id)
 	capacity, used := r.core.Capacity(), r.core.Used()
@@ -316,8 +364,9 @@ func (r *RM) allocateResponse(ctx context.Context, a *appRec, at *attemptRec, re
 	p, _ := r.core.PAltruismOf(a.id)
 	pAltruism := r.cfg.EffectivePAltruism(p)
 	granted := make([]*pb.ContainerProto, len(a.newConts))
+	unsigned := make([]tokenToSign, len(a.newConts))
 	for i, cr := range a.newConts {
-		granted[i] = r.containerProto(cr)
+		granted[i], unsigned[i] = r.unsignedContainerProto(cr), r.containerTokenToSign(cr)
 	}
 	resp := &pb.AllocateResponseProto{ResponseId: proto.Int32(responseID),
 		AllocatedContainers: granted, CompletedContainerStatuses: a.completed, NmTokens: r.nmTokensFor(at, a.newConts),
@@ -328,7 +377,7 @@ func (r *RM) allocateResponse(ctx context.Context, a *appRec, at *attemptRec, re
 		LoomPolicy: proto.String(r.cfg.Policy)}
 	resp.AmRmToken = r.rolledAMRMToken(ctx, at)
 	resp.Preempt = r.preemptionMessage(a)
-	return resp
+	return resp, unsigned
 }
 
 // sameDemand says whether two demands an AM sent are the same.

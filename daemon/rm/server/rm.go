@@ -260,6 +260,8 @@ type attemptRec struct {
 	// conts are the attempt's containers, live and ended, so that a
 	// report or a retirement need not scan every container of the RM.
 	conts []*contRec
+	// allocMu runs the attempt's allocate calls one at a time (master.go).
+	allocMu sync.Mutex
 	// nmTokenNodes are the nodes the attempt's AM holds an NMToken for.
 	nmTokenNodes map[*nodeRec]bool
 }
@@ -705,11 +707,19 @@ func (r *RM) allocated(c rm.Container) {
 }
 
 func (r *RM) containerProto(cr *contRec) *pb.ContainerProto {
+	ct := r.unsignedContainerProto(cr)
+	ct.ContainerToken = r.containerToken(cr)
+	return ct
+}
+
+// unsignedContainerProto is containerProto without its token. Callers
+// hold mu.
+func (r *RM) unsignedContainerProto(cr *contRec) *pb.ContainerProto {
 	return &pb.ContainerProto{Id: cr.yid, NodeId: cr.node.yid,
 		NodeHttpAddress: proto.String(fmt.Sprintf("%s:%d", cr.node.yid.GetHost(), cr.node.httpPort)),
 		Resource:        rpc.ResourceFromVector(cr.c.Resource), Priority: &pb.PriorityProto{Priority: proto.Int32(int32(cr.c.Priority))},
-		ContainerToken: r.containerToken(cr), ExecutionType: pb.ExecutionTypeProto_GUARANTEED.Enum(),
-		LoomAskKind: rpc.AskKindProto(cr.c.Kind == altruism.Altruistic).Enum()}
+		ExecutionType: pb.ExecutionTypeProto_GUARANTEED.Enum(),
+		LoomAskKind:   rpc.AskKindProto(cr.c.Kind == altruism.Altruistic).Enum()}
 }
 
 // pushAsks sends the app's asks and demand to the core.
