@@ -335,34 +335,56 @@ func (e Forget) apply(s *step) error {
 	return nil
 }
 
-// Retire drops a finished app's ended containers other than its attempts'
-// AM containers: as YARN's RM, which keeps no record of a container once
-// it completes (its history is the timeline server's), a long-running RM
-// must not hold every task container of every app it remembers. The app,
-// its attempts and their AM containers stay until Forget.
-type Retire struct{ App AppID }
+// Retire drops the records of an app's ended task containers but the
+// newest Keep of each attempt: as YARN's RM, which keeps no record of a
+// container once it completes (its history is the timeline server's), a
+// long-running RM must not hold every task container of every app it
+// remembers, nor a long-running app all of its own. Live containers and
+// the attempts' AM containers stay (until Forget).
+type Retire struct {
+	App  AppID
+	Keep int
+}
 
 func (e Retire) apply(s *step) error {
 	a, err := s.c.app(e.App)
 	if err != nil {
 		return err
 	}
-	if !a.State.Done() {
-		return fmt.Errorf("lifecycle: app %s is %s; only a finished app's containers are retired", a.Name, a.State)
+	if e.Keep < 0 {
+		return fmt.Errorf("lifecycle: keeping %d ended containers of app %s", e.Keep, a.Name)
 	}
 	for _, at := range a.Attempts {
-		keep := at.Conts[:0]
-		for _, cr := range at.Conts {
-			if cr.IsAM || cr.State != ContainerComplete {
-				keep = append(keep, cr)
-				continue
-			}
-			delete(s.c.conts, cr.ID)
-		}
-		clear(at.Conts[len(keep):])
-		at.Conts = keep
+		at.Conts = retireEnded(at.Conts, e.Keep, func(cr *Container) bool { return !cr.IsAM && cr.State == ContainerComplete },
+			func(cr *Container) { delete(s.c.conts, cr.ID) })
 	}
 	return nil
+}
+
+// retireEnded drops from conts, oldest first, the ended ones (as ended
+// says) beyond the newest keep, calling drop for each; the rest keep
+// their order. The RM's records of an attempt's containers use it too.
+func retireEnded[T any](conts []T, keep int, ended func(T) bool, drop func(T)) []T {
+	n := 0
+	for _, c := range conts {
+		if ended(c) {
+			n++
+		}
+	}
+	if n <= keep {
+		return conts
+	}
+	out := conts[:0]
+	for _, c := range conts {
+		if n > keep && ended(c) {
+			n--
+			drop(c)
+			continue
+		}
+		out = append(out, c)
+	}
+	clear(conts[len(out):])
+	return out
 }
 
 // Action is what the shell must do after a step.

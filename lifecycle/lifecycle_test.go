@@ -370,9 +370,9 @@ func TestRandomEvents(t *testing.T) {
 	}
 }
 
-// A finished app's task containers are retired, its AM containers kept;
-// a running app's are refused.
-func TestRetireKeepsOnlyTheAMContainers(t *testing.T) {
+// An app's ended task containers are retired but the newest Keep of each
+// attempt; live ones and the AM containers stay.
+func TestRetireKeepsTheAMAndTheNewestEnded(t *testing.T) {
 	c := New()
 	now := t0
 	step := func(ev Event) error {
@@ -390,28 +390,49 @@ func TestRetireKeepsOnlyTheAMContainers(t *testing.T) {
 		Granted{Container: 3, App: 1}, // its AM
 		Registered{App: 1},
 		Granted{Container: 4, App: 1},
+		Granted{Container: 5, App: 1},
+		Granted{Container: 6, App: 1},
+		Granted{Container: 7, App: 1},
+		Ended{Container: 5, Exit: 0},
+		Ended{Container: 4, Exit: 1},
+		Ended{Container: 6, Exit: 0},
 	} {
 		if err := step(ev); err != nil {
 			t.Fatalf("%#v: %v", ev, err)
 		}
 	}
-	if err := step(Retire{App: 1}); err == nil || !strings.Contains(err.Error(), "only a finished app") {
-		t.Fatalf("retiring a running app: %v, want a refusal", err)
+	remembered := func(want map[ContainerID]bool) {
+		t.Helper()
+		for id, w := range want {
+			if _, ok := c.Container(id); ok != w {
+				t.Errorf("container %d remembered: %v, want %v", id, ok, w)
+			}
+		}
 	}
 	if err := step(Retire{App: 9}); err == nil || !strings.Contains(err.Error(), "unknown app 9") {
 		t.Fatalf("retiring an unknown app: %v", err)
 	}
+	if err := step(Retire{App: 1, Keep: -1}); err == nil {
+		t.Fatal("a negative keep was taken")
+	}
+	// Running, keep 1: attempt 1 keeps its one ended task (2); attempt 2
+	// keeps the newest in grant order of its three (6), and its live one
+	// (7).
+	if err := step(Retire{App: 1, Keep: 1}); err != nil {
+		t.Fatal(err)
+	}
+	remembered(map[ContainerID]bool{1: true, 2: true, 3: true, 4: false, 5: false, 6: true, 7: true})
+	if err := step(Retire{App: 1}); err != nil {
+		t.Fatal(err)
+	}
+	remembered(map[ContainerID]bool{1: true, 2: false, 3: true, 6: false, 7: true})
 	if err := step(Unregistered{App: 1, Final: FinalSucceeded}); err != nil {
 		t.Fatal(err)
 	}
 	if err := step(Retire{App: 1}); err != nil {
 		t.Fatal(err)
 	}
-	for id, want := range map[ContainerID]bool{1: true, 2: false, 3: true, 4: false} {
-		if _, ok := c.Container(id); ok != want {
-			t.Errorf("container %d remembered: %v, want %v", id, ok, want)
-		}
-	}
+	remembered(map[ContainerID]bool{1: true, 3: true, 7: false})
 	a, _ := c.App(1)
 	if len(a.Attempts) != 2 {
 		t.Fatalf("%d attempts, want 2", len(a.Attempts))

@@ -57,6 +57,7 @@ var Defaults = map[string]string{
 	"yarn.resourcemanager.delegation.token.max-lifetime":                 "604800000",
 	"yarn.resourcemanager.am.max-attempts":                               "2",
 	"yarn.resourcemanager.max-completed-applications":                    "1000",
+	keyMaxCompletedContainers:                                            "10000",
 	"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms":            "1000",
 	"yarn.scheduler.minimum-allocation-mb":                               "1024",
 	"yarn.scheduler.maximum-allocation-mb":                               "8192",
@@ -120,10 +121,12 @@ type Config struct {
 	DTKeyRoll, DTRenew, DTMaxLife time.Duration
 	HeartbeatInterval             time.Duration
 	MaxAttempts                   int
-	// MaxCompleted is how many finished apps the RM remembers.
-	MaxCompleted int
-	MinAlloc     fairness.Vector
-	MaxAlloc     fairness.Vector
+	// MaxCompleted is how many finished apps the RM remembers;
+	// MaxCompletedContainers how many ended task containers a running
+	// app's attempt keeps records of (a finished app's are all dropped).
+	MaxCompleted, MaxCompletedContainers int
+	MinAlloc                             fairness.Vector
+	MaxAlloc                             fairness.Vector
 
 	// PolicyConfig is the policy and its knobs (loom.scheduler.*).
 	rm.PolicyConfig
@@ -286,6 +289,7 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	cfg.RecoverySchedulingWait = time.Duration(integer(keySchedulingWait, 0)) * time.Millisecond
 	cfg.MaxAttempts = int(integer("yarn.resourcemanager.am.max-attempts", 1))
 	cfg.MaxCompleted = int(integer("yarn.resourcemanager.max-completed-applications", 0))
+	cfg.MaxCompletedContainers = int(integer(keyMaxCompletedContainers, 0))
 	cfg.MinAlloc = fairness.New(float64(integer("yarn.scheduler.minimum-allocation-mb", 0)),
 		float64(integer("yarn.scheduler.minimum-allocation-vcores", 0)))
 	cfg.MaxAlloc = fairness.New(float64(integer("yarn.scheduler.maximum-allocation-mb", 1)),
@@ -506,6 +510,10 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	cfg.Queues, cfg.QueuePAltruism, err = queues(c, cfg.Tree)
 	return cfg, err
 }
+
+// keyMaxCompletedContainers bounds the ended task containers a running
+// app's attempt keeps records of (lifecycle.go's maybeRetireEnded).
+const keyMaxCompletedContainers = "loom.resourcemanager.app.max-completed-containers"
 
 // keySchedulerClass names YARN's scheduler.
 const keySchedulerClass = "yarn.resourcemanager.scheduler.class"

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -29,6 +30,20 @@ func (r *RM) lifeStep(ev lifecycle.Event) error {
 	}
 	for _, act := range acts {
 		r.carryOut(act)
+	}
+	// Records are retired once the step's actions are all carried out:
+	// a container's Freed comes before its Completed, which still reads
+	// its record.
+	for len(r.retireDue) > 0 {
+		a := r.retireDue[0]
+		r.retireDue = r.retireDue[1:]
+		switch {
+		case r.apps[a.id] != a: // forgotten meanwhile
+		case a.done():
+			r.retire(a)
+		default:
+			r.retireEnded(a, r.cfg.MaxCompletedContainers)
+		}
 	}
 	return nil
 }
@@ -140,6 +155,12 @@ func (r *RM) freed(cr *contRec, cause lifecycle.Cause) {
 	held := cr.lc.Finished.Sub(cr.lc.Created).Seconds()
 	a.memSec += cr.c.Resource[fairness.Memory] * held
 	a.vcoreSec += cr.c.Resource[fairness.VCores] * held
+	if !cr.lc.IsAM && cr.attempt != nil {
+		cr.attempt.ended++
+		if cause != lifecycle.CauseApp && !a.done() {
+			r.maybeRetireEnded(a, cr.attempt)
+		}
+	}
 }
 
 // appEnded: the app reached a final state; its containers have ended.
@@ -157,7 +178,7 @@ func (r *RM) appEnded(a *appRec) {
 	if at := a.current(); at != nil {
 		r.persistAttempt(a, at)
 	}
-	r.retire(a)
+	r.retireLater(a)
 	r.forgetCompleted()
 	r.log.Info().Str("app", rpc.AppIDString(a.yid)).Str("state", a.lc.State.String()).Str("final", a.lc.Final.String()).Msg("application done")
 }
@@ -166,29 +187,64 @@ func (r *RM) appEnded(a *appRec) {
 // YARN's RM keeps none once a container completes (the timeline server
 // has its history): an RM remembering yarn.resourcemanager.max-completed-
 // applications apps of thousands of containers each would otherwise hold
-// millions. What they held stays counted (memSec, vcoreSec); each
-// attempt keeps its AM container for its report; getContainers and
-// getContainerReport answer for the rest as YARN's RM does (none, and
-// ContainerNotFoundException). A finished app takes no allocate call, so
-// its last reply and anything waiting for its AM go too.
+// millions. What they held stays counted (memSec, vcoreSec, and
+// loom_containers_completed_total); each attempt keeps its AM container
+// for its report; getContainers and getContainerReport answer for the
+// rest as YARN's RM does (none, and ContainerNotFoundException). A
+// finished app takes no allocate call, so its last reply and anything
+// waiting for its AM go too.
 func (r *RM) retire(a *appRec) {
-	r.lifeStepLogged(lifecycle.Retire{App: lifecycle.AppID(a.id)})
+	r.retireEnded(a, 0)
+	a.lastResp = nil
+	a.newConts, a.newKeys, a.completed = nil, nil, nil
+}
+
+// retireEnded drops the records of an app's ended task containers but the
+// newest keep of each attempt (lifecycle.Retire), from the lifecycle core
+// and the RM's indexes alike.
+func (r *RM) retireEnded(a *appRec, keep int) {
+	r.lifeStepLogged(lifecycle.Retire{App: lifecycle.AppID(a.id), Keep: keep})
 	for _, at := range a.attempts {
-		keep := at.conts[:0]
+		kept := at.conts[:0]
 		for _, cr := range at.conts {
-			if cr.lc.IsAM || cr.lc.State != lifecycle.ContainerComplete {
-				keep = append(keep, cr)
+			if _, ok := r.life.Container(lifecycle.ContainerID(cr.c.ID)); ok {
+				kept = append(kept, cr)
 				continue
 			}
 			delete(r.conts, cr.c.ID)
 			delete(cr.node.conts, cr.c.ID)
 			delete(a.byWire, wireKey{cr.yid.GetAppAttemptId().GetAttemptId(), cr.yid.GetId()})
 		}
-		clear(at.conts[len(keep):])
-		at.conts = keep
+		clear(at.conts[len(kept):])
+		at.conts = kept
+		at.ended = 0
+		for _, cr := range kept {
+			if !cr.lc.IsAM && cr.lc.State == lifecycle.ContainerComplete {
+				at.ended++
+			}
+		}
 	}
-	a.lastResp = nil
-	a.newConts, a.newKeys, a.completed = nil, nil, nil
+}
+
+// maybeRetireEnded bounds the ended task containers a running attempt
+// keeps records of to loom.resourcemanager.app.max-completed-containers:
+// a long-running app (a session, a service, a DAG of a million tasks)
+// would otherwise grow the RM's memory with every container it ever had.
+// They are dropped in batches, oldest first, when twice as many (and at
+// least 64) have ended, so that an app pays once per batch, not per
+// container.
+func (r *RM) maybeRetireEnded(a *appRec, at *attemptRec) {
+	if at.ended > max(2*r.cfg.MaxCompletedContainers, 64) {
+		r.retireLater(a)
+	}
+}
+
+// retireLater retires a's records at the end of the lifecycle step under
+// way (lifeStep).
+func (r *RM) retireLater(a *appRec) {
+	if !slices.Contains(r.retireDue, a) {
+		r.retireDue = append(r.retireDue, a)
+	}
 }
 
 // endContainer ends a container the RM knows, if it has not ended:

@@ -104,6 +104,10 @@ type RM struct {
 	metrics    *metrics
 	timeline   timeline
 	altChanges []webui.AltruismChange
+	// retireDue are running apps with more ended task containers than
+	// they keep records of, retired after the lifecycle step that ended
+	// them (lifecycle.go).
+	retireDue []*appRec
 	// grants are the last grants, for the scheduler's activities: a ring
 	// whose next slot, once full, is grantNext (activities.go).
 	grants    []webui.Grant
@@ -260,6 +264,8 @@ type attemptRec struct {
 	// conts are the attempt's containers, live and ended, so that a
 	// report or a retirement need not scan every container of the RM.
 	conts []*contRec
+	// ended counts the ended task containers among conts (lifecycle.go).
+	ended int
 	// allocMu runs the attempt's allocate calls one at a time (master.go).
 	allocMu sync.Mutex
 	// nmTokenNodes are the nodes the attempt's AM holds an NMToken for.

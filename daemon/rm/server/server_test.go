@@ -591,6 +591,7 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{"loom.resourcemanager.gc-percent=5", "loom.resourcemanager.gc-percent: 5 is not between 10 and 10000"},
 		{"loom.resourcemanager.gc-percent=off", `loom.resourcemanager.gc-percent: "off" is not an integer`},
 		{"loom.resourcemanager.memory-limit-mb=-1", "loom.resourcemanager.memory-limit-mb: -1 must not be negative"},
+		{"loom.resourcemanager.app.max-completed-containers=-5", "loom.resourcemanager.app.max-completed-containers: -5 is below the minimum of 0"},
 	}
 	for _, tc := range tests {
 		c := hadoopconf.New(Defaults)
@@ -791,4 +792,62 @@ func mustCall(ctx context.Context) *rpc.CallInfo {
 		return &rpc.CallInfo{}
 	}
 	return ci
+}
+
+// A running app's ended task containers are kept up to
+// loom.resourcemanager.app.max-completed-containers, dropped oldest first
+// in batches once more than twice as many (and 64) have ended.
+func TestRunningAppsKeepBoundedEndedContainers(t *testing.T) {
+	r := startRM(t, "loom.resourcemanager.app.max-completed-containers=1")
+	nm, am := registeredAMOn(t, r, "jo")
+	ctx := context.Background()
+	ask := func(n int32) []*pb.ResourceRequestProto {
+		return []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
+			Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(n)}}
+	}
+	respID, ended := int32(0), 0
+	var last *pb.ContainerIdProto
+	for ended < 90 {
+		resp, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(respID), Ask: ask(30)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nm.beat()
+		resp, err = am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId()), Ask: ask(0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		respID = resp.GetResponseId()
+		for _, ct := range resp.GetAllocatedContainers() {
+			nm.finish(ct.GetId(), 0)
+			last = ct.GetId()
+			ended++
+		}
+		nm.beat()
+	}
+	if ended != 90 {
+		t.Fatalf("%d tasks ended, want 90", ended)
+	}
+	// 65 ended (over 2 x 1 and 64): all but the newest went; 25 ended since.
+	r.mu.Lock()
+	kept := len(r.conts)
+	r.mu.Unlock()
+	if want := 1 + 1 + 25; kept != want {
+		t.Errorf("%d container records, want %d (the AM, the newest ended before the batch, 25 since)", kept, want)
+	}
+	rep, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(respID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last round's 30 ends reach the AM, records retired or not.
+	if n := len(rep.GetCompletedContainerStatuses()); n != 30 {
+		t.Errorf("%d completions delivered after the last round, want 30", n)
+	}
+	ac := clientOf(t, r, "jo")
+	if _, err := ac.GetContainerReport(ctx, &pb.GetContainerReportRequestProto{ContainerId: last}); err != nil {
+		t.Errorf("the newest ended task's report: %v", err)
+	}
+	if got := gauge(t, r, "loom_containers_completed_total", "container", "TASK", "exit_status", "SUCCESS"); got != 90 {
+		t.Errorf("%v task completions counted, want 90", got)
+	}
 }
