@@ -558,6 +558,10 @@ type serverConn struct {
 	bw      *bufio.Writer
 	werr    error
 	waiting atomic.Int32
+	// held says an inline call's reply sits in bw unflushed, because the
+	// next call was already read whole (replyInline); the reader flushes
+	// it before it waits for more.
+	held atomic.Bool
 }
 
 // Buffers are small until the connection is set up, so that connections
@@ -668,7 +672,11 @@ func (c *serverConn) readLoop() error {
 		return c.fatalCall(-1, nil, fatal(hadooppb.RpcResponseHeaderProto_FATAL_UNAUTHORIZED, ClassAccessControl, "%s", o.simpleRefusal()))
 	}
 	var buf []byte
+	defer c.flushHeld()
 	for {
+		if c.held.Load() && !c.frameBuffered() {
+			c.flushHeld()
+		}
 		if cap(buf) > 1<<20 {
 			// Keep no large buffer for the connection's lifetime;
 			// decoded messages hold their own copies.
@@ -1031,7 +1039,7 @@ func (c *serverConn) call(h *requestHeader, rest []byte) error {
 	info := &CallInfo{User: c.user, RealUser: c.realUser, Protocol: p.name, Method: m.Name, CallID: id,
 		ClientID: bytes.Clone(h.clientID), Remote: c.nc.RemoteAddr(), Token: c.token, Principal: c.krbName}
 	if m.Inline {
-		c.reply(c.runCall(m, info, retry, req), false)
+		c.replyInline(c.runCall(m, info, retry, req))
 		return nil
 	}
 	c.slots <- struct{}{}
@@ -1154,6 +1162,56 @@ func (c *serverConn) reply(frame []byte, final bool) {
 			c.werr = net.ErrClosed
 		}
 	}
+}
+
+// replyInline writes an inline call's reply. When the next call is
+// already read whole (a client that pipelines, or a backlog under load)
+// the reply waits in the buffer for that call's, and both go out in one
+// write: under load a connection's replies share system calls instead
+// of each paying its own. Only the reading goroutine calls it.
+func (c *serverConn) replyInline(frame []byte) {
+	if !c.frameBuffered() {
+		c.reply(frame, false)
+		return
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.werr != nil {
+		return
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
+	if _, c.werr = c.bw.Write(frame); c.werr != nil {
+		c.nc.Close()
+		return
+	}
+	c.held.Store(true)
+}
+
+// flushHeld sends the replies replyInline held back.
+func (c *serverConn) flushHeld() {
+	if !c.held.Load() {
+		return
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if c.held.Swap(false) && c.werr == nil && c.bw.Buffered() > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
+		if c.werr = c.bw.Flush(); c.werr != nil {
+			c.nc.Close()
+		}
+	}
+}
+
+// frameBuffered says whether the reader holds the whole of the next frame
+// already, so that reading it will not wait. Only the reading goroutine
+// calls it.
+func (c *serverConn) frameBuffered() bool {
+	n := c.br.Buffered()
+	if n < 4 {
+		return false
+	}
+	b, err := c.br.Peek(4)
+	return err == nil && int64(n)-4 >= int64(binary.BigEndian.Uint32(b))
 }
 
 func unmarshalDelimitedPartial(b []byte, m proto.Message) ([]byte, error) {

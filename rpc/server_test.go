@@ -10,6 +10,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -498,6 +499,78 @@ func TestCallHonoursItsContext(t *testing.T) {
 // connection's reading goroutine, so a later call on that connection waits
 // for it (unlike TestPipelinedCallsReplyOutOfOrder), while other
 // connections go on; a panic inline is still an error reply.
+// countingListener counts the writes on the connections it accepts.
+type countingListener struct {
+	net.Listener
+	writes *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	return countingConn{c, l.writes}, err
+}
+
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// Replies to inline calls read in one backlog go out together: the reader
+// holds each reply while the next call is already read whole, and flushes
+// before it waits. Every call is answered, with its own answer.
+func TestInlineRepliesToABacklogShareWrites(t *testing.T) {
+	e := &echoServer{release: make(chan struct{}), entered: make(chan struct{}, 64)}
+	s := NewServer(ServerOptions{})
+	s.Register(e.protocol().WithInline("block", "echo"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var writes atomic.Int64
+	go s.Serve(countingListener{ln, &writes})
+	t.Cleanup(func() { s.Close() })
+	c := dial(t, ln.Addr().String(), ClientOptions{User: "bob"})
+	blocked := e.blockOn(c)
+	// 20 calls queue behind the blocked one on the same connection.
+	const n = 20
+	got := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], errs[i] = echo(c, fmt.Sprint(i))
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // they reach the server's socket
+	before := writes.Load()
+	close(e.release)
+	if err := <-blocked; err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil || got[i] != fmt.Sprint("bob:", i) {
+			t.Fatalf("call %d: %q, %v", i, got[i], errs[i])
+		}
+	}
+	if w := writes.Load() - before; w > n/2 {
+		t.Errorf("%d writes for %d replies to a backlog, want them to share", w, n+1)
+	} else {
+		t.Logf("%d writes for %d replies", w, n+1)
+	}
+	// Alone, a call is answered at once (nothing held back).
+	if v, err := echo(c, "alone"); err != nil || v != "bob:alone" {
+		t.Fatalf("a lone call: %q, %v", v, err)
+	}
+}
+
 func TestInlineMethodsRunOnTheReader(t *testing.T) {
 	_, addr, e := startServerInline(t, ServerOptions{}, "block", "panic")
 	c := dial(t, addr, ClientOptions{User: "bob"})
