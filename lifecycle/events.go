@@ -355,19 +355,18 @@ func (e Retire) apply(s *step) error {
 		return fmt.Errorf("lifecycle: keeping %d ended containers of app %s", e.Keep, a.Name)
 	}
 	for _, at := range a.Attempts {
-		at.Conts = retireEnded(at.Conts, e.Keep, func(cr *Container) bool { return !cr.IsAM && cr.State == ContainerComplete },
-			func(cr *Container) { delete(s.c.conts, cr.ID) })
+		at.Conts = s.retireEnded(at.Conts, e.Keep)
 	}
 	return nil
 }
 
-// retireEnded drops from conts, oldest first, the ended ones (as ended
-// says) beyond the newest keep, calling drop for each; the rest keep
-// their order. The RM's records of an attempt's containers use it too.
-func retireEnded[T any](conts []T, keep int, ended func(T) bool, drop func(T)) []T {
+// retireEnded drops from conts, oldest first, the ended task containers
+// beyond the newest keep; the rest keep their order.
+func (s *step) retireEnded(conts []*Container, keep int) []*Container {
+	ended := func(cr *Container) bool { return !cr.IsAM && cr.State == ContainerComplete }
 	n := 0
-	for _, c := range conts {
-		if ended(c) {
+	for _, cr := range conts {
+		if ended(cr) {
 			n++
 		}
 	}
@@ -375,13 +374,13 @@ func retireEnded[T any](conts []T, keep int, ended func(T) bool, drop func(T)) [
 		return conts
 	}
 	out := conts[:0]
-	for _, c := range conts {
-		if n > keep && ended(c) {
+	for _, cr := range conts {
+		if n > keep && ended(cr) {
 			n--
-			drop(c)
+			delete(s.c.conts, cr.ID)
 			continue
 		}
-		out = append(out, c)
+		out = append(out, cr)
 	}
 	clear(conts[len(out):])
 	return out

@@ -93,13 +93,13 @@ func (s masterService) RegisterApplicationMaster(ctx context.Context, req *pb.Re
 func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, error) {
 	r := s.r
 	r.mu.Lock()
-	at, err := r.lockAllocate(ctx)
+	a, at, err := r.lockAllocate(ctx)
 	if err != nil {
 		r.mu.Unlock()
 		return nil, err
 	}
 	defer at.allocMu.Unlock()
-	resp, unsigned, err := s.allocate(ctx, req)
+	resp, unsigned, err := s.allocate(ctx, a, at, req)
 	r.mu.Unlock()
 	if err != nil {
 		return nil, err
@@ -114,33 +114,29 @@ func (s masterService) Allocate(ctx context.Context, req *pb.AllocateRequestProt
 
 // lockAllocate takes the calling attempt's allocate lock. Callers hold
 // mu, which it lets go while it waits for another call of the attempt.
-func (r *RM) lockAllocate(ctx context.Context) (*attemptRec, error) {
-	_, at, err := r.attemptOf(ctx)
+func (r *RM) lockAllocate(ctx context.Context) (*appRec, *attemptRec, error) {
+	a, at, err := r.attemptOf(ctx)
 	if err != nil || at.allocMu.TryLock() {
-		return at, err
+		return a, at, err
 	}
 	r.mu.Unlock()
 	at.allocMu.Lock()
 	r.mu.Lock()
 	// The attempt may have ended meanwhile.
-	if _, now, err := r.attemptOf(ctx); err != nil || now != at {
+	if a, now, err := r.attemptOf(ctx); err != nil || now != at {
 		at.allocMu.Unlock()
 		if err == nil {
-			err = rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "%s is no longer the current attempt", rpc.AttemptIDString(at.yid))
+			err = rpc.Errorf(rpc.ClassApplicationAttemptNotFound, "%s is no longer the current attempt of %s", rpc.AttemptIDString(at.yid), rpc.AppIDString(a.yid))
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	return at, nil
+	return a, at, nil
 }
 
 // allocate is Allocate under mu and the attempt's allocate lock; the
 // reply's containers come back without tokens, and what to sign for each.
-func (s masterService) allocate(ctx context.Context, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, []tokenToSign, error) {
+func (s masterService) allocate(ctx context.Context, a *appRec, at *attemptRec, req *pb.AllocateRequestProto) (*pb.AllocateResponseProto, []tokenToSign, error) {
 	r := s.r
-	a, at, err := r.attemptOf(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
 	if !at.lc.Registered {
 		return nil, nil, rpc.Errorf(rpc.ClassApplicationMasterNotRegistered,
 			"AM is not registered for known application attempt: %s or RM had restarted after AM registered. AM should re-register.", rpc.AttemptIDString(at.yid))
