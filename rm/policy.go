@@ -43,6 +43,25 @@ type Candidates struct {
 	// round to round.
 	index *altruism.AskIndex
 	fresh bool
+	// scratch is a node pass's working memory, kept from pass to pass so
+	// that the policies allocate nothing per node (DRF's four slices per
+	// pass were 7% of a 1,000-job simulation, and the collector's work).
+	scratch struct {
+		share []float64
+		known []bool
+		usage []fairness.Vector
+		left  []int
+		order []int
+	}
+}
+
+// resized is s with length n, reusing its memory; the elements are left
+// as they were, for the caller to set.
+func resized[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // NodeState is one node as a policy sees it.
@@ -126,9 +145,10 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	// its asks fits and kept current as tasks are placed: most apps have
 	// nothing that fits a node's few free resources, and the pick below
 	// runs once per task.
-	share := make([]float64, len(apps))
-	known := make([]bool, len(apps))
-	usage := make([]fairness.Vector, len(apps))
+	sc := &c.scratch
+	sc.share, sc.known, sc.usage = resized(sc.share, len(apps)), resized(sc.known, len(apps)), resized(sc.usage, len(apps))
+	share, known, usage := sc.share, sc.known, sc.usage
+	clear(known)
 	shareOf := func(a int) float64 {
 		if !known[a] {
 			usage[a], known[a] = apps[a].Usage, true
@@ -136,7 +156,7 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 		}
 		return share[a]
 	}
-	left := counts(asks)
+	left := c.counts()
 	var out []altruism.Assignment
 	for {
 		best, bestShare := -1, math.Inf(1)
@@ -318,7 +338,8 @@ func (sjf) Name() string { return "sjf" }
 
 func (sjf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	free, apps, asks := n.Free, c.Apps, c.Asks
-	order := make([]int, len(asks))
+	c.scratch.order = resized(c.scratch.order, len(asks))
+	order := c.scratch.order
 	for i := range order {
 		order[i] = i
 	}
@@ -332,7 +353,7 @@ func (sjf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 		}
 		return cmp.Compare(ka.Priority, kb.Priority)
 	})
-	left := counts(asks)
+	left := c.counts()
 	var out []altruism.Assignment
 	for _, i := range order {
 		for left[i] > 0 && asks[i].Demand.FitsIn(free) {
@@ -353,12 +374,13 @@ func rankBefore(a, b altruism.Ask) bool {
 	return a.App < b.App
 }
 
-func counts(asks []altruism.Ask) []int {
-	left := make([]int, len(asks))
-	for i, k := range asks {
-		left[i] = k.Count
+// counts is each ask's count, in the pass's scratch memory.
+func (c *Candidates) counts() []int {
+	c.scratch.left = resized(c.scratch.left, len(c.Asks))
+	for i, k := range c.Asks {
+		c.scratch.left[i] = k.Count
 	}
-	return left
+	return c.scratch.left
 }
 
 // appendPlacement records one more task of ask i, merging with the last
