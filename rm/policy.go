@@ -55,15 +55,6 @@ type Candidates struct {
 	}
 }
 
-// resized is s with length n, reusing its memory; the elements are left
-// as they were, for the caller to set.
-func resized[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
-}
-
 // NodeState is one node as a policy sees it.
 type NodeState struct {
 	Free, Capacity fairness.Vector
@@ -146,7 +137,8 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	// nothing that fits a node's few free resources, and the pick below
 	// runs once per task.
 	sc := &c.scratch
-	sc.share, sc.known, sc.usage = resized(sc.share, len(apps)), resized(sc.known, len(apps)), resized(sc.usage, len(apps))
+	na := len(apps)
+	sc.share, sc.known, sc.usage = slices.Grow(sc.share[:0], na)[:na], slices.Grow(sc.known[:0], na)[:na], slices.Grow(sc.usage[:0], na)[:na]
 	share, known, usage := sc.share, sc.known, sc.usage
 	clear(known)
 	shareOf := func(a int) float64 {
@@ -338,7 +330,7 @@ func (sjf) Name() string { return "sjf" }
 
 func (sjf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	free, apps, asks := n.Free, c.Apps, c.Asks
-	c.scratch.order = resized(c.scratch.order, len(asks))
+	c.scratch.order = slices.Grow(c.scratch.order[:0], len(asks))[:len(asks)]
 	order := c.scratch.order
 	for i := range order {
 		order[i] = i
@@ -376,7 +368,7 @@ func rankBefore(a, b altruism.Ask) bool {
 
 // counts is each ask's count, in the pass's scratch memory.
 func (c *Candidates) counts() []int {
-	c.scratch.left = resized(c.scratch.left, len(c.Asks))
+	c.scratch.left = slices.Grow(c.scratch.left[:0], len(c.Asks))[:len(c.Asks)]
 	for i, k := range c.Asks {
 		c.scratch.left[i] = k.Count
 	}
