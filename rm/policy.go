@@ -52,6 +52,7 @@ type Candidates struct {
 		usage []fairness.Vector
 		left  []int
 		order []int
+		key   []float64
 	}
 }
 
@@ -141,37 +142,119 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	sc.share, sc.known, sc.usage = slices.Grow(sc.share[:0], na)[:na], slices.Grow(sc.known[:0], na)[:na], slices.Grow(sc.usage[:0], na)[:na]
 	share, known, usage := sc.share, sc.known, sc.usage
 	clear(known)
-	shareOf := func(a int) float64 {
-		if !known[a] {
+	left := c.counts()
+	// The asks that fit the node's free room now. Free room only shrinks
+	// as tasks are placed, so each pick looks at these alone, and drops
+	// those that stopped fitting: a pass scans every ask once, not once
+	// per task it places.
+	fit := sc.order[:0]
+	for i := range asks {
+		k := &asks[i]
+		if left[i] == 0 || !k.Demand.FitsIn(free) {
+			continue
+		}
+		fit = append(fit, i)
+		if a := k.App; !known[a] {
 			usage[a], known[a] = apps[a].Usage, true
 			share[a] = usage[a].DominantShare(n.Cluster) / apps[a].Weight
 		}
-		return share[a]
 	}
-	left := c.counts()
+	// The pick is the fitting ask least in (share, priority, app, index),
+	// DRF's order, kept in a heap. A placement only raises its own app's
+	// share, so an entry's key is at most its app's share now: an entry
+	// whose share moved is pushed again with the new one when it comes up.
+	h := drfHeap{idx: fit, key: slices.Grow(sc.key[:0], len(fit))[:len(fit)], asks: asks}
+	for j, i := range fit {
+		h.key[j] = share[asks[i].App]
+	}
+	h.init()
+	defer func() { sc.order, sc.key = h.idx[:0], h.key[:0] }()
 	var out []altruism.Assignment
-	for {
-		best, bestShare := -1, math.Inf(1)
-		for i, k := range asks {
-			if left[i] == 0 || !k.Demand.FitsIn(free) {
-				continue
-			}
-			s := shareOf(k.App)
-			if best >= 0 && (s > bestShare || (s == bestShare && !rankBefore(k, asks[best]))) {
-				continue
-			}
-			best, bestShare = i, s
+	for len(h.idx) > 0 {
+		i, s := h.idx[0], h.key[0]
+		k := &asks[i]
+		switch {
+		case left[i] == 0 || !k.Demand.FitsIn(free):
+			// Free room only shrinks: what does not fit now never will
+			// in this pass. Dropping all of it at once costs one scan,
+			// where popping entry by entry cost a log each.
+			h.keep(func(i int) bool { return left[i] > 0 && asks[i].Demand.FitsIn(free) })
+			continue
+		case s != share[k.App]:
+			h.key[0] = share[k.App]
+			h.down(0)
+			continue
 		}
-		if best < 0 {
-			return out
-		}
-		k := asks[best]
-		left[best]--
+		left[i]--
 		free = free.Sub(k.Demand)
 		usage[k.App] = usage[k.App].Add(k.Demand)
 		share[k.App] = usage[k.App].DominantShare(n.Cluster) / apps[k.App].Weight
-		out = appendPlacement(out, best, altruism.FromLeftover)
+		out = appendPlacement(out, i, altruism.FromLeftover)
 	}
+	return out
+}
+
+// drfHeap is a min-heap of ask indices by (key, priority, app, index).
+type drfHeap struct {
+	idx  []int
+	key  []float64
+	asks []altruism.Ask
+}
+
+func (h *drfHeap) less(a, b int) bool {
+	if h.key[a] != h.key[b] {
+		return h.key[a] < h.key[b]
+	}
+	ka, kb := &h.asks[h.idx[a]], &h.asks[h.idx[b]]
+	if ka.Priority != kb.Priority {
+		return ka.Priority < kb.Priority
+	}
+	if ka.App != kb.App {
+		return ka.App < kb.App
+	}
+	return h.idx[a] < h.idx[b]
+}
+
+func (h *drfHeap) swap(a, b int) {
+	h.idx[a], h.idx[b] = h.idx[b], h.idx[a]
+	h.key[a], h.key[b] = h.key[b], h.key[a]
+}
+
+func (h *drfHeap) init() {
+	for i := len(h.idx)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *drfHeap) down(i int) {
+	for n := len(h.idx); ; {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			return
+		}
+		h.swap(i, m)
+		i = m
+	}
+}
+
+// keep drops the entries whose ask ok refuses and orders the rest again.
+func (h *drfHeap) keep(ok func(i int) bool) {
+	n := 0
+	for j, i := range h.idx {
+		if ok(i) {
+			h.idx[n], h.key[n] = i, h.key[j]
+			n++
+		}
+	}
+	h.idx, h.key = h.idx[:n], h.key[:n]
+	h.init()
 }
 
 // Tetris packs across jobs as the Tetris paper does: each task goes to the
