@@ -131,6 +131,8 @@ type Core struct {
 	// its time.
 	viewsStale bool
 	dirtyViews []*app
+	// shareEpoch counts the times shares were recomputed (SharesEpoch).
+	shareEpoch uint64
 	owner      []int
 	// askOf is each candidate's index in its app's asks; placement,
 	// granted and outstanding are the node pass's view of each (how
@@ -721,6 +723,7 @@ func (c *Core) refreshShares() {
 		return
 	}
 	c.viewsStale = true
+	c.shareEpoch++
 	if len(c.reservations) > 0 || c.reservedKey != "" {
 		c.reservedShares()
 		c.sharesStale, c.demandsMoved, c.lastShares = false, false, c.now
@@ -1040,6 +1043,15 @@ func (c *Core) viewChanged(a *app) {
 		a.viewDirty = true
 		c.dirtyViews = append(c.dirtyViews, a)
 	}
+}
+
+// SharesEpoch brings the apps' shares up to date, as EachApp does, and
+// says how many times they have been recomputed: while it stays the
+// same, no app's share has changed, and a reader of every app's share
+// need only look again at the apps whose usage it saw change.
+func (c *Core) SharesEpoch() uint64 {
+	c.refreshShares()
+	return c.shareEpoch
 }
 
 // EachApp calls fn for every running app in ID order with what it holds
