@@ -133,7 +133,9 @@ type Core struct {
 	dirtyViews []*app
 	// shareEpoch counts the times shares were recomputed (SharesEpoch).
 	shareEpoch uint64
-	owner      []int
+	// round numbers the scheduling rounds (Candidates.gen).
+	round uint64
+	owner []int
 	// askOf is each candidate's index in its app's asks; placement,
 	// granted and outstanding are the node pass's view of each (how
 	// the node suits it, what the pass placed, its count before the
@@ -951,6 +953,7 @@ func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assign
 	}
 	cands.Apps[owner[as.Ask]].Usage = a.usage
 	cands.Alt[owner[as.Ask]].Usage = a.usage
+	cands.usageChanged(owner[as.Ask])
 	k.Count -= as.Count
 	c.takeAsk(a, k, as.Count)
 	return acts
@@ -982,6 +985,8 @@ func (c *Core) candidates() (*Candidates, []int) {
 
 	cands.Asks = cands.Asks[:0]
 	cands.fresh = false
+	c.round++
+	cands.gen = c.round
 	c.owner, c.askOf = c.owner[:0], c.askOf[:0]
 	c.localIdx, c.limitIdx, c.narrowIdx = c.localIdx[:0], c.limitIdx[:0], c.narrowIdx[:0]
 	labelled := c.labelled()

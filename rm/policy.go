@@ -43,6 +43,11 @@ type Candidates struct {
 	// round to round.
 	index *altruism.AskIndex
 	fresh bool
+	// gen numbers the core's scheduling rounds (0: built by hand), so
+	// that a policy may keep what it derived from the asks from one node
+	// of a round to the next (DRF's shapes and shares). The core calls
+	// usageChanged for every app it grants to.
+	gen uint64
 	// scratch is a node pass's working memory, kept from pass to pass so
 	// that the policies allocate nothing per node (DRF's four slices per
 	// pass were 7% of a 1,000-job simulation, and the collector's work).
@@ -53,6 +58,13 @@ type Candidates struct {
 		left  []int
 		order []int
 		key   []float64
+		// DRF's, for round gen: each ask's shape (its index in shapes,
+		// the distinct demands asked for) and whether each shape fits
+		// the node at hand.
+		gen     uint64
+		shapeOf []int32
+		shapes  []fairness.Vector
+		fits    []bool
 	}
 }
 
@@ -134,14 +146,25 @@ func (drf) Name() string { return "drf" }
 func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	free, apps, asks := n.Free, c.Apps, c.Asks
 	// Each app's weighted dominant share, computed the first time one of
-	// its asks fits and kept current as tasks are placed: most apps have
-	// nothing that fits a node's few free resources, and the pick below
-	// runs once per task.
+	// its asks fits and kept current as tasks are placed, and from node
+	// to node of a round until the core grants the app something: most
+	// apps have nothing that fits a node's few free resources, and the
+	// pick below runs once per task.
 	sc := &c.scratch
-	na := len(apps)
-	sc.share, sc.known, sc.usage = slices.Grow(sc.share[:0], na)[:na], slices.Grow(sc.known[:0], na)[:na], slices.Grow(sc.usage[:0], na)[:na]
+	if c.gen == 0 || sc.gen != c.gen {
+		sc.gen = c.gen
+		na := len(apps)
+		sc.share, sc.known, sc.usage = slices.Grow(sc.share[:0], na)[:na], slices.Grow(sc.known[:0], na)[:na], slices.Grow(sc.usage[:0], na)[:na]
+		clear(sc.known)
+		c.indexShapes()
+	}
 	share, known, usage := sc.share, sc.known, sc.usage
-	clear(known)
+	// Asks share a handful of demands: whether one fits is decided once
+	// per demand, not once per ask.
+	sc.fits = slices.Grow(sc.fits[:0], len(sc.shapes))[:len(sc.shapes)]
+	for i, d := range sc.shapes {
+		sc.fits[i] = d.FitsIn(free)
+	}
 	left := c.counts()
 	// The asks that fit the node's free room now. Free room only shrinks
 	// as tasks are placed, so each pick looks at these alone, and drops
@@ -149,12 +172,11 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	// per task it places.
 	fit := sc.order[:0]
 	for i := range asks {
-		k := &asks[i]
-		if left[i] == 0 || !k.Demand.FitsIn(free) {
+		if left[i] == 0 || !sc.fits[sc.shapeOf[i]] {
 			continue
 		}
 		fit = append(fit, i)
-		if a := k.App; !known[a] {
+		if a := asks[i].App; !known[a] {
 			usage[a], known[a] = apps[a].Usage, true
 			share[a] = usage[a].DominantShare(n.Cluster) / apps[a].Weight
 		}
@@ -178,7 +200,10 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 			// Free room only shrinks: what does not fit now never will
 			// in this pass. Dropping all of it at once costs one scan,
 			// where popping entry by entry cost a log each.
-			h.keep(func(i int) bool { return left[i] > 0 && asks[i].Demand.FitsIn(free) })
+			for s, d := range sc.shapes {
+				sc.fits[s] = sc.fits[s] && d.FitsIn(free)
+			}
+			h.keep(func(i int) bool { return left[i] > 0 && sc.fits[sc.shapeOf[i]] })
 			continue
 		case s != share[k.App]:
 			h.key[0] = share[k.App]
@@ -447,6 +472,34 @@ func rankBefore(a, b altruism.Ask) bool {
 		return a.Priority < b.Priority
 	}
 	return a.App < b.App
+}
+
+// indexShapes numbers the distinct demands of the asks (scratch shapeOf
+// and shapes).
+func (c *Candidates) indexShapes() {
+	sc := &c.scratch
+	sc.shapeOf = slices.Grow(sc.shapeOf[:0], len(c.Asks))[:len(c.Asks)]
+	sc.shapes = sc.shapes[:0]
+	last := -1
+	for i := range c.Asks {
+		d := c.Asks[i].Demand
+		if last < 0 || sc.shapes[last] != d {
+			last = slices.Index(sc.shapes, d)
+			if last < 0 {
+				last = len(sc.shapes)
+				sc.shapes = append(sc.shapes, d)
+			}
+		}
+		sc.shapeOf[i] = int32(last)
+	}
+}
+
+// usageChanged tells the policies' round memory that the core changed
+// an app's usage (granted it a container).
+func (c *Candidates) usageChanged(app int) {
+	if app < len(c.scratch.known) {
+		c.scratch.known[app] = false
+	}
 }
 
 // counts is each ask's count, in the pass's scratch memory.
