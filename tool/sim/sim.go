@@ -304,17 +304,21 @@ type sim struct {
 	// changed since the metrics last read them; epoch and capacity what
 	// the core's shares were computed at then (any change, and every
 	// job's share may have moved).
-	touched     []*job
-	rateErr     error // checkRates' finding
-	epoch       uint64
-	capacity    fairness.Vector
-	lastT       time.Duration
-	winStart    time.Duration
-	winUsed     fairness.Vector // ∫ used dt
-	windows     []Window
-	decisions   int
-	preemptions int
-	firstStart  time.Duration
+	touched []*job
+	// movedEpoch is the core's share epoch when the AMs last looked for
+	// moved shares (movedChecked: they have looked).
+	movedEpoch   uint64
+	movedChecked bool
+	rateErr      error // checkRates' finding
+	epoch        uint64
+	capacity     fairness.Vector
+	lastT        time.Duration
+	winStart     time.Duration
+	winUsed      fairness.Vector // ∫ used dt
+	windows      []Window
+	decisions    int
+	preemptions  int
+	firstStart   time.Duration
 
 	// leaves are the queue tree's leaves, for jobs that name no queue;
 	// nextLeaf the one the next such job goes to.
@@ -482,7 +486,10 @@ func (s *sim) instant() error {
 			}
 		}
 	}
-	if s.cfg.Altruistic() {
+	// Shares move only when the core recomputes them: while its epoch
+	// stays what it was when this loop last began, every AM has seen its
+	// share (here or in its own decision since), and none would replan.
+	if s.cfg.Altruistic() && s.sharesMoved() {
 		for _, j := range s.active {
 			share, err := s.core.Share(j.app)
 			if err != nil {
@@ -513,6 +520,15 @@ func (s *sim) instant() error {
 		}
 	}
 	return nil
+}
+
+// sharesMoved says whether the core recomputed its shares since the AMs
+// last looked for moved shares, and notes that they look now.
+func (s *sim) sharesMoved() bool {
+	epoch := s.core.SharesEpoch()
+	moved := epoch != s.movedEpoch || !s.movedChecked
+	s.movedEpoch, s.movedChecked = epoch, true
+	return moved
 }
 
 // preempted ends the task on a container the core took back: it runs
