@@ -108,3 +108,86 @@ func TestTetrisFairnessKnob(t *testing.T) {
 		}
 	}
 }
+
+func TestDRFPicksByShareThenPriorityThenApp(t *testing.T) {
+	// A cluster of <100, 10>; every placement goes to the fitting ask of
+	// the app with the lowest dominant share over its weight, ties to the
+	// lower priority value, then the lower app, then the earlier ask; a
+	// placement raises its app's share at once.
+	cl := fairness.New(100, 10)
+	picks := func(as ...int) []altruism.Assignment {
+		var out []altruism.Assignment
+		for _, a := range as {
+			out = appendPlacement(out, a, altruism.FromLeftover)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		free fairness.Vector
+		apps []AppView
+		asks []altruism.Ask
+		want []altruism.Assignment
+	}{
+		{
+			// Shares 0, 0, 0.1/2 = 0.05. Apps 0 and 1 tie at 0: app 1's
+			// priority-1 ask (2) first → app 1 at 0.3, free <20,2>; app 0
+			// (1) → 0.1, free <10,1>; app 2 (0.05) takes the last core.
+			name: "share, then priority, weighted",
+			free: fairness.New(50, 5),
+			apps: []AppView{{Weight: 1}, {Weight: 1}, {Usage: fairness.New(10, 1), Weight: 2}},
+			asks: []altruism.Ask{
+				{App: 1, Priority: 2, Demand: fairness.New(10, 1), Count: 2},
+				{App: 0, Priority: 2, Demand: fairness.New(10, 1), Count: 2},
+				{App: 1, Priority: 1, Demand: fairness.New(30, 3), Count: 1},
+				{App: 2, Priority: 0, Demand: fairness.New(10, 1), Count: 3},
+			},
+			want: picks(2, 1, 3),
+		},
+		{
+			// Equal shares and priorities: the lower app, although its ask
+			// comes second. 0 (ask 1) → 0.1; app 1 (ask 0) → 0.1; tie
+			// again → app 0.
+			name: "lower app on a tie",
+			free: fairness.New(30, 3),
+			apps: []AppView{{Weight: 1}, {Weight: 1}},
+			asks: []altruism.Ask{
+				{App: 1, Priority: 2, Demand: fairness.New(10, 1), Count: 2},
+				{App: 0, Priority: 2, Demand: fairness.New(10, 1), Count: 2},
+			},
+			want: picks(1, 0, 1),
+		},
+		{
+			// One app, two asks at one priority: the earlier ask first,
+			// then the other fills what is left.
+			name: "earlier ask of an app",
+			free: fairness.New(30, 3),
+			apps: []AppView{{Weight: 1}},
+			asks: []altruism.Ask{
+				{App: 0, Priority: 1, Demand: fairness.New(20, 2), Count: 1},
+				{App: 0, Priority: 1, Demand: fairness.New(10, 1), Count: 2},
+			},
+			want: picks(0, 1),
+		},
+		{
+			// App 0 (share 0) places one <20,2> task and rises to 0.2,
+			// above app 1's 0.1, but its next task no longer fits <5,1>:
+			// app 1's small ask takes the rest.
+			name: "an ask that stops fitting",
+			free: fairness.New(25, 3),
+			apps: []AppView{{Weight: 1}, {Usage: fairness.New(10, 1), Weight: 1}},
+			asks: []altruism.Ask{
+				{App: 0, Priority: 1, Demand: fairness.New(20, 2), Count: 2},
+				{App: 1, Priority: 1, Demand: fairness.New(5, 1), Count: 3},
+			},
+			want: picks(0, 1),
+		},
+	}
+	for _, tc := range tests {
+		n := NodeState{Free: tc.free, Capacity: cl, Cluster: cl}
+		c := &Candidates{Apps: tc.apps, Asks: tc.asks}
+		if diff := cmp.Diff(tc.want, DRF().Fill(n, c)); diff != "" {
+			t.Errorf("%s: placements (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
