@@ -1,6 +1,8 @@
 package rm
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -188,6 +190,62 @@ func TestDRFPicksByShareThenPriorityThenApp(t *testing.T) {
 		c := &Candidates{Apps: tc.apps, Asks: tc.asks}
 		if diff := cmp.Diff(tc.want, DRF().Fill(n, c)); diff != "" {
 			t.Errorf("%s: placements (-want +got):\n%s", tc.name, diff)
+		}
+	}
+}
+
+// TestDRFRoundMemoryMatchesFreshPasses: within a round DRF keeps its
+// demands' fits and the apps' shares from node to node. Over random rounds, the placements it
+// makes node after node must be those of a pass that remembers nothing
+// (hand-built candidates, gen 0), with the core's bookkeeping between
+// nodes: counts lowered and usage raised by what was granted, which may
+// be less than was placed (a queue's room), and in narrowed rounds counts
+// lowered for one node only (locality, limits, partitions).
+func TestDRFRoundMemoryMatchesFreshPasses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	cl := fairness.New(1000, 100)
+	shapes := []fairness.Vector{fairness.New(10, 1), fairness.New(20, 1), fairness.New(10, 3)}
+	for round := 0; round < 500; round++ {
+		apps := make([]AppView, 1+rng.IntN(6))
+		for i := range apps {
+			apps[i] = AppView{Usage: fairness.New(float64(rng.IntN(5)*10), float64(rng.IntN(5))), Weight: float64(1 + rng.IntN(3))}
+		}
+		var asks []altruism.Ask
+		for a := range apps {
+			for range rng.IntN(4) {
+				asks = append(asks, altruism.Ask{App: a, Priority: rng.IntN(3), Demand: shapes[rng.IntN(len(shapes))], Count: 1 + rng.IntN(4)})
+			}
+		}
+		narrowed := round%3 == 0
+		kept := &Candidates{Apps: slices.Clone(apps), Asks: slices.Clone(asks), gen: uint64(round + 1)}
+		for node := 0; node < 6; node++ {
+			n := NodeState{Free: fairness.New(float64(10*rng.IntN(6)), float64(rng.IntN(7))), Capacity: fairness.New(100, 10), Cluster: cl}
+			outstanding := make([]int, len(kept.Asks))
+			for i := range kept.Asks {
+				outstanding[i] = kept.Asks[i].Count
+				if narrowed && rng.IntN(3) == 0 {
+					kept.Asks[i].Count = rng.IntN(kept.Asks[i].Count + 1)
+				}
+			}
+			fresh := &Candidates{Apps: slices.Clone(kept.Apps), Asks: slices.Clone(kept.Asks)}
+			want := DRF().Fill(n, fresh)
+			got := DRF().Fill(n, kept)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("round %d node %d: placements with the round's memory differ from a fresh pass (-fresh +kept):\n%s", round, node, diff)
+			}
+			granted := make([]int, len(kept.Asks))
+			for _, as := range got { // the core's grant, at times short of the placement
+				k := &kept.Asks[as.Ask]
+				if rng.IntN(4) == 0 {
+					as.Count = rng.IntN(as.Count + 1)
+				}
+				granted[as.Ask] += as.Count
+				kept.Apps[k.App].Usage = kept.Apps[k.App].Usage.Add(k.Demand.Scale(float64(as.Count)))
+				kept.usageChanged(k.App)
+			}
+			for i := range kept.Asks {
+				kept.Asks[i].Count = outstanding[i] - granted[i]
+			}
 		}
 	}
 }
