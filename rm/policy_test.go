@@ -57,6 +57,16 @@ func TestSJFRunsShortestRemainingWorkFirst(t *testing.T) {
 	}
 }
 
+// picks are leftover placements of the asks given, one task each, merged
+// as a node pass merges them.
+func picks(as ...int) []altruism.Assignment {
+	var out []altruism.Assignment
+	for _, a := range as {
+		out = appendPlacement(out, a, altruism.FromLeftover)
+	}
+	return out
+}
+
 func TestTetrisFairnessKnob(t *testing.T) {
 	// A cluster and node of <100, 10>, empty. Three apps, each with a
 	// share of <30, 3> (dominant share 0.3), each asking for one-core
@@ -76,13 +86,6 @@ func TestTetrisFairnessKnob(t *testing.T) {
 		{App: 0, Demand: fairness.New(10, 1), Count: 3},
 		{App: 1, Demand: fairness.New(10, 1), Count: 4},
 		{App: 2, Demand: fairness.New(10, 1), Count: 3},
-	}
-	picks := func(as ...int) []altruism.Assignment {
-		var out []altruism.Assignment
-		for _, a := range as {
-			out = appendPlacement(out, a, altruism.FromLeftover)
-		}
-		return out
 	}
 	tests := []struct {
 		f    float64
@@ -117,13 +120,6 @@ func TestDRFPicksByShareThenPriorityThenApp(t *testing.T) {
 	// lower priority value, then the lower app, then the earlier ask; a
 	// placement raises its app's share at once.
 	cl := fairness.New(100, 10)
-	picks := func(as ...int) []altruism.Assignment {
-		var out []altruism.Assignment
-		for _, a := range as {
-			out = appendPlacement(out, a, altruism.FromLeftover)
-		}
-		return out
-	}
 	tests := []struct {
 		name string
 		free fairness.Vector
