@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,13 +38,28 @@ func scaleJobs(b *testing.B, heavy bool, n, m int) []*workload.Job {
 	return jobs
 }
 
-// runEvery runs the jobs under every policy and reports each one's
-// seconds and the slowest policy's time over DRF's.
+// benchPolicies narrows the scale benchmarks to some policies, e.g.
+// -sim.policies drf,sjf: a policy that takes minutes need not hold up the
+// others' figures.
+var benchPolicies = flag.String("sim.policies", "", "scale benchmarks: run only these policies, comma-separated (default all)")
+
+// runEvery runs the jobs under every policy (or those of -sim.policies)
+// and reports each one's seconds and the slowest policy's time over
+// DRF's.
 func runEvery(b *testing.B, jobs []*workload.Job, machines int) {
 	b.Helper()
+	policies := Policies
+	if *benchPolicies != "" {
+		policies = strings.Split(*benchPolicies, ",")
+		for _, p := range policies {
+			if !slices.Contains(Policies, p) {
+				b.Fatalf("-sim.policies: unknown policy %q (want some of %s)", p, strings.Join(Policies, ","))
+			}
+		}
+	}
 	for b.Loop() {
 		var drf, worst float64
-		for _, p := range Policies {
+		for _, p := range policies {
 			cfg := DefaultConfig()
 			cfg.Machines, cfg.Policy = machines, p
 			start := time.Now()
