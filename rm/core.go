@@ -1060,7 +1060,8 @@ func (c *Core) SharesEpoch() uint64 {
 }
 
 // EachApp calls fn for every running app in ID order with what it holds
-// and its share: the simulator's metrics read them at every instant.
+// and its share: the simulator's metrics read them all whenever shares
+// were recomputed (SharesEpoch).
 func (c *Core) EachApp(fn func(id AppID, usage, share fairness.Vector)) {
 	c.refreshShares()
 	for _, a := range c.apps {

@@ -304,14 +304,14 @@ type sim struct {
 	// changed since the metrics last read them; epoch and capacity what
 	// the core's shares were computed at then (any change, and every
 	// job's share may have moved).
-	touched []*job
+	touched  []*job
+	epoch    uint64
+	capacity fairness.Vector
+	rateErr  error // checkRates' finding
 	// movedEpoch is the core's share epoch when the AMs last looked for
 	// moved shares (movedChecked: they have looked).
 	movedEpoch   uint64
 	movedChecked bool
-	rateErr      error // checkRates' finding
-	epoch        uint64
-	capacity     fairness.Vector
 	lastT        time.Duration
 	winStart     time.Duration
 	winUsed      fairness.Vector // ∫ used dt
