@@ -231,11 +231,8 @@ func (h *drfHeap) less(a, b int) bool {
 		return h.key[a] < h.key[b]
 	}
 	ka, kb := &h.asks[h.idx[a]], &h.asks[h.idx[b]]
-	if ka.Priority != kb.Priority {
-		return ka.Priority < kb.Priority
-	}
-	if ka.App != kb.App {
-		return ka.App < kb.App
+	if ka.Priority != kb.Priority || ka.App != kb.App {
+		return rankBefore(ka, kb)
 	}
 	return h.idx[a] < h.idx[b]
 }
@@ -467,7 +464,7 @@ func (sjf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 
 // rankBefore orders two asks of equally entitled apps: the lower priority
 // value, then the lower app, so that the choice is deterministic.
-func rankBefore(a, b altruism.Ask) bool {
+func rankBefore(a, b *altruism.Ask) bool {
 	if a.Priority != b.Priority {
 		return a.Priority < b.Priority
 	}
