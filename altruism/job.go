@@ -94,6 +94,17 @@ func (j *Job) Done(i int) bool {
 	return j.Stages[i].Pending == 0 && len(j.Stages[i].Running) == 0
 }
 
+// doneStages counts the stages with nothing pending or running.
+func (j *Job) doneStages() int {
+	n := 0
+	for i := range j.Stages {
+		if j.Done(i) {
+			n++
+		}
+	}
+	return n
+}
+
 // Finished reports whether every stage is done.
 func (j *Job) Finished() bool {
 	for i := range j.Stages {

@@ -313,3 +313,71 @@ func TestCriticalPathFirst(t *testing.T) {
 		}
 	}
 }
+
+func TestPlannerFollowsItsPlan(t *testing.T) {
+	// Eight one-second tasks on five cores, planned at 0: three due at 0,
+	// five at 1 s, T_k = 2 s. The RM serves nothing, and the job decides
+	// again at 100 ms or 300 ms. Followed, the plan stands: the three are
+	// late and still due. Planned afresh at now, everything slides by now
+	// (the second wave at now + 1 s, T_k = now + 2 s).
+	wide := func() *Job { return &Job{Stages: []Stage{stage(8, sec)}} }
+	const ms = time.Millisecond
+	// A chain: S0 one task of 1 s, S1 two tasks after it, on two cores.
+	// Planned at 0: S0 at 0, S1 at 1 s, T_k = 2 s. S0 ends at 100 ms,
+	// early: a done stage is news, and S1 may start now.
+	chain := func() *Job { return &Job{Stages: []Stage{stage(1, sec), stage(2, sec, 0)}} }
+	chainDone := func(j *Job) { j.Stages[0].Pending = 0 }
+	tests := []struct {
+		name   string
+		job    func() *Job
+		follow time.Duration
+		then   func(*Job) // what happened between the two decisions
+		alloc  fairness.Vector
+		at     time.Duration
+		finish time.Duration
+		slots  []Slot
+	}{
+		{"followed within Follow", wide, 250 * ms, nil, cores(5), 100 * ms,
+			2 * sec, []Slot{{0, 0, 3}, {0, sec, 5}}},
+		{"fresh once Follow has passed", wide, 250 * ms, nil, cores(5), 300 * ms,
+			2300 * ms, []Slot{{0, 300 * ms, 3}, {0, 1300 * ms, 5}}},
+		{"fresh at every decision with Follow 0", wide, 0, nil, cores(5), 100 * ms,
+			2100 * ms, []Slot{{0, 100 * ms, 3}, {0, 1100 * ms, 5}}},
+		// Six cores (20% more): six fit in the first wave, two follow.
+		{"fresh when the allocation moved", wide, 250 * ms, nil, cores(6), 100 * ms,
+			2100 * ms, []Slot{{0, 100 * ms, 2}, {0, 1100 * ms, 6}}},
+		// 5.4 cores is within CarryTolerance of 5: the plan stands.
+		{"followed when the allocation moved within tolerance", wide, 250 * ms, nil, cores(5.4), 100 * ms,
+			2 * sec, []Slot{{0, 0, 3}, {0, sec, 5}}},
+		{"fresh when a stage is done", chain, 250 * ms, chainDone, cores(2), 100 * ms,
+			1100 * ms, []Slot{{1, 100 * ms, 2}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j := tc.job()
+			pl := Planner{Follow: tc.follow}
+			// The first plan is made for at most five cores, so that a larger
+			// alloc is one that moved.
+			pl.Plan(j, tc.alloc.Min(cores(5)), 0)
+			if tc.then != nil {
+				tc.then(j)
+			}
+			p := pl.Plan(j, tc.alloc, tc.at)
+			if p.Finish != tc.finish {
+				t.Errorf("Finish = %v, want %v", p.Finish, tc.finish)
+			}
+			if diff := cmp.Diff(tc.slots, p.Slots); diff != "" {
+				t.Errorf("slots (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// Followed, the late tasks are what the job asks for now.
+	j := wide()
+	pl := Planner{Follow: 250 * ms}
+	pl.Plan(j, cores(5), 0)
+	sp := pl.Plan(j, cores(5), 100*ms).Split(j, true)
+	if sp.Default[0] != 3 || sp.Altruistic[0] != 5 || sp.Wake != sec {
+		t.Errorf("followed split: %d DEFAULT, %d ALTRUISTIC, wake %v; want 3, 5, 1s", sp.Default[0], sp.Altruistic[0], sp.Wake)
+	}
+}

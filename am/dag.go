@@ -102,6 +102,10 @@ type Config struct {
 	AMAttempt int
 	// CriticalPathFirst plans critical-path first (altruism.Planner).
 	CriticalPathFirst bool
+	// PlanFollow is how long the AM follows a plan without planning
+	// again while the job keeps to it (altruism.Planner.Follow; Loom's
+	// AMs use altruism.DefaultFollow); 0 plans at every decision.
+	PlanFollow time.Duration
 	// Inputs, when set, names the hosts that hold each task's input (its
 	// HDFS block replicas; none for a task that reads its parents'
 	// output from everywhere). The AM then asks for those hosts and
@@ -168,6 +172,7 @@ func NewDAG(job *workload.Job, cfg Config) (*DAG, error) {
 		running: map[int64]*run{},
 	}
 	d.planner.CriticalPathFirst = cfg.CriticalPathFirst
+	d.planner.Follow = cfg.PlanFollow
 	d.bfRank = breadthFirst(state)
 	d.rank = slices.Clone(d.bfRank)
 	if cfg.Inputs != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/daemon/am/driver"
 	"github.com/loomrm/loom/fairness"
@@ -23,6 +24,7 @@ func amCommand() *cobra.Command {
 		timeScale                                   float64
 		tick                                        time.Duration
 		greedy, criticalPathFirst                   bool
+		planFollow                                  time.Duration
 		seed                                        uint64
 	)
 	cmd := &cobra.Command{
@@ -81,7 +83,7 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 			// baseline AM does: every runnable task DEFAULT, breadth-first.
 			altruistic := !greedy && (first.Policy == "" || rm.Altruistic(first.Policy))
 			dag, err := am.NewDAG(job, am.Config{Altruistic: altruistic, Seed: seed, AMAttempt: driver.AttemptNumber(launch.Attempt),
-				CriticalPathFirst: criticalPathFirst})
+				CriticalPathFirst: criticalPathFirst, PlanFollow: planFollow})
 			if err != nil {
 				return err
 			}
@@ -100,6 +102,7 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 	f.DurationVar(&tick, "tick", 100*time.Millisecond, "the longest the AM waits between allocate calls when no task ends (YARN AMs: 1s)")
 	f.BoolVar(&greedy, "greedy", false, "ask for every runnable task as DEFAULT, breadth-first (the baselines' AM)")
 	f.Uint64Var(&seed, "seed", 1, "seed for the P(Altruism) draws")
+	f.DurationVar(&planFollow, "plan-follow", altruism.DefaultFollow, "follow a plan this long without planning again while the job keeps to it (0: plan at every decision); as loom sim --plan-follow")
 	f.BoolVar(&criticalPathFirst, "critical-path-first", false, "plan the job critical-path first (stages on the longest remaining chain start first) instead of by Tetris alignment; as loom sim --critical-path-first")
 	return cmd
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/daemon/rm/server"
 	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/tool/plot"
@@ -33,6 +34,7 @@ type simFlags struct {
 	sweeps      bool
 	frontier    bool
 	cpf         bool
+	planFollow  time.Duration
 	decisions   string
 	quiet       bool
 	locality    sim.LocalityModel
@@ -77,6 +79,7 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
 	fl.StringVar(&f.plots, "plots", "", "write SVG plots into this directory")
 	fl.BoolVar(&f.sweeps, "sweeps", false, "also sweep load, misestimation and P(Altruism) (slow; plotted with --plots)")
 	fl.BoolVar(&f.frontier, "frontier", false, "instead, sweep every policy's knobs (Tetris f, Carbyne P(Altruism) and leftover cap) and print average JCT against Jain's index (plotted with --plots)")
+	fl.DurationVar(&f.planFollow, "plan-follow", altruism.DefaultFollow, "how long Carbyne's AMs follow a plan without planning again while the job keeps to it (0: plan at every decision, slower)")
 	fl.BoolVar(&f.cpf, "critical-path-first", false, "Carbyne's AMs plan critical-path first (DAG-aware, as DAGPS) instead of by Tetris alignment (measured slower on TPC-DS: see docs/results)")
 	fl.StringVar(&f.decisions, "decisions", "", "write each policy's decision log into this directory")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
@@ -108,6 +111,10 @@ func runSim(out io.Writer, f simFlags) error {
 	cfg.PolicyConfig = pc
 	cfg.Machines, cfg.Misestimate, cfg.Seed = f.machines, f.misestimate, f.wl.seed
 	cfg.CriticalPathFirst = f.cpf
+	if f.planFollow < 0 {
+		return fmt.Errorf("--plan-follow %v: must not be negative (0 plans at every decision)", f.planFollow)
+	}
+	cfg.PlanFollow = f.planFollow
 	if f.withInputs {
 		l := f.locality
 		cfg.Locality = &l

@@ -72,6 +72,10 @@ type Config struct {
 	// CriticalPathFirst makes Carbyne's AMs plan critical-path first
 	// (am.Config.CriticalPathFirst).
 	CriticalPathFirst bool
+	// PlanFollow is how long Carbyne's AMs follow a plan without planning
+	// again (am.Config.PlanFollow); DefaultConfig's is
+	// altruism.DefaultFollow, as the daemons' AMs.
+	PlanFollow time.Duration
 	// TaskOverhead holds each task's container this much longer than the
 	// task runs: what a live task costs beyond its duration (its
 	// allocation on a heartbeat, the AM's next call, the launch). Zero by
@@ -94,7 +98,8 @@ type Config struct {
 // DefaultConfig is the paper's cluster running the RM's default policy
 // (Carbyne, P(Altruism) 1).
 func DefaultConfig() Config {
-	return Config{Machines: 100, Machine: workload.PaperMachine(), PolicyConfig: rm.DefaultPolicyConfig(), Window: time.Minute}
+	return Config{Machines: 100, Machine: workload.PaperMachine(), PolicyConfig: rm.DefaultPolicyConfig(), Window: time.Minute,
+		PlanFollow: altruism.DefaultFollow}
 }
 
 // JobResult is one job's outcome.
@@ -350,7 +355,7 @@ func (s *sim) admitAll(jobs []*workload.Job) error {
 		if err := est.CheckFits([]fairness.Vector{s.cfg.Machine}); err != nil {
 			return fmt.Errorf("with demands misestimated by %+g%%: %w", s.cfg.Misestimate, err)
 		}
-		ac := am.Config{Altruistic: s.cfg.Altruistic(), CriticalPathFirst: s.cfg.CriticalPathFirst,
+		ac := am.Config{Altruistic: s.cfg.Altruistic(), CriticalPathFirst: s.cfg.CriticalPathFirst, PlanFollow: s.cfg.PlanFollow,
 			Seed: s.cfg.Seed ^ uint64(n+1)*0x9e3779b97f4a7c15}
 		if l := s.cfg.Locality; l != nil {
 			ac.Inputs, ac.RackOf = l.inputs(est, s.cfg.Seed, n, s.cfg.Machines), l.rackOf
@@ -495,7 +500,7 @@ func (s *sim) instant() error {
 			if err != nil {
 				return err
 			}
-			if moved(j.share, share) {
+			if altruism.Moved(j.share, share) {
 				if err := s.decide(j, capacity); err != nil {
 					return err
 				}
@@ -552,18 +557,6 @@ func (s *sim) preempted(c rm.Container) error {
 func (s *sim) activate(j *job) {
 	j.active, j.dirty = true, true
 	s.active = append(s.active, j)
-}
-
-// moved reports whether a share changed by more than the planner's carry
-// tolerance in some kind. Within it the AM's plan stands anyway, so a
-// replan would change nothing; the AM replans on its own events too.
-func moved(old, cur fairness.Vector) bool {
-	for k := range old {
-		if math.Abs(cur[k]-old[k]) > altruism.CarryTolerance*math.Max(old[k], 1e-9) {
-			return true
-		}
-	}
-	return false
 }
 
 func (s *sim) decide(j *job, capacity fairness.Vector) error {
