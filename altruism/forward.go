@@ -96,7 +96,7 @@ func (h finishHeap) init() {
 // never finish; when nothing of it is running, its best task starts anyway.
 // T_k is then an estimate of running one task at a time.
 func forwardPack(j *Job, children [][]int, alloc fairness.Vector, now time.Duration) ([]Slot, time.Duration) {
-	return forwardPackOrdered(j, children, alloc, now, nil)
+	return forwardPackOrdered(j, children, alloc, now, nil, 0)
 }
 
 // BottomLevels is each stage's longest path to the end of the job: its
@@ -128,8 +128,21 @@ func BottomLevels(j *Job, children [][]int) []time.Duration {
 // rank is set, the runnable stage with the highest rank that fits starts
 // first (alignment breaks ties), as many of its tasks as fit, as a
 // DAG-aware list scheduler (critical path first) does.
-func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now time.Duration, rank []time.Duration) ([]Slot, time.Duration) {
+//
+// With a resolution, finishes less than that apart (and less than a
+// twentieth of the shortest remaining task) count as one: the tasks their
+// room starts begin together at the last of them, never earlier than
+// they could. Tasks that end a few at a time (a job's running tasks
+// rarely started together) would otherwise be packed one finish at a time
+// for ever, a slot per task, where at this resolution they form waves.
+func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now time.Duration, rank []time.Duration, resolution time.Duration) ([]Slot, time.Duration) {
 	n := len(j.Stages)
+	window := resolution
+	for _, s := range j.Stages {
+		if s.Pending > 0 || len(s.Running) > 0 {
+			window = min(window, s.Duration/20)
+		}
+	}
 	pending := make([]int, n)
 	unfinished := make([]int, n)
 	waiting := make([]int, n)
@@ -232,9 +245,12 @@ func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now tim
 		if len(events) == 0 {
 			break
 		}
-		t = events[0].at
-		for len(events) > 0 && events[0].at == t {
+		// Pop every finish within window of the next one (heap order):
+		// what they free is used from the last of them on.
+		first := events[0].at
+		for len(events) > 0 && events[0].at <= first+window {
 			e := events.pop()
+			t = e.at
 			free = free.Add(j.Stages[e.stage].Demand.Scale(float64(e.count)))
 			unfinished[e.stage] -= e.count
 			if unfinished[e.stage] > 0 {

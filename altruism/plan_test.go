@@ -295,7 +295,7 @@ func TestCriticalPathFirst(t *testing.T) {
 		if tc.cpf {
 			rank = BottomLevels(job, job.children())
 		}
-		slots, finish := forwardPackOrdered(job, job.children(), cores(3), 0, rank)
+		slots, finish := forwardPackOrdered(job, job.children(), cores(3), 0, rank, 0)
 		if finish != tc.finish {
 			t.Errorf("cpf=%v: finish %v, want %v", tc.cpf, finish, tc.finish)
 		}
@@ -379,5 +379,45 @@ func TestPlannerFollowsItsPlan(t *testing.T) {
 	sp := pl.Plan(j, cores(5), 100*ms).Split(j, true)
 	if sp.Default[0] != 3 || sp.Altruistic[0] != 5 || sp.Wake != sec {
 		t.Errorf("followed split: %d DEFAULT, %d ALTRUISTIC, wake %v; want 3, 5, 1s", sp.Default[0], sp.Altruistic[0], sp.Wake)
+	}
+}
+
+func TestForwardPackResolution(t *testing.T) {
+	// Four pending one-core tasks on two cores, behind two running tasks
+	// that end 30 ms apart, at 1 s and 1.03 s.
+	const ms = time.Millisecond
+	job := func(dur time.Duration) *Job {
+		return &Job{Stages: []Stage{{Demand: cores(1), Duration: dur, Pending: 4,
+			Running: []Run{{Finish: sec, Count: 1}, {Finish: 1030 * ms, Count: 1}}}}}
+	}
+	tests := []struct {
+		name       string
+		dur        time.Duration
+		resolution time.Duration
+		finish     time.Duration
+		slots      []Slot
+	}{
+		// Exact: a task at every finish, staggered for ever.
+		{"exact", sec, 0, 3030 * ms,
+			[]Slot{{0, sec, 1}, {0, 1030 * ms, 1}, {0, 2 * sec, 1}, {0, 2030 * ms, 1}}},
+		// At 50 ms (a twentieth of 1 s), both finishes are one, at the
+		// later: two waves, and the same finish.
+		{"50 ms merges the two finishes", sec, 50 * ms, 3030 * ms,
+			[]Slot{{0, 1030 * ms, 2}, {0, 2030 * ms, 2}}},
+		// Half-second tasks: a twentieth is 25 ms, under the 30 ms gap.
+		{"never over a twentieth of the shortest task", 500 * ms, 50 * ms, 2030 * ms,
+			[]Slot{{0, sec, 1}, {0, 1030 * ms, 1}, {0, 1500 * ms, 1}, {0, 1530 * ms, 1}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j := job(tc.dur)
+			slots, finish := forwardPackOrdered(j, j.children(), cores(2), 0, nil, tc.resolution)
+			if finish != tc.finish {
+				t.Errorf("finish = %v, want %v", finish, tc.finish)
+			}
+			if diff := cmp.Diff(tc.slots, slots); diff != "" {
+				t.Errorf("slots (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

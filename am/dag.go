@@ -106,6 +106,10 @@ type Config struct {
 	// again while the job keeps to it (altruism.Planner.Follow; Loom's
 	// AMs use altruism.DefaultFollow); 0 plans at every decision.
 	PlanFollow time.Duration
+	// PlanResolution is the planner's forward-pass resolution
+	// (altruism.Planner.Resolution; Loom's AMs use
+	// altruism.DefaultResolution); 0 packs at every finish.
+	PlanResolution time.Duration
 	// Inputs, when set, names the hosts that hold each task's input (its
 	// HDFS block replicas; none for a task that reads its parents'
 	// output from everywhere). The AM then asks for those hosts and
@@ -172,7 +176,7 @@ func NewDAG(job *workload.Job, cfg Config) (*DAG, error) {
 		running: map[int64]*run{},
 	}
 	d.planner.CriticalPathFirst = cfg.CriticalPathFirst
-	d.planner.Follow = cfg.PlanFollow
+	d.planner.Follow, d.planner.Resolution = cfg.PlanFollow, cfg.PlanResolution
 	d.bfRank = breadthFirst(state)
 	d.rank = slices.Clone(d.bfRank)
 	if cfg.Inputs != nil {

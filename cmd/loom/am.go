@@ -24,7 +24,7 @@ func amCommand() *cobra.Command {
 		timeScale                                   float64
 		tick                                        time.Duration
 		greedy, criticalPathFirst                   bool
-		planFollow                                  time.Duration
+		planFollow, planRes                         time.Duration
 		seed                                        uint64
 	)
 	cmd := &cobra.Command{
@@ -83,7 +83,7 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 			// baseline AM does: every runnable task DEFAULT, breadth-first.
 			altruistic := !greedy && (first.Policy == "" || rm.Altruistic(first.Policy))
 			dag, err := am.NewDAG(job, am.Config{Altruistic: altruistic, Seed: seed, AMAttempt: driver.AttemptNumber(launch.Attempt),
-				CriticalPathFirst: criticalPathFirst, PlanFollow: planFollow})
+				CriticalPathFirst: criticalPathFirst, PlanFollow: planFollow, PlanResolution: planRes})
 			if err != nil {
 				return err
 			}
@@ -103,6 +103,7 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 	f.BoolVar(&greedy, "greedy", false, "ask for every runnable task as DEFAULT, breadth-first (the baselines' AM)")
 	f.Uint64Var(&seed, "seed", 1, "seed for the P(Altruism) draws")
 	f.DurationVar(&planFollow, "plan-follow", altruism.DefaultFollow, "follow a plan this long without planning again while the job keeps to it (0: plan at every decision); as loom sim --plan-follow")
+	f.DurationVar(&planRes, "plan-resolution", altruism.DefaultResolution, "plan task ends closer than this (and than 1/20 of the shortest task) as one instant (0: exact); as loom sim --plan-resolution")
 	f.BoolVar(&criticalPathFirst, "critical-path-first", false, "plan the job critical-path first (stages on the longest remaining chain start first) instead of by Tetris alignment; as loom sim --critical-path-first")
 	return cmd
 }

@@ -35,6 +35,7 @@ type simFlags struct {
 	frontier    bool
 	cpf         bool
 	planFollow  time.Duration
+	planRes     time.Duration
 	decisions   string
 	quiet       bool
 	locality    sim.LocalityModel
@@ -80,6 +81,7 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
 	fl.BoolVar(&f.sweeps, "sweeps", false, "also sweep load, misestimation and P(Altruism) (slow; plotted with --plots)")
 	fl.BoolVar(&f.frontier, "frontier", false, "instead, sweep every policy's knobs (Tetris f, Carbyne P(Altruism) and leftover cap) and print average JCT against Jain's index (plotted with --plots)")
 	fl.DurationVar(&f.planFollow, "plan-follow", altruism.DefaultFollow, "how long Carbyne's AMs follow a plan without planning again while the job keeps to it (0: plan at every decision, slower)")
+	fl.DurationVar(&f.planRes, "plan-resolution", altruism.DefaultResolution, "Carbyne's AMs' planning resolution: task ends closer than this (and than 1/20 of the shortest task) are one instant to the plan (0: exact, slower)")
 	fl.BoolVar(&f.cpf, "critical-path-first", false, "Carbyne's AMs plan critical-path first (DAG-aware, as DAGPS) instead of by Tetris alignment (measured slower on TPC-DS: see docs/results)")
 	fl.StringVar(&f.decisions, "decisions", "", "write each policy's decision log into this directory")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
@@ -111,10 +113,10 @@ func runSim(out io.Writer, f simFlags) error {
 	cfg.PolicyConfig = pc
 	cfg.Machines, cfg.Misestimate, cfg.Seed = f.machines, f.misestimate, f.wl.seed
 	cfg.CriticalPathFirst = f.cpf
-	if f.planFollow < 0 {
-		return fmt.Errorf("--plan-follow %v: must not be negative (0 plans at every decision)", f.planFollow)
+	if f.planFollow < 0 || f.planRes < 0 {
+		return fmt.Errorf("--plan-follow %v, --plan-resolution %v: must not be negative (0 plans at every decision, at every finish)", f.planFollow, f.planRes)
 	}
-	cfg.PlanFollow = f.planFollow
+	cfg.PlanFollow, cfg.PlanResolution = f.planFollow, f.planRes
 	if f.withInputs {
 		l := f.locality
 		cfg.Locality = &l

@@ -76,6 +76,10 @@ type Config struct {
 	// again (am.Config.PlanFollow); DefaultConfig's is
 	// altruism.DefaultFollow, as the daemons' AMs.
 	PlanFollow time.Duration
+	// PlanResolution is their planner's resolution
+	// (am.Config.PlanResolution; DefaultConfig's is
+	// altruism.DefaultResolution).
+	PlanResolution time.Duration
 	// TaskOverhead holds each task's container this much longer than the
 	// task runs: what a live task costs beyond its duration (its
 	// allocation on a heartbeat, the AM's next call, the launch). Zero by
@@ -99,7 +103,7 @@ type Config struct {
 // (Carbyne, P(Altruism) 1).
 func DefaultConfig() Config {
 	return Config{Machines: 100, Machine: workload.PaperMachine(), PolicyConfig: rm.DefaultPolicyConfig(), Window: time.Minute,
-		PlanFollow: altruism.DefaultFollow}
+		PlanFollow: altruism.DefaultFollow, PlanResolution: altruism.DefaultResolution}
 }
 
 // JobResult is one job's outcome.
@@ -356,7 +360,8 @@ func (s *sim) admitAll(jobs []*workload.Job) error {
 			return fmt.Errorf("with demands misestimated by %+g%%: %w", s.cfg.Misestimate, err)
 		}
 		ac := am.Config{Altruistic: s.cfg.Altruistic(), CriticalPathFirst: s.cfg.CriticalPathFirst, PlanFollow: s.cfg.PlanFollow,
-			Seed: s.cfg.Seed ^ uint64(n+1)*0x9e3779b97f4a7c15}
+			PlanResolution: s.cfg.PlanResolution,
+			Seed:           s.cfg.Seed ^ uint64(n+1)*0x9e3779b97f4a7c15}
 		if l := s.cfg.Locality; l != nil {
 			ac.Inputs, ac.RackOf = l.inputs(est, s.cfg.Seed, n, s.cfg.Machines), l.rackOf
 		}
