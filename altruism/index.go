@@ -30,6 +30,13 @@ type AskIndex struct {
 	usage   []fairness.Vector
 	touched []int // apps whose usage differs from apps[i].Usage
 	dirty   []bool
+
+	// Reset's scratch: sort keys, the apps by remaining work and each
+	// app's dense rank in that order, and a counting sort's counts.
+	keys     []uint64
+	ranked   []int
+	workRank []int
+	counts   []int
 }
 
 type shapeLists struct {
@@ -82,28 +89,91 @@ func (x *AskIndex) Reset(apps []App, asks []Ask) {
 		}
 		x.shapes[k][si].byPrio = append(x.shapes[k][si].byPrio, i)
 	}
+	x.rankApps(apps, asks)
 	for k := range x.shapes {
 		x.shapes[k] = x.shapes[k][:used[k]]
 		for s := range x.shapes[k] {
 			sh := &x.shapes[k][s]
-			slices.SortFunc(sh.byPrio, func(i, j int) int {
-				if c := cmp.Compare(asks[i].Priority, asks[j].Priority); c != 0 {
-					return c
-				}
-				return cmp.Compare(i, j)
-			})
-			sh.byWork = append(sh.byWork[:0], sh.byPrio...)
-			slices.SortFunc(sh.byWork, func(i, j int) int {
-				if c := cmp.Compare(apps[asks[i].App].RemainingWork, apps[asks[j].App].RemainingWork); c != 0 {
-					return c
-				}
-				if c := cmp.Compare(asks[i].Priority, asks[j].Priority); c != 0 {
-					return c
-				}
-				return cmp.Compare(i, j)
-			})
+			x.sortByPrio(sh.byPrio, asks)
+			sh.byWork = x.sortByWork(sh.byWork[:0], sh.byPrio, asks)
 		}
 	}
+}
+
+// sortByPrio orders ask positions by priority, then position. The keys
+// pack both into one integer, so that the sort compares plain numbers
+// rather than reaching into asks at every comparison.
+func (x *AskIndex) sortByPrio(pos []int, asks []Ask) {
+	if len(pos) < 2 {
+		return
+	}
+	lo, hi := asks[pos[0]].Priority, asks[pos[0]].Priority
+	for _, i := range pos {
+		lo, hi = min(lo, asks[i].Priority), max(hi, asks[i].Priority)
+	}
+	if uint64(hi-lo) >= 1<<31 || uint64(len(asks)) >= 1<<32 {
+		slices.SortFunc(pos, func(i, j int) int {
+			if c := cmp.Compare(asks[i].Priority, asks[j].Priority); c != 0 {
+				return c
+			}
+			return cmp.Compare(i, j)
+		})
+		return
+	}
+	x.keys = x.keys[:0]
+	for _, i := range pos {
+		x.keys = append(x.keys, uint64(asks[i].Priority-lo)<<32|uint64(i))
+	}
+	slices.Sort(x.keys)
+	for n, key := range x.keys {
+		pos[n] = int(key & (1<<32 - 1))
+	}
+}
+
+// rankApps ranks the apps that ask by remaining work, densely: apps with
+// equal remaining work share a rank.
+func (x *AskIndex) rankApps(apps []App, asks []Ask) {
+	x.workRank = resize(x.workRank, len(apps))
+	x.ranked = x.ranked[:0]
+	for i := range apps {
+		x.workRank[i] = -1
+	}
+	for _, a := range asks {
+		if x.workRank[a.App] < 0 {
+			x.workRank[a.App] = 0
+			x.ranked = append(x.ranked, a.App)
+		}
+	}
+	slices.SortFunc(x.ranked, func(a, b int) int { return cmp.Compare(apps[a].RemainingWork, apps[b].RemainingWork) })
+	r := 0
+	for n, a := range x.ranked {
+		if n > 0 && cmp.Compare(apps[x.ranked[n-1]].RemainingWork, apps[a].RemainingWork) != 0 {
+			r++
+		}
+		x.workRank[a] = r
+	}
+}
+
+// sortByWork appends byPrio's positions to out ordered by their app's
+// remaining work, then as in byPrio (priority, position): a stable
+// counting sort on the apps' ranks.
+func (x *AskIndex) sortByWork(out, byPrio []int, asks []Ask) []int {
+	ranks := len(x.ranked)
+	x.counts = resize(x.counts, ranks+1)
+	clear(x.counts)
+	for _, i := range byPrio {
+		x.counts[x.workRank[asks[i].App]+1]++
+	}
+	for r := 1; r <= ranks; r++ {
+		x.counts[r] += x.counts[r-1]
+	}
+	out = slices.Grow(out[:0], len(byPrio))[:len(byPrio)]
+	for _, i := range byPrio {
+		r := x.workRank[asks[i].App]
+		out[x.counts[r]] = i
+		x.counts[r]++
+	}
+	return out
 }
 
 func resize(s []int, n int) []int {
