@@ -81,7 +81,8 @@ const DefaultResolution = 50 * time.Millisecond
 // Plan returns the job's plan at now within alloc.
 func (pl *Planner) Plan(j *Job, alloc fairness.Vector, now time.Duration) *Plan {
 	done := j.doneStages()
-	if pl.last != nil && now-pl.fresh < pl.Follow && done == pl.done && !Moved(pl.basis, alloc) {
+	follow := pl.last != nil && now-pl.fresh < pl.Follow && done == pl.done && !Moved(pl.basis, alloc)
+	if follow {
 		if slots, finish, ok := pl.carry(j, alloc, now, true); ok {
 			p := &Plan{Now: now, Alloc: alloc, Finish: finish, Slots: slots}
 			pl.last = p
@@ -95,7 +96,14 @@ func (pl *Planner) Plan(j *Job, alloc fairness.Vector, now time.Duration) *Plan 
 		rank = BottomLevels(j, children)
 	}
 	slots, finish := forwardPackOrdered(j, children, alloc, now, rank, pl.Resolution)
-	carried, cf, ok := pl.carry(j, alloc, now, false)
+	// A carried plan that failed with its late starts kept fails without
+	// them too: carry it again only if it was not just tried.
+	var carried []Slot
+	var cf time.Duration
+	ok := false
+	if !follow {
+		carried, cf, ok = pl.carry(j, alloc, now, false)
+	}
 	if ok && cf <= finish {
 		slots, finish = carried, cf
 	}

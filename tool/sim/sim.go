@@ -359,9 +359,9 @@ func (s *sim) admitAll(jobs []*workload.Job) error {
 		if err := est.CheckFits([]fairness.Vector{s.cfg.Machine}); err != nil {
 			return fmt.Errorf("with demands misestimated by %+g%%: %w", s.cfg.Misestimate, err)
 		}
-		ac := am.Config{Altruistic: s.cfg.Altruistic(), CriticalPathFirst: s.cfg.CriticalPathFirst, PlanFollow: s.cfg.PlanFollow,
-			PlanResolution: s.cfg.PlanResolution,
-			Seed:           s.cfg.Seed ^ uint64(n+1)*0x9e3779b97f4a7c15}
+		ac := am.Config{Altruistic: s.cfg.Altruistic(), CriticalPathFirst: s.cfg.CriticalPathFirst,
+			PlanFollow: s.cfg.PlanFollow, PlanResolution: s.cfg.PlanResolution,
+			Seed: s.cfg.Seed ^ uint64(n+1)*0x9e3779b97f4a7c15}
 		if l := s.cfg.Locality; l != nil {
 			ac.Inputs, ac.RackOf = l.inputs(est, s.cfg.Seed, n, s.cfg.Machines), l.rackOf
 		}
