@@ -421,7 +421,7 @@ func (s *sim) loop() error {
 // planned starts falling due; then the AMs decide and the RM schedules.
 func (s *sim) instant() error {
 	for len(s.ends) > 0 && s.ends[0].end == s.now {
-		t := heap.Pop(&s.ends).(*task)
+		t := s.ends.pop()
 		if s.taken[t.cid] {
 			delete(s.taken, t.cid)
 			continue
@@ -644,8 +644,7 @@ func (s *sim) start(c rm.Container) error {
 		j.res.countPlacement(rec.Locality)
 	}
 	end := s.now + s.cfg.TaskOverhead + run
-	t := &task{job: j, cid: c.ID, end: end}
-	heap.Push(&s.ends, t)
+	s.ends.push(task{job: j, cid: c.ID, end: end})
 	if s.cfg.Log != nil {
 		fmt.Fprintf(s.cfg.Log, "%d %s stage=%s task=%d node=%d kind=%s phase=%s prio=%d\n",
 			s.now.Milliseconds(), j.res.Name, rec.Stage, rec.Task, c.Node, c.Kind, c.Phase, c.Priority)
@@ -810,24 +809,53 @@ func (s *sim) result() *Result {
 	return r
 }
 
-// endHeap orders running tasks by end, then container, so that the order
-// of simultaneous ends is deterministic.
-type endHeap []*task
+// endHeap is a min-heap of running tasks by end, then container, so that
+// the order of simultaneous ends is deterministic. Tasks are held by value
+// and the heap is 4-ary: a large cluster keeps tens of thousands of tasks
+// running, and comparing through pointers to them cost a cache miss per
+// comparison.
+type endHeap []task
 
-func (h endHeap) Len() int { return len(h) }
-func (h endHeap) Less(i, j int) bool {
+func (h endHeap) before(i, j int) bool {
 	if h[i].end != h[j].end {
 		return h[i].end < h[j].end
 	}
 	return h[i].cid < h[j].cid
 }
-func (h endHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *endHeap) Push(x any)   { *h = append(*h, x.(*task)) }
-func (h *endHeap) Pop() any {
-	old := *h
-	t := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return t
+
+func (h *endHeap) push(t task) {
+	*h = append(*h, t)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		p := (i - 1) / 4
+		if !q.before(i, p) {
+			break
+		}
+		q[i], q[p] = q[p], q[i]
+		i = p
+	}
+}
+
+func (h *endHeap) pop() task {
+	q := *h
+	t := q[0]
+	n := len(q) - 1
+	q[0] = q[n]
+	q = q[:n]
+	*h = q
+	for i := 0; ; {
+		m, c := i, 4*i+1
+		for k := c; k < c+4 && k < n; k++ {
+			if q.before(k, m) {
+				m = k
+			}
+		}
+		if m == i {
+			return t
+		}
+		q[i], q[m] = q[m], q[i]
+		i = m
+	}
 }
 
 // wake is a planned start falling due for a job.
