@@ -99,7 +99,7 @@ type Core struct {
 	nodes []*node // by NodeID; nil for an unknown or removed node
 	apps  []*app  // active apps, ordered by ID
 	byID  map[AppID]*app
-	conts map[ContainerID]*Container
+	conts containerTable
 	next  ContainerID
 
 	capacity fairness.Vector // of the live nodes
@@ -196,7 +196,11 @@ type app struct {
 	critical time.Duration // remaining critical path, for SJF
 	usage    fairness.Vector
 	share    fairness.Vector
-	conts    map[ContainerID]struct{}
+	// ids are the app's containers, in the order it got them, with
+	// ended ones among them until there are more of those than live
+	// ones (nconts); ended ones are told apart by the core's table.
+	ids    []ContainerID
+	nconts int
 	// viewDirty: the app is in the core's dirtyViews.
 	viewDirty bool
 	// reservation is the reservation the app was submitted to, if any.
@@ -212,7 +216,7 @@ func New(cfg Config) *Core {
 		cfg.ShareInterval = 500 * time.Millisecond
 	}
 	cfg.QueuePAltruism = maps.Clone(cfg.QueuePAltruism)
-	return &Core{cfg: cfg, byID: map[AppID]*app{}, conts: map[ContainerID]*Container{},
+	return &Core{cfg: cfg, byID: map[AppID]*app{},
 		shapeRefs: map[fairness.Vector]int{}, next: cfg.FirstContainer, pre: preemptState{asked: map[ContainerID]askedBack{}},
 		partCap: map[string]fairness.Vector{}}
 }
@@ -390,17 +394,16 @@ func (c *Core) containerRecovered(ct Container) error {
 	switch {
 	case ct.ID <= 0:
 		return fmt.Errorf("container %d: an id must be positive", ct.ID)
-	case c.conts[ct.ID] != nil:
+	case c.conts.Get(ct.ID) != nil:
 		return fmt.Errorf("container %d is already known", ct.ID)
 	case ct.Resource.HasNegative() || ct.Resource.IsZero():
 		return fmt.Errorf("container %d: resource %v must be positive", ct.ID, ct.Resource)
 	}
-	ctc := ct
-	c.conts[ct.ID] = &ctc
+	c.conts.Put(ct)
 	n.used = n.used.Add(ct.Resource)
 	c.used = c.used.Add(ct.Resource)
 	c.charge(a, ct.Resource)
-	a.conts[ct.ID] = struct{}{}
+	c.addToApp(a, ct.ID)
 	c.next = max(c.next, ct.ID)
 	c.sharesStale = true
 	return nil
@@ -443,7 +446,7 @@ func (c *Core) nodeLost(id NodeID) ([]Action, error) {
 	}
 	var acts []Action
 	for _, cid := range c.containerIDs(func(k *Container) bool { return k.Node == id }) {
-		acts = append(acts, Lost{Container: *c.conts[cid], Reason: fmt.Sprintf("node %d lost", id)})
+		acts = append(acts, Lost{Container: *c.conts.Get(cid), Reason: fmt.Sprintf("node %d lost", id)})
 		c.free(cid)
 	}
 	c.capacity = c.capacity.Sub(n.capacity)
@@ -470,7 +473,7 @@ func (c *Core) appAdded(e AppAdded) error {
 	if err != nil {
 		return err
 	}
-	a := &app{id: e.App, queue: e.Queue, user: e.User, q: q, weight: w, label: e.Label, conts: map[ContainerID]struct{}{}}
+	a := &app{id: e.App, queue: e.Queue, user: e.User, q: q, weight: w, label: e.Label}
 	if why := c.mayAccess(a.q, e.Label); why != "" {
 		return fmt.Errorf("app %d: %s", e.App, why)
 	}
@@ -631,7 +634,7 @@ func (c *Core) setDemand(a *app, d fairness.Vector) {
 }
 
 func (c *Core) containerDone(id ContainerID) error {
-	if _, ok := c.conts[id]; !ok {
+	if c.conts.Get(id) == nil {
 		return fmt.Errorf("container %d is not running", id)
 	}
 	c.free(id)
@@ -646,14 +649,10 @@ func (c *Core) appRemoved(id AppID) ([]Action, error) {
 	// every container in a large cluster at each departure would cost
 	// more than the rest of the departure.
 	a := c.byID[id]
-	ids := make([]ContainerID, 0, len(a.conts))
-	for cid := range a.conts {
-		ids = append(ids, cid)
-	}
-	slices.Sort(ids)
+	ids := c.appContainers(a)
 	var acts []Action
 	for _, cid := range ids {
-		acts = append(acts, Lost{Container: *c.conts[cid], Reason: fmt.Sprintf("app %d removed", id)})
+		acts = append(acts, Lost{Container: *c.conts.Get(cid), Reason: fmt.Sprintf("app %d removed", id)})
 		c.free(cid)
 	}
 	for _, k := range a.asks {
@@ -675,18 +674,17 @@ func (c *Core) appRemoved(id AppID) ([]Action, error) {
 // containerIDs lists matching containers in ID order, for determinism.
 func (c *Core) containerIDs(match func(*Container) bool) []ContainerID {
 	var ids []ContainerID
-	for id, k := range c.conts {
+	c.conts.All(func(k *Container) {
 		if match(k) {
-			ids = append(ids, id)
+			ids = append(ids, k.ID)
 		}
-	}
-	slices.Sort(ids)
+	})
 	return ids
 }
 
 func (c *Core) free(id ContainerID) {
-	k := c.conts[id]
-	delete(c.conts, id)
+	k := c.conts.Get(id)
+	c.conts.Delete(id) // k stays readable
 	c.forgetPreempted(k)
 	if n := c.nodes[k.Node]; n != nil {
 		n.used = n.used.Sub(k.Resource)
@@ -695,7 +693,7 @@ func (c *Core) free(id ContainerID) {
 	}
 	if a := c.byID[k.App]; a != nil {
 		c.charge(a, k.Resource.Scale(-1))
-		delete(a.conts, id)
+		c.dropFromApp(a)
 	}
 }
 
@@ -942,17 +940,17 @@ func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assign
 	acts := make([]Action, 0, as.Count)
 	for i := 0; i < as.Count; i++ {
 		c.next++
-		ct := &Container{ID: c.next, App: a.id, Node: n.id, Resource: k.Demand,
-			Priority: k.Priority, Kind: k.Kind, Phase: as.Phase, Placement: place, Label: a.asks[c.askOf[as.Ask]].Label}
-		c.conts[ct.ID] = ct
+		ct := c.conts.Put(Container{ID: c.next, App: a.id, Node: n.id, Resource: k.Demand,
+			Priority: k.Priority, Kind: k.Kind, Phase: as.Phase, Placement: place, Label: a.asks[c.askOf[as.Ask]].Label})
 		n.used = n.used.Add(k.Demand)
 		c.used = c.used.Add(k.Demand)
 		c.charge(a, k.Demand)
-		a.conts[ct.ID] = struct{}{}
+		c.addToApp(a, ct.ID)
 		acts = append(acts, Allocated{Container: *ct})
 	}
 	cands.Apps[owner[as.Ask]].Usage = a.usage
 	cands.Alt[owner[as.Ask]].Usage = a.usage
+	cands.drfKey[owner[as.Ask]] = a.usage.DominantShare(c.capacity) / cands.Apps[owner[as.Ask]].Weight
 	cands.usageChanged(owner[as.Ask])
 	k.Count -= as.Count
 	c.takeAsk(a, k, as.Count)
@@ -964,9 +962,11 @@ func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assign
 // are written again only where they changed (viewsStale, dirtyViews).
 func (c *Core) candidates() (*Candidates, []int) {
 	cands := &c.cands
-	if c.viewsStale || len(cands.Apps) != len(c.apps) {
+	if c.viewsStale || len(cands.Apps) != len(c.apps) || cands.keyCap != c.capacity {
 		cands.Apps = slices.Grow(cands.Apps[:0], len(c.apps))[:len(c.apps)]
 		cands.Alt = slices.Grow(cands.Alt[:0], len(c.apps))[:len(c.apps)]
+		cands.drfKey = slices.Grow(cands.drfKey[:0], len(c.apps))[:len(c.apps)]
+		cands.keyCap = c.capacity
 		for i, a := range c.apps {
 			c.writeView(i, a)
 		}
@@ -1040,6 +1040,7 @@ func (c *Core) writeView(i int, a *app) {
 	c.cands.Apps[i] = AppView{Share: a.share, Usage: a.usage, RemainingWork: a.work,
 		Weight: w, CriticalTime: a.critical}
 	c.cands.Alt[i] = altruism.App{Share: a.share, Usage: a.usage, RemainingWork: a.work, Weight: w}
+	c.cands.drfKey[i] = a.usage.DominantShare(c.capacity) / w
 }
 
 // viewChanged notes that app a's view in the candidates is out of date.
@@ -1160,8 +1161,8 @@ func (c *Core) Used() fairness.Vector { return c.used }
 
 // Container returns a running container.
 func (c *Core) Container(id ContainerID) (Container, bool) {
-	k, ok := c.conts[id]
-	if !ok {
+	k := c.conts.Get(id)
+	if k == nil {
 		return Container{}, false
 	}
 	return *k, true

@@ -370,7 +370,7 @@ func (c *Core) partWant(part string) fairness.Vector {
 	}
 	for id, ab := range c.pre.asked {
 		if ab.forPart == part && ab.forQueue < 0 {
-			want = want.Sub(c.conts[id].Resource)
+			want = want.Sub(c.conts.Get(id).Resource)
 		}
 	}
 	for _, held := range c.pre.room {
@@ -387,17 +387,17 @@ func (c *Core) partWant(part string) fairness.Vector {
 // may be asked back (not an AM's, not asked already), youngest first.
 func (c *Core) lentIn(part string) []*Container {
 	var out []*Container
-	for _, k := range c.conts {
+	c.conts.All(func(k *Container) {
 		if k.Label == part || c.pre.ams[k.ID] {
-			continue
+			return
 		}
 		if _, asked := c.pre.asked[k.ID]; asked {
-			continue
+			return
 		}
 		if n := c.nodes[k.Node]; n != nil && n.part == part {
 			out = append(out, k)
 		}
-	}
+	})
 	slices.SortFunc(out, func(x, y *Container) int { return cmp.Compare(y.ID, x.ID) })
 	return out
 }

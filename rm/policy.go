@@ -48,6 +48,12 @@ type Candidates struct {
 	// of a round to the next (DRF's shapes and shares). The core calls
 	// usageChanged for every app it grants to.
 	gen uint64
+	// drfKey is each app's weighted dominant share of keyCap (DRF's
+	// order), which the core keeps as it writes the views and grants:
+	// computed once per change of usage, not once per app per round.
+	// Empty in candidates built by hand.
+	drfKey []float64
+	keyCap fairness.Vector
 	// scratch is a node pass's working memory, kept from pass to pass so
 	// that the policies allocate nothing per node (DRF's four slices per
 	// pass were 7% of a 1,000-job simulation, and the collector's work).
@@ -166,6 +172,7 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 		sc.fits[i] = d.FitsIn(free)
 	}
 	left := c.counts()
+	keyed := len(c.drfKey) == len(apps) && c.keyCap == n.Cluster
 	// The asks that fit the node's free room now. Free room only shrinks
 	// as tasks are placed, so each pick looks at these alone, and drops
 	// those that stopped fitting: a pass scans every ask once, not once
@@ -178,7 +185,11 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 		fit = append(fit, i)
 		if a := asks[i].App; !known[a] {
 			usage[a], known[a] = apps[a].Usage, true
-			share[a] = usage[a].DominantShare(n.Cluster) / apps[a].Weight
+			if keyed {
+				share[a] = c.drfKey[a]
+			} else {
+				share[a] = usage[a].DominantShare(n.Cluster) / apps[a].Weight
+			}
 		}
 	}
 	// The pick is the fitting ask least in (share, priority, app, index),

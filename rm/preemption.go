@@ -107,7 +107,7 @@ func (c *Core) forWhom(ab askedBack) string {
 }
 
 func (c *Core) amContainer(id ContainerID) error {
-	if _, ok := c.conts[id]; !ok {
+	if c.conts.Get(id) == nil {
 		return fmt.Errorf("container %d is not running", id)
 	}
 	if c.pre.ams == nil {
@@ -188,7 +188,7 @@ func (c *Core) preempt() []Action {
 	var acts []Action
 	for _, id := range slices.Sorted(maps.Keys(c.pre.asked)) {
 		if ab := c.pre.asked[id]; c.now >= ab.deadline {
-			k := *c.conts[id]
+			k := *c.conts.Get(id)
 			acts = append(acts, Preempted{Container: k, Reason: "preempted for " + c.forWhom(ab)})
 			c.free(id)
 		}
@@ -218,7 +218,7 @@ func (c *Core) preempt() []Action {
 		}
 	}
 	for id, ab := range c.pre.asked {
-		k := c.conts[id]
+		k := c.conts.Get(id)
 		if ab.forQueue < 0 {
 			continue // asked back for a node label
 		}
@@ -369,18 +369,18 @@ func (c *Core) mayTake(s, q int, res fairness.Vector, leaving []fairness.Vector)
 // takes them).
 func (c *Core) victims(s int, leaving []fairness.Vector) []*Container {
 	var out []*Container
-	for _, k := range c.conts {
+	c.conts.All(func(k *Container) {
 		a := c.byID[k.App]
 		if a == nil || a.q == s || c.pre.ams[k.ID] {
-			continue
+			return
 		}
 		if _, asked := c.pre.asked[k.ID]; asked {
-			continue
+			return
 		}
 		if c.mayTake(s, a.q, k.Resource, leaving) {
 			out = append(out, k)
 		}
-	}
+	})
 	slices.SortFunc(out, func(x, y *Container) int {
 		return cmp.Or(cmp.Compare(rankKind(y), rankKind(x)), cmp.Compare(rankPhase(y), rankPhase(x)), cmp.Compare(y.ID, x.ID))
 	})
