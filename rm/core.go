@@ -203,6 +203,15 @@ type app struct {
 	nconts int
 	// viewDirty: the app is in the core's dirtyViews.
 	viewDirty bool
+	// seg is the app's outstanding asks as the node passes take them
+	// (App unset), segAskOf their indices in asks, segLocal whether one
+	// has a locality. The candidates copy it each round; it is built
+	// again only when segStale (the asks were replaced, or a grant
+	// changed a count), which in a round is true of a few apps.
+	seg      []altruism.Ask
+	segAskOf []int
+	segLocal bool
+	segStale bool
 	// reservation is the reservation the app was submitted to, if any.
 	reservation string
 }
@@ -473,7 +482,7 @@ func (c *Core) appAdded(e AppAdded) error {
 	if err != nil {
 		return err
 	}
-	a := &app{id: e.App, queue: e.Queue, user: e.User, q: q, weight: w, label: e.Label}
+	a := &app{id: e.App, queue: e.Queue, user: e.User, q: q, weight: w, label: e.Label, segStale: true}
 	if why := c.mayAccess(a.q, e.Label); why != "" {
 		return fmt.Errorf("app %d: %s", e.App, why)
 	}
@@ -599,7 +608,7 @@ func (c *Core) appRequest(e AppRequest) error {
 		}
 		next[i] = k
 	}
-	a.asks = next
+	a.asks, a.segStale = next, true
 	c.setDemand(a, e.Demand)
 	a.work, a.critical = e.RemainingWork, e.CriticalTime
 	c.viewChanged(a)
@@ -994,28 +1003,35 @@ func (c *Core) candidates() (*Candidates, []int) {
 		if a.held {
 			continue
 		}
-		limited, knownLimit := false, false
-		for j := range a.asks {
-			k := &a.asks[j]
-			if k.Count <= 0 {
-				continue
-			}
-			if !knownLimit {
-				limited, knownLimit = c.limited(a), true
-			}
-			at := len(cands.Asks)
-			cands.Asks = append(cands.Asks, altruism.Ask{App: i, Kind: k.Kind, Priority: k.Priority, Demand: k.Demand, Count: k.Count})
+		if a.segStale {
+			a.segment()
+		}
+		if len(a.seg) == 0 {
+			continue
+		}
+		limited := c.limited(a)
+		at := len(cands.Asks)
+		cands.Asks = append(cands.Asks, a.seg...)
+		for x := at; x < len(cands.Asks); x++ {
+			cands.Asks[x].App = i
+		}
+		c.askOf = append(c.askOf, a.segAskOf...)
+		for range a.seg {
 			c.owner = append(c.owner, i)
-			c.askOf = append(c.askOf, j)
-			local := k.Locality != nil
+		}
+		if !a.segLocal && !limited && !labelled {
+			continue
+		}
+		for x, j := range a.segAskOf {
+			local := a.asks[j].Locality != nil
 			if local {
-				c.localIdx = append(c.localIdx, at)
+				c.localIdx = append(c.localIdx, at+x)
 			}
 			if limited {
-				c.limitIdx = append(c.limitIdx, at)
+				c.limitIdx = append(c.limitIdx, at+x)
 			}
 			if local || limited || labelled {
-				c.narrowIdx = append(c.narrowIdx, at)
+				c.narrowIdx = append(c.narrowIdx, at+x)
 			}
 		}
 	}
@@ -1025,6 +1041,21 @@ func (c *Core) candidates() (*Candidates, []int) {
 	c.granted = slices.Grow(c.granted[:0], n)[:n]
 	c.outstanding = slices.Grow(c.outstanding[:0], n)[:n]
 	return cands, c.owner
+}
+
+// segment builds app a's outstanding asks for the candidates.
+func (a *app) segment() {
+	a.seg, a.segAskOf, a.segLocal = a.seg[:0], a.segAskOf[:0], false
+	for j := range a.asks {
+		k := &a.asks[j]
+		if k.Count <= 0 {
+			continue
+		}
+		a.seg = append(a.seg, altruism.Ask{Kind: k.Kind, Priority: k.Priority, Demand: k.Demand, Count: k.Count})
+		a.segAskOf = append(a.segAskOf, j)
+		a.segLocal = a.segLocal || k.Locality != nil
+	}
+	a.segStale = false
 }
 
 // writeView writes app a's views at position i of the candidates.
@@ -1076,6 +1107,7 @@ func (c *Core) takeAsk(a *app, served *altruism.Ask, n int) {
 		k := &a.asks[i]
 		if k.Priority == served.Priority && k.Kind == served.Kind && k.Demand == served.Demand && k.Count > 0 {
 			k.Count -= n
+			a.segStale = true
 			if k.Count == 0 {
 				c.dropShape(Ask{Demand: k.Demand, Count: 1})
 			}
