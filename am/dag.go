@@ -131,11 +131,14 @@ type DAG struct {
 	// the reverse-packing order once an altruistic plan exists.
 	rank    []int
 	bfRank  []int
-	next    []int           // next task index to start, per stage
-	retries [][]int         // task indices waiting to be retried, per stage
-	attempt map[taskKey]int // the highest attempt number given, per task
+	next    []int   // next task index to start, per stage
+	retries [][]int // task indices waiting to be retried, per stage
+	// attempt is the highest attempt number given, per stage and task
+	// (a stage's slice made at its first start): a map of every task
+	// ever started cost a hash per start and grew with the job.
+	attempt [][]int32
 	fails   map[taskKey]int // failed attempts, per task
-	running map[int64]*run
+	running map[int64]run
 	history []TaskRecord
 	failed  error
 	// With Config.Inputs: the pending tasks' input hosts, counted per
@@ -171,9 +174,9 @@ func NewDAG(job *workload.Job, cfg Config) (*DAG, error) {
 		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x10a4)),
 		next:    make([]int, len(job.Stages)),
 		retries: make([][]int, len(job.Stages)),
-		attempt: map[taskKey]int{},
+		attempt: make([][]int32, len(job.Stages)),
 		fails:   map[taskKey]int{},
-		running: map[int64]*run{},
+		running: map[int64]run{},
 	}
 	d.planner.CriticalPathFirst = cfg.CriticalPathFirst
 	d.planner.Follow, d.planner.Resolution = cfg.PlanFollow, cfg.PlanResolution
@@ -342,12 +345,14 @@ func (d *DAG) Bind(now time.Duration, g Grant) (TaskRecord, bool) {
 	}
 	s := &d.state.Stages[best]
 	task := d.nextTask(best, g.Host)
-	key := taskKey{best, task}
-	d.attempt[key]++
-	rec := TaskRecord{Stage: d.job.Stages[best].Name, Task: task, Attempt: d.attempt[key],
+	if d.attempt[best] == nil {
+		d.attempt[best] = make([]int32, d.job.Stages[best].Tasks)
+	}
+	d.attempt[best][task]++
+	rec := TaskRecord{Stage: d.job.Stages[best].Name, Task: task, Attempt: int(d.attempt[best][task]),
 		Container: g.ID, Node: g.Node, Start: now, Kind: g.Kind, AMAttempt: d.cfg.AMAttempt,
 		Locality: d.placement(best, task, g.Host)}
-	d.running[g.ID] = &run{rec: rec, stage: best}
+	d.running[g.ID] = run{rec: rec, stage: best}
 	s.Pending--
 	s.Running = addRun(s.Running, now+s.Duration)
 	return rec, true
@@ -401,12 +406,12 @@ func (d *DAG) ended(now time.Duration, container int64, succeeded, failed bool) 
 		return false, fmt.Errorf("container %d runs no task of job %q", container, d.job.Name)
 	}
 	delete(d.running, container)
-	stage, rec := r.stage, &r.rec
+	stage, rec := r.stage, r.rec
 	s := &d.state.Stages[stage]
 	// A run is filed under its estimated finish, start + duration.
 	s.Running = removeRun(s.Running, rec.Start+s.Duration)
 	rec.End, rec.Succeeded = now, succeeded
-	d.history = append(d.history, *rec)
+	d.history = append(d.history, rec)
 	if succeeded {
 		return d.state.Done(stage), nil
 	}

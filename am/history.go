@@ -149,12 +149,12 @@ func historyTask(r TaskRecord, state string) HistoryTask {
 	return t
 }
 
-func (d *DAG) runningByStart() []*run {
-	rs := make([]*run, 0, len(d.running))
+func (d *DAG) runningByStart() []run {
+	rs := make([]run, 0, len(d.running))
 	for _, r := range d.running {
 		rs = append(rs, r)
 	}
-	slices.SortFunc(rs, func(a, b *run) int {
+	slices.SortFunc(rs, func(a, b run) int {
 		return cmp.Or(cmp.Compare(a.rec.Start, b.rec.Start), cmp.Compare(a.rec.Container, b.rec.Container))
 	})
 	return rs

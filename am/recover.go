@@ -2,6 +2,7 @@ package am
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -49,7 +50,7 @@ type Recovery struct {
 // or holding a task that cannot be the job's, is an error that names it;
 // the DAG is unchanged then.
 func (d *DAG) Recover(h History) (Recovery, error) {
-	if len(d.history) > 0 || len(d.running) > 0 || len(d.attempt) > 0 {
+	if len(d.history) > 0 || len(d.running) > 0 || slices.ContainsFunc(d.attempt, func(a []int32) bool { return a != nil }) {
 		return Recovery{}, fmt.Errorf("job %q: recovery must come before any task starts", d.job.Name)
 	}
 	if h.Job != d.job.Name {
@@ -84,7 +85,7 @@ func (d *DAG) Recover(h History) (Recovery, error) {
 
 	rc := Recovery{From: h.Attempt}
 	recs := make([]TaskRecord, 0, len(h.Tasks))
-	attempt, fails := map[taskKey]int{}, map[taskKey]int{}
+	attempt, fails := make([][]int32, len(d.job.Stages)), map[taskKey]int{}
 	done := make([]map[int]bool, len(d.job.Stages))
 	seen := map[[3]int]bool{}
 	for _, t := range h.Tasks {
@@ -135,7 +136,10 @@ func (d *DAG) Recover(h History) (Recovery, error) {
 		default:
 			return Recovery{}, fmt.Errorf("the history's %s: unknown state %q", name, t.State)
 		}
-		attempt[key] = max(attempt[key], t.Attempt)
+		if attempt[i] == nil {
+			attempt[i] = make([]int32, d.job.Stages[i].Tasks)
+		}
+		attempt[i][t.Task] = max(attempt[i][t.Task], int32(min(t.Attempt, math.MaxInt32)))
 		recs = append(recs, rec)
 	}
 
