@@ -382,6 +382,44 @@ func TestPlannerFollowsItsPlan(t *testing.T) {
 	}
 }
 
+func TestPlannerFollowPart(t *testing.T) {
+	// The job of TestPlannerFollowsItsPlan: eight one-second tasks on five
+	// cores, planned at 0 with T_k = 2 s (three due at 0, five at 1 s).
+	// Follow 250 ms, and a part of the horizon: a quarter of 2 s is 500 ms.
+	const ms = time.Millisecond
+	tests := []struct {
+		name   string
+		part   float64
+		at     time.Duration
+		finish time.Duration
+		slots  []Slot
+	}{
+		{"followed past Follow, within its part of the horizon", 0.25, 300 * ms,
+			2 * sec, []Slot{{0, 0, 3}, {0, sec, 5}}},
+		{"fresh once the part has passed", 0.25, 600 * ms,
+			2600 * ms, []Slot{{0, 600 * ms, 3}, {0, 1600 * ms, 5}}},
+		// A tenth of 2 s is 200 ms, less than Follow: Follow stands.
+		{"Follow when the part is shorter", 0.1, 240 * ms,
+			2 * sec, []Slot{{0, 0, 3}, {0, sec, 5}}},
+		{"fresh past Follow when the part is shorter", 0.1, 260 * ms,
+			2260 * ms, []Slot{{0, 260 * ms, 3}, {0, 1260 * ms, 5}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j := &Job{Stages: []Stage{stage(8, sec)}}
+			pl := Planner{Follow: 250 * ms, FollowPart: tc.part}
+			pl.Plan(j, cores(5), 0)
+			p := pl.Plan(j, cores(5), tc.at)
+			if p.Finish != tc.finish {
+				t.Errorf("Finish = %v, want %v", p.Finish, tc.finish)
+			}
+			if diff := cmp.Diff(tc.slots, p.Slots); diff != "" {
+				t.Errorf("slots (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestForwardPackResolution(t *testing.T) {
 	// Four pending one-core tasks on two cores, behind two running tasks
 	// that end 30 ms apart, at 1 s and 1.03 s.

@@ -106,6 +106,10 @@ type Config struct {
 	// again while the job keeps to it (altruism.Planner.Follow; Loom's
 	// AMs use altruism.DefaultFollow); 0 plans at every decision.
 	PlanFollow time.Duration
+	// PlanFollowPart stretches PlanFollow to this part of a plan's
+	// horizon (altruism.Planner.FollowPart; Loom's AMs use
+	// altruism.DefaultFollowPart).
+	PlanFollowPart float64
 	// PlanResolution is the planner's forward-pass resolution
 	// (altruism.Planner.Resolution; Loom's AMs use
 	// altruism.DefaultResolution); 0 packs at every finish.
@@ -180,6 +184,7 @@ func NewDAG(job *workload.Job, cfg Config) (*DAG, error) {
 	}
 	d.planner.CriticalPathFirst = cfg.CriticalPathFirst
 	d.planner.Follow, d.planner.Resolution = cfg.PlanFollow, cfg.PlanResolution
+	d.planner.FollowPart = cfg.PlanFollowPart
 	d.bfRank = breadthFirst(state)
 	d.rank = slices.Clone(d.bfRank)
 	if cfg.Inputs != nil {

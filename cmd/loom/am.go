@@ -21,7 +21,7 @@ import (
 func amCommand() *cobra.Command {
 	var (
 		jobFile, catalogue, name, taskKind, history string
-		timeScale                                   float64
+		timeScale, planFollowPart                   float64
 		tick                                        time.Duration
 		greedy, criticalPathFirst                   bool
 		planFollow, planRes                         time.Duration
@@ -44,6 +44,9 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 		Example: "  loom am --job q5.json --history history.json\n  loom am --catalogue tpch:100g --name q5 --time-scale 0.01",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFollowPart(planFollowPart); err != nil {
+				return err
+			}
 			job, err := amJob(jobFile, catalogue, name)
 			if err != nil {
 				return err
@@ -83,7 +86,7 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 			// baseline AM does: every runnable task DEFAULT, breadth-first.
 			altruistic := !greedy && (first.Policy == "" || rm.Altruistic(first.Policy))
 			dag, err := am.NewDAG(job, am.Config{Altruistic: altruistic, Seed: seed, AMAttempt: driver.AttemptNumber(launch.Attempt),
-				CriticalPathFirst: criticalPathFirst, PlanFollow: planFollow, PlanResolution: planRes})
+				CriticalPathFirst: criticalPathFirst, PlanFollow: planFollow, PlanFollowPart: planFollowPart, PlanResolution: planRes})
 			if err != nil {
 				return err
 			}
@@ -103,6 +106,7 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 	f.BoolVar(&greedy, "greedy", false, "ask for every runnable task as DEFAULT, breadth-first (the baselines' AM)")
 	f.Uint64Var(&seed, "seed", 1, "seed for the P(Altruism) draws")
 	f.DurationVar(&planFollow, "plan-follow", altruism.DefaultFollow, "follow a plan this long without planning again while the job keeps to it (0: plan at every decision); as loom sim --plan-follow")
+	f.Float64Var(&planFollowPart, "plan-follow-part", altruism.DefaultFollowPart, "follow a plan for this part of the time it has left, when longer than --plan-follow (0: --plan-follow alone); as loom sim --plan-follow-part")
 	f.DurationVar(&planRes, "plan-resolution", altruism.DefaultResolution, "plan task ends closer than this (and than 1/20 of the shortest task) as one instant (0: exact); as loom sim --plan-resolution")
 	f.BoolVar(&criticalPathFirst, "critical-path-first", false, "plan the job critical-path first (stages on the longest remaining chain start first) instead of by Tetris alignment; as loom sim --critical-path-first")
 	return cmd
@@ -155,4 +159,13 @@ func loadAMJob(file, catalogue, name string, limits workload.Limits) (*workload.
 		}
 	}
 	return nil, fmt.Errorf("no job named %q in %s%s", name, file, catalogue)
+}
+
+// checkFollowPart checks --plan-follow-part, as loom am and loom sim take
+// it: a part of a plan's horizon, 0 to 1.
+func checkFollowPart(p float64) error {
+	if !(p >= 0 && p <= 1) {
+		return fmt.Errorf("--plan-follow-part %v: must be 0 to 1, a part of the plan's horizon (0: --plan-follow alone)", p)
+	}
+	return nil
 }

@@ -35,6 +35,7 @@ type simFlags struct {
 	frontier    bool
 	cpf         bool
 	planFollow  time.Duration
+	followPart  float64
 	planRes     time.Duration
 	decisions   string
 	quiet       bool
@@ -81,6 +82,7 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
 	fl.BoolVar(&f.sweeps, "sweeps", false, "also sweep load, misestimation and P(Altruism) (slow; plotted with --plots)")
 	fl.BoolVar(&f.frontier, "frontier", false, "instead, sweep every policy's knobs (Tetris f, Carbyne P(Altruism) and leftover cap) and print average JCT against Jain's index (plotted with --plots)")
 	fl.DurationVar(&f.planFollow, "plan-follow", altruism.DefaultFollow, "how long Carbyne's AMs follow a plan without planning again while the job keeps to it (0: plan at every decision, slower)")
+	fl.Float64Var(&f.followPart, "plan-follow-part", altruism.DefaultFollowPart, "Carbyne's AMs also follow a plan for this part of the time it has left (T_k - now), when longer than --plan-follow (0: --plan-follow alone)")
 	fl.DurationVar(&f.planRes, "plan-resolution", altruism.DefaultResolution, "Carbyne's AMs' planning resolution: task ends closer than this (and than 1/20 of the shortest task) are one instant to the plan (0: exact, slower)")
 	fl.BoolVar(&f.cpf, "critical-path-first", false, "Carbyne's AMs plan critical-path first (DAG-aware, as DAGPS) instead of by Tetris alignment (measured slower on TPC-DS: see docs/results)")
 	fl.StringVar(&f.decisions, "decisions", "", "write each policy's decision log into this directory")
@@ -117,6 +119,10 @@ func runSim(out io.Writer, f simFlags) error {
 		return fmt.Errorf("--plan-follow %v, --plan-resolution %v: must not be negative (0 plans at every decision, at every finish)", f.planFollow, f.planRes)
 	}
 	cfg.PlanFollow, cfg.PlanResolution = f.planFollow, f.planRes
+	if err := checkFollowPart(f.followPart); err != nil {
+		return err
+	}
+	cfg.PlanFollowPart = f.followPart
 	if f.withInputs {
 		l := f.locality
 		cfg.Locality = &l

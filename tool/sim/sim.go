@@ -76,6 +76,9 @@ type Config struct {
 	// again (am.Config.PlanFollow); DefaultConfig's is
 	// altruism.DefaultFollow, as the daemons' AMs.
 	PlanFollow time.Duration
+	// PlanFollowPart stretches it for long plans (am.Config.PlanFollowPart;
+	// DefaultConfig's is altruism.DefaultFollowPart).
+	PlanFollowPart float64
 	// PlanResolution is their planner's resolution
 	// (am.Config.PlanResolution; DefaultConfig's is
 	// altruism.DefaultResolution).
@@ -103,7 +106,8 @@ type Config struct {
 // (Carbyne, P(Altruism) 1).
 func DefaultConfig() Config {
 	return Config{Machines: 100, Machine: workload.PaperMachine(), PolicyConfig: rm.DefaultPolicyConfig(), Window: time.Minute,
-		PlanFollow: altruism.DefaultFollow, PlanResolution: altruism.DefaultResolution}
+		PlanFollow: altruism.DefaultFollow, PlanFollowPart: altruism.DefaultFollowPart,
+		PlanResolution: altruism.DefaultResolution}
 }
 
 // JobResult is one job's outcome.
@@ -360,7 +364,7 @@ func (s *sim) admitAll(jobs []*workload.Job) error {
 			return fmt.Errorf("with demands misestimated by %+g%%: %w", s.cfg.Misestimate, err)
 		}
 		ac := am.Config{Altruistic: s.cfg.Altruistic(), CriticalPathFirst: s.cfg.CriticalPathFirst,
-			PlanFollow: s.cfg.PlanFollow, PlanResolution: s.cfg.PlanResolution,
+			PlanFollow: s.cfg.PlanFollow, PlanFollowPart: s.cfg.PlanFollowPart, PlanResolution: s.cfg.PlanResolution,
 			Seed: s.cfg.Seed ^ uint64(n+1)*0x9e3779b97f4a7c15}
 		if l := s.cfg.Locality; l != nil {
 			ac.Inputs, ac.RackOf = l.inputs(est, s.cfg.Seed, n, s.cfg.Machines), l.rackOf
