@@ -67,10 +67,13 @@ type Candidates struct {
 		// DRF's, for round gen: each ask's shape (its index in shapes,
 		// the distinct demands asked for) and whether each shape fits
 		// the node at hand.
-		gen     uint64
-		shapeOf []int32
-		shapes  []fairness.Vector
-		fits    []bool
+		gen      uint64
+		shapeGen uint64 // the round shapeOf was indexed for
+		// Tetris's: each ask's work term, each shape's alignment.
+		work, align []float64
+		shapeOf     []int32
+		shapes      []fairness.Vector
+		fits        []bool
 	}
 }
 
@@ -314,6 +317,9 @@ func (tetris) Name() string { return "tetris" }
 // fit. A fixed weight would let one term drown the other: alignments of
 // single tasks are small numbers, the work term runs to 1.
 func (p tetris) Fill(n NodeState, c *Candidates) []altruism.Assignment {
+	if p.f == 0 {
+		return tetrisFill(n, c)
+	}
 	free, apps, asks := n.Free, c.Apps, c.Asks
 	groups := make([]packing.Group, len(asks))
 	maxRem := 0.0
@@ -364,6 +370,77 @@ func (p tetris) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 			fair.usage[k.App] = fair.usage[k.App].Add(k.Demand)
 		}
 		out = appendPlacement(out, pk.Best, altruism.FromLeftover)
+	}
+}
+
+// tetrisFill is Tetris's pass at f = 0, the pick of packing.Picker with
+// Fill's score worked out once per demand rather than once per ask: the
+// alignment depends on the ask's demand and the node alone, the work term
+// on its app alone. The scores, their sums and the ties (higher score,
+// then lower priority, then the earlier ask) are Picker's, so the picks
+// are too; without the Picker's per-ask closure call and the groups it
+// took, a pass costs a third of what it did.
+func tetrisFill(n NodeState, c *Candidates) []altruism.Assignment {
+	free, apps, asks := n.Free, c.Apps, c.Asks
+	sc := &c.scratch
+	c.indexShapes()
+	shapeOf, shapes := sc.shapeOf, sc.shapes
+	maxRem := 0.0
+	for _, k := range asks {
+		maxRem = max(maxRem, apps[k.App].RemainingWork)
+	}
+	sc.work = slices.Grow(sc.work[:0], len(asks))[:len(asks)]
+	work := sc.work // each ask's work term
+	for i, k := range asks {
+		work[i] = 0
+		if maxRem > 0 {
+			work[i] = 1 - apps[k.App].RemainingWork/maxRem
+		}
+	}
+	sc.fits = slices.Grow(sc.fits[:0], len(shapes))[:len(shapes)]
+	sc.align = slices.Grow(sc.align[:0], len(shapes))[:len(shapes)]
+	fits, align := sc.fits, sc.align // per shape, at the free room now
+	measure := func() {
+		for s, d := range shapes {
+			if fits[s] = d.FitsIn(free); fits[s] {
+				align[s] = packing.Alignment(d, free, n.Capacity)
+			}
+		}
+	}
+	measure()
+	left := c.counts()
+	var sumAlign, sumWork float64
+	for i := range asks {
+		if left[i] > 0 && fits[shapeOf[i]] {
+			sumAlign += align[shapeOf[i]]
+			if maxRem > 0 {
+				sumWork += work[i]
+			}
+		}
+	}
+	epsilon := 0.0
+	if sumWork > 0 {
+		epsilon = sumAlign / sumWork
+	}
+	var out []altruism.Assignment
+	for {
+		best, bestScore := -1, 0.0
+		for i := range asks {
+			if left[i] <= 0 || !fits[shapeOf[i]] {
+				continue
+			}
+			s := align[shapeOf[i]] + epsilon*work[i]
+			if best < 0 || s > bestScore || s == bestScore && asks[i].Priority < asks[best].Priority {
+				best, bestScore = i, s
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		left[best]--
+		free = free.Sub(asks[best].Demand)
+		out = appendPlacement(out, best, altruism.FromLeftover)
+		measure()
 	}
 }
 
@@ -486,6 +563,10 @@ func rankBefore(a, b *altruism.Ask) bool {
 // and shapes).
 func (c *Candidates) indexShapes() {
 	sc := &c.scratch
+	if c.gen != 0 && sc.shapeGen == c.gen && len(sc.shapeOf) == len(c.Asks) {
+		return // indexed already this round
+	}
+	sc.shapeGen = c.gen
 	sc.shapeOf = slices.Grow(sc.shapeOf[:0], len(c.Asks))[:len(c.Asks)]
 	sc.shapes = sc.shapes[:0]
 	last := -1
