@@ -71,9 +71,12 @@ type Candidates struct {
 		shapeGen uint64 // the round shapeOf was indexed for
 		// Tetris's: each ask's work term, each shape's alignment.
 		work, align []float64
-		shapeOf     []int32
-		shapes      []fairness.Vector
-		fits        []bool
+		// SJF's order of the asks, for round sjfGen.
+		sjfOrder []int
+		sjfGen   uint64
+		shapeOf  []int32
+		shapes   []fairness.Vector
+		fits     []bool
 	}
 }
 
@@ -523,24 +526,40 @@ func (sjf) Name() string { return "sjf" }
 
 func (sjf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	free, apps, asks := n.Free, c.Apps, c.Asks
-	c.scratch.order = slices.Grow(c.scratch.order[:0], len(asks))[:len(asks)]
-	order := c.scratch.order
-	for i := range order {
-		order[i] = i
+	sc := &c.scratch
+	// The order depends on the apps' remaining work and the asks alone,
+	// which a round does not change: it is sorted once per round, not at
+	// every node the round visits.
+	if c.gen == 0 || sc.sjfGen != c.gen || len(sc.sjfOrder) != len(asks) {
+		sc.sjfGen = c.gen
+		sc.sjfOrder = slices.Grow(sc.sjfOrder[:0], len(asks))[:len(asks)]
+		for i := range sc.sjfOrder {
+			sc.sjfOrder[i] = i
+		}
+		slices.SortStableFunc(sc.sjfOrder, func(a, b int) int {
+			ka, kb := asks[a], asks[b]
+			if c := cmp.Compare(apps[ka.App].RemainingWork, apps[kb.App].RemainingWork); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(ka.App, kb.App); c != 0 {
+				return c
+			}
+			return cmp.Compare(ka.Priority, kb.Priority)
+		})
 	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		ka, kb := asks[a], asks[b]
-		if c := cmp.Compare(apps[ka.App].RemainingWork, apps[kb.App].RemainingWork); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(ka.App, kb.App); c != 0 {
-			return c
-		}
-		return cmp.Compare(ka.Priority, kb.Priority)
-	})
+	// Whether an ask can fit at all is decided per demand: free room only
+	// shrinks, so a demand that does not fit now never will in this pass.
+	c.indexShapes()
+	sc.fits = slices.Grow(sc.fits[:0], len(sc.shapes))[:len(sc.shapes)]
+	for s, d := range sc.shapes {
+		sc.fits[s] = d.FitsIn(free)
+	}
 	left := c.counts()
 	var out []altruism.Assignment
-	for _, i := range order {
+	for _, i := range sc.sjfOrder {
+		if !sc.fits[sc.shapeOf[i]] {
+			continue
+		}
 		for left[i] > 0 && asks[i].Demand.FitsIn(free) {
 			left[i]--
 			free = free.Sub(asks[i].Demand)
