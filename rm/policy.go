@@ -64,19 +64,20 @@ type Candidates struct {
 		left  []int
 		order []int
 		key   []float64
-		// DRF's, for round gen: each ask's shape (its index in shapes,
-		// the distinct demands asked for) and whether each shape fits
-		// the node at hand.
-		gen      uint64
-		shapeGen uint64 // the round shapeOf was indexed for
+		// DRF's round, gen (its shares above are kept for it).
+		gen uint64
+		// Each ask's shape (its index in shapes, the distinct demands
+		// asked for), indexed once per round (shapeGen), and whether
+		// each shape fits the node at hand (DRF, Tetris, SJF).
+		shapeGen uint64
+		shapeOf  []int32
+		shapes   []fairness.Vector
+		fits     []bool
 		// Tetris's: each ask's work term, each shape's alignment.
 		work, align []float64
 		// SJF's order of the asks, for round sjfGen.
 		sjfOrder []int
 		sjfGen   uint64
-		shapeOf  []int32
-		shapes   []fairness.Vector
-		fits     []bool
 	}
 }
 
