@@ -207,9 +207,32 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	for j, i := range fit {
 		h.key[j] = share[asks[i].App]
 	}
-	h.init()
 	defer func() { sc.order, sc.key = h.idx[:0], h.key[:0] }()
 	var out []altruism.Assignment
+	// Most passes place one task and leave too little room for another:
+	// the first pick is found by one scan, and the rest are heaped only
+	// when the node still has room. The picks are the same either way,
+	// each the least fitting ask in DRF's order at the time it is made.
+	if len(h.idx) > 0 {
+		m := 0
+		for j := 1; j < len(h.idx); j++ {
+			if h.less(j, m) {
+				m = j
+			}
+		}
+		h.swap(0, m)
+		i := h.idx[0]
+		k := &asks[i]
+		left[i]--
+		free = free.Sub(k.Demand)
+		usage[k.App] = usage[k.App].Add(k.Demand)
+		share[k.App] = usage[k.App].DominantShare(n.Cluster) / apps[k.App].Weight
+		out = appendPlacement(out, i, altruism.FromLeftover)
+		if !slices.ContainsFunc(sc.shapes, func(d fairness.Vector) bool { return d.FitsIn(free) }) {
+			return out
+		}
+	}
+	h.init()
 	for len(h.idx) > 0 {
 		i, s := h.idx[0], h.key[0]
 		k := &asks[i]
