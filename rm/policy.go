@@ -174,10 +174,7 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	share, known, usage := sc.share, sc.known, sc.usage
 	// Asks share a handful of demands: whether one fits is decided once
 	// per demand, not once per ask.
-	sc.fits = slices.Grow(sc.fits[:0], len(sc.shapes))[:len(sc.shapes)]
-	for i, d := range sc.shapes {
-		sc.fits[i] = d.FitsIn(free)
-	}
+	c.shapeFits(free)
 	left := c.counts()
 	keyed := len(c.drfKey) == len(apps) && c.keyCap == n.Cluster
 	// The asks that fit the node's free room now. Free room only shrinks
@@ -209,6 +206,14 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	}
 	defer func() { sc.order, sc.key = h.idx[:0], h.key[:0] }()
 	var out []altruism.Assignment
+	place := func(i int) {
+		k := &asks[i]
+		left[i]--
+		free = free.Sub(k.Demand)
+		usage[k.App] = usage[k.App].Add(k.Demand)
+		share[k.App] = usage[k.App].DominantShare(n.Cluster) / apps[k.App].Weight
+		out = appendPlacement(out, i, altruism.FromLeftover)
+	}
 	// Most passes place one task and leave too little room for another:
 	// the first pick is found by one scan, and the rest are heaped only
 	// when the node still has room. The picks are the same either way,
@@ -221,13 +226,7 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 			}
 		}
 		h.swap(0, m)
-		i := h.idx[0]
-		k := &asks[i]
-		left[i]--
-		free = free.Sub(k.Demand)
-		usage[k.App] = usage[k.App].Add(k.Demand)
-		share[k.App] = usage[k.App].DominantShare(n.Cluster) / apps[k.App].Weight
-		out = appendPlacement(out, i, altruism.FromLeftover)
+		place(h.idx[0])
 		if !slices.ContainsFunc(sc.shapes, func(d fairness.Vector) bool { return d.FitsIn(free) }) {
 			return out
 		}
@@ -251,11 +250,7 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 			h.down(0)
 			continue
 		}
-		left[i]--
-		free = free.Sub(k.Demand)
-		usage[k.App] = usage[k.App].Add(k.Demand)
-		share[k.App] = usage[k.App].DominantShare(n.Cluster) / apps[k.App].Weight
-		out = appendPlacement(out, i, altruism.FromLeftover)
+		place(i)
 	}
 	return out
 }
@@ -424,12 +419,13 @@ func tetrisFill(n NodeState, c *Candidates) []altruism.Assignment {
 			work[i] = 1 - apps[k.App].RemainingWork/maxRem
 		}
 	}
-	sc.fits = slices.Grow(sc.fits[:0], len(shapes))[:len(shapes)]
 	sc.align = slices.Grow(sc.align[:0], len(shapes))[:len(shapes)]
-	fits, align := sc.fits, sc.align // per shape, at the free room now
+	var fits []bool
+	align := sc.align // per shape, at the free room now
 	measure := func() {
+		fits = c.shapeFits(free)
 		for s, d := range shapes {
-			if fits[s] = d.FitsIn(free); fits[s] {
+			if fits[s] {
 				align[s] = packing.Alignment(d, free, n.Capacity)
 			}
 		}
@@ -574,10 +570,7 @@ func (sjf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	// Whether an ask can fit at all is decided per demand: free room only
 	// shrinks, so a demand that does not fit now never will in this pass.
 	c.indexShapes()
-	sc.fits = slices.Grow(sc.fits[:0], len(sc.shapes))[:len(sc.shapes)]
-	for s, d := range sc.shapes {
-		sc.fits[s] = d.FitsIn(free)
-	}
+	c.shapeFits(free)
 	left := c.counts()
 	var out []altruism.Assignment
 	for _, i := range sc.sjfOrder {
@@ -624,6 +617,17 @@ func (c *Candidates) indexShapes() {
 		}
 		sc.shapeOf[i] = int32(last)
 	}
+}
+
+// shapeFits sets, and returns, whether each of the round's shapes fits
+// free (scratch fits, indexed as shapes).
+func (c *Candidates) shapeFits(free fairness.Vector) []bool {
+	sc := &c.scratch
+	sc.fits = slices.Grow(sc.fits[:0], len(sc.shapes))[:len(sc.shapes)]
+	for s, d := range sc.shapes {
+		sc.fits[s] = d.FitsIn(free)
+	}
+	return sc.fits
 }
 
 // usageChanged tells the policies' round memory that the core changed
