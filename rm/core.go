@@ -113,16 +113,30 @@ type Core struct {
 	demandsMoved bool
 	lastShares   time.Duration
 
-	// shapes are the distinct task demands asked for now (shapeRefs
-	// counts the asks of each). A node that fits none of them is settled:
-	// it is skipped until its free room grows or a new shape is asked
-	// for. unsettled holds the others, so that a scheduling pass on a
-	// large, busy cluster visits only nodes that might take something.
-	shapes    []fairness.Vector
-	shapeRefs map[fairness.Vector]int
-	unsettled bitset
+	// shapes are the distinct task demands asked for now. A node that
+	// fits none of them is settled: it is skipped until its free room
+	// grows or a new shape is asked for. unsettled holds the others, so
+	// that a scheduling pass on a large, busy cluster visits only nodes
+	// that might take something. Each shape has an id while it is asked
+	// for (shapeIDs; shapeRefs counts its outstanding asks by id,
+	// freeShapes are ids to reuse); the candidates carry each ask's id
+	// and each id's demand (Candidates.shapeOf, shapeVec), so that no
+	// pass compares demands to number them.
+	shapes     []fairness.Vector
+	shapeIDs   map[fairness.Vector]int32
+	shapeRefs  []int
+	freeShapes []int32
+	unsettled  bitset
 
 	cands Candidates // reused by every scheduling pass
+	// layoutStale says the candidates' asks must be laid out again
+	// (apps came or went); otherwise a round rewrites in place the
+	// blocks of the apps in segDirty, whose outstanding asks changed,
+	// as long as no block changed its length: a round then costs the
+	// apps that changed, not every ask (a 4,000-job simulation has ~150
+	// asks per round, and one or two apps that changed).
+	layoutStale bool
+	segDirty    []*app
 	// viewsStale says every app's view in cands (its AppView and
 	// altruism.App) must be written again: shares were recomputed, or
 	// apps came or went. Otherwise only dirtyViews are, the apps whose
@@ -210,8 +224,12 @@ type app struct {
 	// changed a count), which in a round is true of a few apps.
 	seg      []altruism.Ask
 	segAskOf []int
+	segShape []int32
 	segLocal bool
 	segStale bool
+	// segAt is where seg starts in the candidates' asks, -1 when it is
+	// not among them (held, or nothing outstanding).
+	segAt int
 	// reservation is the reservation the app was submitted to, if any.
 	reservation string
 }
@@ -226,7 +244,7 @@ func New(cfg Config) *Core {
 	}
 	cfg.QueuePAltruism = maps.Clone(cfg.QueuePAltruism)
 	return &Core{cfg: cfg, byID: map[AppID]*app{},
-		shapeRefs: map[fairness.Vector]int{}, next: cfg.FirstContainer, pre: preemptState{asked: map[ContainerID]askedBack{}},
+		shapeIDs: map[fairness.Vector]int32{}, next: cfg.FirstContainer, pre: preemptState{asked: map[ContainerID]askedBack{}},
 		partCap: map[string]fairness.Vector{}}
 }
 
@@ -482,7 +500,7 @@ func (c *Core) appAdded(e AppAdded) error {
 	if err != nil {
 		return err
 	}
-	a := &app{id: e.App, queue: e.Queue, user: e.User, q: q, weight: w, label: e.Label, segStale: true}
+	a := &app{id: e.App, queue: e.Queue, user: e.User, q: q, weight: w, label: e.Label, segStale: true, segAt: -1}
 	if why := c.mayAccess(a.q, e.Label); why != "" {
 		return fmt.Errorf("app %d: %s", e.App, why)
 	}
@@ -497,7 +515,7 @@ func (c *Core) appAdded(e AppAdded) error {
 	c.byID[e.App] = a
 	i, _ := slices.BinarySearchFunc(c.apps, e.App, func(x *app, id AppID) int { return cmp.Compare(x.id, id) })
 	c.apps = slices.Insert(c.apps, i, a)
-	c.sharesStale = true
+	c.sharesStale, c.layoutStale = true, true
 	return nil
 }
 
@@ -608,7 +626,8 @@ func (c *Core) appRequest(e AppRequest) error {
 		}
 		next[i] = k
 	}
-	a.asks, a.segStale = next, true
+	a.asks = next
+	c.segChanged(a)
 	c.setDemand(a, e.Demand)
 	a.work, a.critical = e.RemainingWork, e.CriticalTime
 	c.viewChanged(a)
@@ -669,6 +688,7 @@ func (c *Core) appRemoved(id AppID) ([]Action, error) {
 	}
 	delete(c.byID, id)
 	c.apps = slices.DeleteFunc(c.apps, func(a *app) bool { return a.id == id })
+	c.layoutStale = true
 	if c.tree != nil {
 		c.tree.qs[a.q].apps--
 		if !a.held {
@@ -992,29 +1012,76 @@ func (c *Core) candidates() (*Candidates, []int) {
 	}
 	c.viewsStale, c.dirtyViews = false, c.dirtyViews[:0]
 
-	cands.Asks = cands.Asks[:0]
 	cands.fresh = false
 	c.round++
 	cands.gen = c.round
+	if !c.patchAsks() {
+		c.layAsks()
+	}
+	c.segDirty = c.segDirty[:0]
+	return cands, c.owner
+}
+
+// patchAsks brings the last round's asks up to date by rewriting the
+// blocks of the apps whose asks changed, and says whether it could: not
+// when apps came or went, or a block would change its length, or some
+// ask is narrowed at nodes (locality, queues, partitions), whose lists
+// layAsks makes.
+func (c *Core) patchAsks() bool {
+	if c.layoutStale || c.tree != nil || len(c.localIdx) > 0 || c.labelled() {
+		return false
+	}
+	cands := &c.cands
+	for _, a := range c.segDirty {
+		if !a.segStale || a.held {
+			continue
+		}
+		was := len(a.seg)
+		a.segment(c.shapeIDs)
+		if len(a.seg) != was || a.segLocal {
+			return false
+		}
+		if was == 0 {
+			continue
+		}
+		i := cands.Asks[a.segAt].App
+		copy(cands.Asks[a.segAt:], a.seg)
+		for x := range a.seg {
+			cands.Asks[a.segAt+x].App = i
+		}
+		copy(c.askOf[a.segAt:], a.segAskOf)
+		copy(cands.shapeOf[a.segAt:], a.segShape)
+	}
+	return true
+}
+
+// layAsks flattens every app's outstanding asks into the candidates.
+func (c *Core) layAsks() {
+	cands := &c.cands
+	c.layoutStale = false
+	cands.Asks, cands.shapeOf = cands.Asks[:0], cands.shapeOf[:0]
 	c.owner, c.askOf = c.owner[:0], c.askOf[:0]
 	c.localIdx, c.limitIdx, c.narrowIdx = c.localIdx[:0], c.limitIdx[:0], c.narrowIdx[:0]
 	labelled := c.labelled()
 	for i, a := range c.apps {
+		a.segAt = -1
 		if a.held {
 			continue
 		}
 		if a.segStale {
-			a.segment()
+			a.segment(c.shapeIDs)
 		}
 		if len(a.seg) == 0 {
 			continue
 		}
 		limited := c.limited(a)
 		at := len(cands.Asks)
+		a.segAt = at
 		cands.Asks = append(cands.Asks, a.seg...)
 		for x := at; x < len(cands.Asks); x++ {
 			cands.Asks[x].App = i
 		}
+		cands.shapeOf = append(cands.shapeOf, a.segShape...)
 		c.askOf = append(c.askOf, a.segAskOf...)
 		for range a.seg {
 			c.owner = append(c.owner, i)
@@ -1040,12 +1107,20 @@ func (c *Core) candidates() (*Candidates, []int) {
 	clear(c.placement) // Anywhere
 	c.granted = slices.Grow(c.granted[:0], n)[:n]
 	c.outstanding = slices.Grow(c.outstanding[:0], n)[:n]
-	return cands, c.owner
 }
 
-// segment builds app a's outstanding asks for the candidates.
-func (a *app) segment() {
-	a.seg, a.segAskOf, a.segLocal = a.seg[:0], a.segAskOf[:0], false
+// segChanged notes that app a's outstanding asks changed.
+func (c *Core) segChanged(a *app) {
+	if !a.segStale {
+		a.segStale = true
+		c.segDirty = append(c.segDirty, a)
+	}
+}
+
+// segment builds app a's outstanding asks for the candidates, with their
+// shapes' ids.
+func (a *app) segment(ids map[fairness.Vector]int32) {
+	a.seg, a.segAskOf, a.segShape, a.segLocal = a.seg[:0], a.segAskOf[:0], a.segShape[:0], false
 	for j := range a.asks {
 		k := &a.asks[j]
 		if k.Count <= 0 {
@@ -1053,6 +1128,7 @@ func (a *app) segment() {
 		}
 		a.seg = append(a.seg, altruism.Ask{Kind: k.Kind, Priority: k.Priority, Demand: k.Demand, Count: k.Count})
 		a.segAskOf = append(a.segAskOf, j)
+		a.segShape = append(a.segShape, ids[k.Demand])
 		a.segLocal = a.segLocal || k.Locality != nil
 	}
 	a.segStale = false
@@ -1107,7 +1183,7 @@ func (c *Core) takeAsk(a *app, served *altruism.Ask, n int) {
 		k := &a.asks[i]
 		if k.Priority == served.Priority && k.Kind == served.Kind && k.Demand == served.Demand && k.Count > 0 {
 			k.Count -= n
-			a.segStale = true
+			c.segChanged(a)
 			if k.Count == 0 {
 				c.dropShape(Ask{Demand: k.Demand, Count: 1})
 			}
@@ -1122,9 +1198,19 @@ func (c *Core) addShape(k Ask) {
 	if k.Count <= 0 {
 		return
 	}
-	if c.shapeRefs[k.Demand]++; c.shapeRefs[k.Demand] > 1 {
+	if id, ok := c.shapeIDs[k.Demand]; ok {
+		c.shapeRefs[id]++
 		return
 	}
+	var id int32
+	if n := len(c.freeShapes); n > 0 {
+		id, c.freeShapes = c.freeShapes[n-1], c.freeShapes[:n-1]
+		c.shapeRefs[id], c.cands.shapeVec[id] = 1, k.Demand
+	} else {
+		id = int32(len(c.shapeRefs))
+		c.shapeRefs, c.cands.shapeVec = append(c.shapeRefs, 1), append(c.cands.shapeVec, k.Demand)
+	}
+	c.shapeIDs[k.Demand] = id
 	c.shapes = append(c.shapes, k.Demand)
 	for _, n := range c.nodes {
 		if n != nil {
@@ -1139,10 +1225,14 @@ func (c *Core) dropShape(k Ask) {
 	if k.Count <= 0 {
 		return
 	}
-	if c.shapeRefs[k.Demand]--; c.shapeRefs[k.Demand] > 0 {
+	id := c.shapeIDs[k.Demand]
+	if c.shapeRefs[id]--; c.shapeRefs[id] > 0 {
 		return
 	}
-	delete(c.shapeRefs, k.Demand)
+	delete(c.shapeIDs, k.Demand)
+	// Until the id is reused, its demand fits nowhere: an ask that still
+	// carries it in this round has nothing left to place.
+	c.freeShapes, c.cands.shapeVec[id] = append(c.freeShapes, id), noShape
 	c.shapes = slices.DeleteFunc(c.shapes, func(d fairness.Vector) bool { return d == k.Demand })
 }
 

@@ -54,6 +54,11 @@ type Candidates struct {
 	// Empty in candidates built by hand.
 	drfKey []float64
 	keyCap fairness.Vector
+	// shapeOf is each ask's shape id and shapeVec each id's demand
+	// (noShape for an id no ask has now), kept by the core; empty in
+	// candidates built by hand, whose shapes indexShapes numbers.
+	shapeOf  []int32
+	shapeVec []fairness.Vector
 	// scratch is a node pass's working memory, kept from pass to pass so
 	// that the policies allocate nothing per node (DRF's four slices per
 	// pass were 7% of a 1,000-job simulation, and the collector's work).
@@ -595,10 +600,22 @@ func rankBefore(a, b *altruism.Ask) bool {
 	return a.App < b.App
 }
 
+// noShape is the demand of a shape id that is not in use: it fits no node.
+var noShape = func() (v fairness.Vector) {
+	for i := range v {
+		v[i] = math.Inf(1)
+	}
+	return v
+}()
+
 // indexShapes numbers the distinct demands of the asks (scratch shapeOf
-// and shapes).
+// and shapes): the core's ids when it keeps them.
 func (c *Candidates) indexShapes() {
 	sc := &c.scratch
+	if c.gen != 0 && len(c.shapeOf) == len(c.Asks) {
+		sc.shapeGen, sc.shapeOf, sc.shapes = c.gen, c.shapeOf, c.shapeVec
+		return
+	}
 	if c.gen != 0 && sc.shapeGen == c.gen && len(sc.shapeOf) == len(c.Asks) {
 		return // indexed already this round
 	}
