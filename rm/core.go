@@ -1019,6 +1019,7 @@ func (c *Core) candidates() (*Candidates, []int) {
 		c.layAsks()
 	}
 	c.segDirty = c.segDirty[:0]
+	cands.steady = len(c.narrowIdx) == 0
 	return cands, c.owner
 }
 
@@ -1028,7 +1029,7 @@ func (c *Core) candidates() (*Candidates, []int) {
 // ask is narrowed at nodes (locality, queues, partitions), whose lists
 // layAsks makes.
 func (c *Core) patchAsks() bool {
-	if c.layoutStale || c.tree != nil || len(c.localIdx) > 0 || c.labelled() {
+	if scanRounds || c.layoutStale || c.tree != nil || len(c.localIdx) > 0 || c.labelled() {
 		return false
 	}
 	cands := &c.cands
@@ -1051,6 +1052,7 @@ func (c *Core) patchAsks() bool {
 		}
 		copy(c.askOf[a.segAt:], a.segAskOf)
 		copy(cands.shapeOf[a.segAt:], a.segShape)
+		cands.noteChanged(i)
 	}
 	return true
 }
@@ -1059,12 +1061,14 @@ func (c *Core) patchAsks() bool {
 func (c *Core) layAsks() {
 	cands := &c.cands
 	c.layoutStale = false
-	cands.Asks, cands.shapeOf = cands.Asks[:0], cands.shapeOf[:0]
+	cands.layout++
+	cands.Asks, cands.shapeOf, cands.blocks = cands.Asks[:0], cands.shapeOf[:0], cands.blocks[:0]
 	c.owner, c.askOf = c.owner[:0], c.askOf[:0]
 	c.localIdx, c.limitIdx, c.narrowIdx = c.localIdx[:0], c.limitIdx[:0], c.narrowIdx[:0]
 	labelled := c.labelled()
 	for i, a := range c.apps {
 		a.segAt = -1
+		cands.blocks = append(cands.blocks, int32(len(cands.Asks)))
 		if a.held {
 			continue
 		}
@@ -1103,11 +1107,17 @@ func (c *Core) layAsks() {
 		}
 	}
 	n := len(cands.Asks)
+	cands.blocks = append(cands.blocks, int32(n))
 	c.placement = slices.Grow(c.placement[:0], n)[:n]
 	clear(c.placement) // Anywhere
 	c.granted = slices.Grow(c.granted[:0], n)[:n]
 	c.outstanding = slices.Grow(c.outstanding[:0], n)[:n]
 }
+
+// scanRounds lays every round's asks out again and has DRF scan them at
+// every node, as before rounds kept anything: the reference of
+// TestRoundMemoryMatchesScanning. Never set outside tests.
+var scanRounds bool
 
 // segChanged notes that app a's outstanding asks changed.
 func (c *Core) segChanged(a *app) {
@@ -1147,7 +1157,10 @@ func (c *Core) writeView(i int, a *app) {
 	c.cands.Apps[i] = AppView{Share: a.share, Usage: a.usage, RemainingWork: a.work,
 		Weight: w, CriticalTime: a.critical}
 	c.cands.Alt[i] = altruism.App{Share: a.share, Usage: a.usage, RemainingWork: a.work, Weight: w}
-	c.cands.drfKey[i] = a.usage.DominantShare(c.capacity) / w
+	if k := a.usage.DominantShare(c.capacity) / w; k != c.cands.drfKey[i] {
+		c.cands.drfKey[i] = k
+		c.cands.noteChanged(i)
+	}
 }
 
 // viewChanged notes that app a's view in the candidates is out of date.

@@ -59,6 +59,19 @@ type Candidates struct {
 	// candidates built by hand, whose shapes indexShapes numbers.
 	shapeOf  []int32
 	shapeVec []fairness.Vector
+	// The core's: steady says the counts change in this round only by
+	// granting (no node pass narrows them for locality, queue limits or
+	// partitions); layout numbers the layouts of the asks, blocks[a] is
+	// where app a's asks start (blocks[a+1] where they end); changed
+	// lists the apps whose asks or drfKey changed since a policy last
+	// took the list (changedAll: too many to list). With them drf keeps
+	// its order of the asks from round to round (drfIndex).
+	steady     bool
+	layout     uint64
+	blocks     []int32
+	changed    []int32
+	changedAll bool
+	drf        drfIndex
 	// scratch is a node pass's working memory, kept from pass to pass so
 	// that the policies allocate nothing per node (DRF's four slices per
 	// pass were 7% of a 1,000-job simulation, and the collector's work).
@@ -163,6 +176,11 @@ func (drf) Name() string { return "drf" }
 
 func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	free, apps, asks := n.Free, c.Apps, c.Asks
+	keyed := len(c.drfKey) == len(apps) && c.keyCap == n.Cluster
+	if c.steady && keyed && !scanRounds && c.gen != 0 && len(c.shapeOf) == len(asks) && len(c.blocks) == len(apps)+1 {
+		return c.drf.fillIndexed(n, c)
+	}
+	c.drf.valid = false
 	// Each app's weighted dominant share, computed the first time one of
 	// its asks fits and kept current as tasks are placed, and from node
 	// to node of a round until the core grants the app something: most
@@ -181,7 +199,6 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	// per demand, not once per ask.
 	c.shapeFits(free)
 	left := c.counts()
-	keyed := len(c.drfKey) == len(apps) && c.keyCap == n.Cluster
 	// The asks that fit the node's free room now. Free room only shrinks
 	// as tasks are placed, so each pick looks at these alone, and drops
 	// those that stopped fitting: a pass scans every ask once, not once
@@ -261,10 +278,14 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 }
 
 // drfHeap is a min-heap of ask indices by (key, priority, app, index).
+// With pos and of (drfIndex's) it tracks where each ask is: pos its
+// place in the heap, of set to -1 when it leaves.
 type drfHeap struct {
 	idx  []int
 	key  []float64
 	asks []altruism.Ask
+	pos  []int32
+	of   []int32
 }
 
 func (h *drfHeap) less(a, b int) bool {
@@ -281,6 +302,9 @@ func (h *drfHeap) less(a, b int) bool {
 func (h *drfHeap) swap(a, b int) {
 	h.idx[a], h.idx[b] = h.idx[b], h.idx[a]
 	h.key[a], h.key[b] = h.key[b], h.key[a]
+	if h.pos != nil {
+		h.pos[h.idx[a]], h.pos[h.idx[b]] = int32(a), int32(b)
+	}
 }
 
 func (h *drfHeap) init() {
@@ -304,6 +328,48 @@ func (h *drfHeap) down(i int) {
 		}
 		h.swap(i, m)
 		i = m
+	}
+}
+
+// up moves entry j towards the top while it is less than its parent.
+func (h *drfHeap) up(j int) {
+	for j > 0 {
+		p := (j - 1) / 2
+		if !h.less(j, p) {
+			return
+		}
+		h.swap(j, p)
+		j = p
+	}
+}
+
+// fix restores the order after entry j's key changed.
+func (h *drfHeap) fix(j int) {
+	h.up(j)
+	h.down(j)
+}
+
+// push adds ask i with key k.
+func (h *drfHeap) push(i int, k float64) {
+	h.idx, h.key = append(h.idx, i), append(h.key, k)
+	j := len(h.idx) - 1
+	if h.pos != nil {
+		h.pos[i] = int32(j)
+	}
+	h.up(j)
+}
+
+// remove takes entry j out.
+func (h *drfHeap) remove(j int) {
+	last := len(h.idx) - 1
+	i := h.idx[j]
+	h.swap(j, last)
+	h.idx, h.key = h.idx[:last], h.key[:last]
+	if h.of != nil {
+		h.of[i] = -1
+	}
+	if j < last {
+		h.fix(j)
 	}
 }
 
@@ -652,6 +718,18 @@ func (c *Candidates) shapeFits(free fairness.Vector) []bool {
 func (c *Candidates) usageChanged(app int) {
 	if app < len(c.scratch.known) {
 		c.scratch.known[app] = false
+	}
+	c.noteChanged(app)
+}
+
+// noteChanged lists app as changed for drfIndex: its asks or its key.
+func (c *Candidates) noteChanged(app int) {
+	switch {
+	case c.changedAll:
+	case len(c.changed) >= len(c.Apps)+64:
+		c.changed, c.changedAll = c.changed[:0], true
+	default:
+		c.changed = append(c.changed, int32(app))
 	}
 }
 
