@@ -837,9 +837,12 @@ func (c *Core) fill(ids []NodeID) ([]Action, error) {
 	if c.cfg.Locality != nil {
 		delays = *c.cfg.Locality
 	}
-	left := 0
-	for _, k := range cands.Asks {
-		left += k.Count
+	left := cands.total
+	if !cands.steady || scanRounds {
+		left = 0
+		for _, k := range cands.Asks {
+			left += k.Count
+		}
 	}
 	pol := c.nodePolicy()
 	var acts []Action
@@ -982,6 +985,7 @@ func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assign
 	cands.drfKey[owner[as.Ask]] = a.usage.DominantShare(c.capacity) / cands.Apps[owner[as.Ask]].Weight
 	cands.usageChanged(owner[as.Ask])
 	k.Count -= as.Count
+	cands.total -= as.Count
 	c.takeAsk(a, k, as.Count)
 	return acts
 }
@@ -1046,8 +1050,9 @@ func (c *Core) patchAsks() bool {
 			continue
 		}
 		i := cands.Asks[a.segAt].App
-		copy(cands.Asks[a.segAt:], a.seg)
-		for x := range a.seg {
+		for x, k := range a.seg {
+			cands.total += k.Count - cands.Asks[a.segAt+x].Count
+			cands.Asks[a.segAt+x] = k
 			cands.Asks[a.segAt+x].App = i
 		}
 		copy(c.askOf[a.segAt:], a.segAskOf)
@@ -1108,6 +1113,10 @@ func (c *Core) layAsks() {
 	}
 	n := len(cands.Asks)
 	cands.blocks = append(cands.blocks, int32(n))
+	cands.total = 0
+	for _, k := range cands.Asks {
+		cands.total += k.Count
+	}
 	c.placement = slices.Grow(c.placement[:0], n)[:n]
 	clear(c.placement) // Anywhere
 	c.granted = slices.Grow(c.granted[:0], n)[:n]

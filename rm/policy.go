@@ -67,6 +67,7 @@ type Candidates struct {
 	// took the list (changedAll: too many to list). With them drf keeps
 	// its order of the asks from round to round (drfIndex).
 	steady     bool
+	total      int // the asks' counts, kept by the core in steady rounds
 	layout     uint64
 	blocks     []int32
 	changed    []int32
