@@ -37,6 +37,13 @@ type AskIndex struct {
 	ranked   []int
 	workRank []int
 	counts   []int
+
+	// Where each ask is filed, for Update: its kind and shape (shape -1:
+	// nowhere), and the priority and remaining work it is ordered by.
+	filedKind  []AskKind
+	filedShape []int32
+	filedPrio  []int
+	filedWork  []float64
 }
 
 type shapeLists struct {
@@ -90,13 +97,96 @@ func (x *AskIndex) Reset(apps []App, asks []Ask) {
 		x.shapes[k][si].byPrio = append(x.shapes[k][si].byPrio, i)
 	}
 	x.rankApps(apps, asks)
+	x.filedShape = slices.Grow(x.filedShape[:0], len(asks))[:len(asks)]
+	x.filedKind = slices.Grow(x.filedKind[:0], len(asks))[:len(asks)]
+	x.filedPrio = slices.Grow(x.filedPrio[:0], len(asks))[:len(asks)]
+	x.filedWork = slices.Grow(x.filedWork[:0], len(asks))[:len(asks)]
 	for k := range x.shapes {
 		x.shapes[k] = x.shapes[k][:used[k]]
 		for s := range x.shapes[k] {
 			sh := &x.shapes[k][s]
 			x.sortByPrio(sh.byPrio, asks)
 			sh.byWork = x.sortByWork(sh.byWork[:0], sh.byPrio, asks)
+			for _, i := range sh.byPrio {
+				a := &asks[i]
+				x.filedKind[i], x.filedShape[i], x.filedPrio[i], x.filedWork[i] = a.Kind, int32(s), a.Priority, apps[a.App].RemainingWork
+			}
 		}
+	}
+}
+
+// Update files again the asks at positions [lo, hi), one app's whose
+// asks (kind, demand, priority) or remaining work changed since Reset,
+// so that the index is as Reset(apps, asks) would build it, but for the
+// order of its shapes, which no pass depends on. The other asks must
+// have kept their positions and what they are ordered by. A round in
+// which one app or two changed then costs their asks, not a sort of
+// every ask.
+func (x *AskIndex) Update(apps []App, asks []Ask, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		x.unfile(i)
+	}
+	for i := lo; i < hi; i++ {
+		x.file(apps, asks, i)
+	}
+}
+
+// byPrioCmp and byWorkCmp compare a filed entry with (work, prio, i).
+func (x *AskIndex) byPrioCmp(e, prio, i int) int {
+	if c := cmp.Compare(x.filedPrio[e], prio); c != 0 {
+		return c
+	}
+	return cmp.Compare(e, i)
+}
+
+func (x *AskIndex) byWorkCmp(e int, work float64, prio, i int) int {
+	if c := cmp.Compare(x.filedWork[e], work); c != 0 {
+		return c
+	}
+	return x.byPrioCmp(e, prio, i)
+}
+
+// unfile takes ask i out of the lists it was filed in.
+func (x *AskIndex) unfile(i int) {
+	s := x.filedShape[i]
+	if s < 0 {
+		return
+	}
+	sh := &x.shapes[x.filedKind[i]][s]
+	prio, work := x.filedPrio[i], x.filedWork[i]
+	if at, ok := slices.BinarySearchFunc(sh.byPrio, i, func(e, i int) int { return x.byPrioCmp(e, prio, i) }); ok {
+		sh.byPrio = slices.Delete(sh.byPrio, at, at+1)
+	}
+	if at, ok := slices.BinarySearchFunc(sh.byWork, i, func(e, i int) int { return x.byWorkCmp(e, work, prio, i) }); ok {
+		sh.byWork = slices.Delete(sh.byWork, at, at+1)
+	}
+	if x.filedKind[i] == Default {
+		if at, ok := slices.BinarySearch(x.defaults, i); ok {
+			x.defaults = slices.Delete(x.defaults, at, at+1)
+		}
+	}
+	x.filedShape[i] = -1
+}
+
+// file puts ask i into its kind's and shape's lists.
+func (x *AskIndex) file(apps []App, asks []Ask, i int) {
+	a := &asks[i]
+	k := int(a.Kind)
+	s := slices.IndexFunc(x.shapes[k], func(sh shapeLists) bool { return sh.demand == a.Demand })
+	if s < 0 {
+		s = len(x.shapes[k])
+		x.shapes[k] = append(x.shapes[k], shapeLists{demand: a.Demand})
+	}
+	sh := &x.shapes[k][s]
+	prio, work := a.Priority, apps[a.App].RemainingWork
+	x.filedKind[i], x.filedShape[i], x.filedPrio[i], x.filedWork[i] = a.Kind, int32(s), prio, work
+	at, _ := slices.BinarySearchFunc(sh.byPrio, i, func(e, i int) int { return x.byPrioCmp(e, prio, i) })
+	sh.byPrio = slices.Insert(sh.byPrio, at, i)
+	at, _ = slices.BinarySearchFunc(sh.byWork, i, func(e, i int) int { return x.byWorkCmp(e, work, prio, i) })
+	sh.byWork = slices.Insert(sh.byWork, at, i)
+	if a.Kind == Default {
+		at, _ := slices.BinarySearch(x.defaults, i)
+		x.defaults = slices.Insert(x.defaults, at, i)
 	}
 }
 

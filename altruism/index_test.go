@@ -1,7 +1,9 @@
 package altruism
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -56,4 +58,56 @@ func TestFillNodeIndexedAgrees(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAskIndexUpdateMatchesReset: filing one app's asks again after they
+// changed (kind, demand, priority, count, the app's remaining work) must
+// leave the index as a Reset over the same asks builds it, shape by
+// shape (the order of the shapes aside).
+func TestAskIndexUpdateMatchesReset(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	demands := []fairness.Vector{fairness.New(10, 1), fairness.New(20, 1), fairness.New(10, 3)}
+	draw := func(app int) Ask {
+		return Ask{App: app, Kind: AskKind(rng.IntN(2)), Priority: rng.IntN(4), Demand: demands[rng.IntN(len(demands))], Count: rng.IntN(3)}
+	}
+	for round := 0; round < 300; round++ {
+		apps := make([]App, 2+rng.IntN(5))
+		var asks []Ask
+		blocks := []int{0}
+		for a := range apps {
+			apps[a].RemainingWork = float64(rng.IntN(4))
+			for range 1 + rng.IntN(3) {
+				asks = append(asks, draw(a))
+			}
+			blocks = append(blocks, len(asks))
+		}
+		x := NewAskIndex(apps, asks)
+		for range 5 {
+			a := rng.IntN(len(apps))
+			apps[a].RemainingWork = float64(rng.IntN(4))
+			for i := blocks[a]; i < blocks[a+1]; i++ {
+				asks[i] = draw(a)
+			}
+			x.Update(apps, asks, blocks[a], blocks[a+1])
+			want := NewAskIndex(apps, asks)
+			if got, w := indexLists(x), indexLists(want); !reflect.DeepEqual(got, w) {
+				t.Fatalf("round %d: updated index differs from a fresh one:\n got %v\nwant %v", round, got, w)
+			}
+		}
+	}
+}
+
+// indexLists is an index's lists by kind and demand, and its defaults.
+func indexLists(x *AskIndex) map[string][]int {
+	out := map[string][]int{"defaults": append([]int{}, x.defaults...)}
+	for k := range x.shapes {
+		for _, sh := range x.shapes[k] {
+			if len(sh.byPrio) == 0 && len(sh.byWork) == 0 {
+				continue
+			}
+			out[fmt.Sprintf("%d %v prio", k, sh.demand)] = append([]int{}, sh.byPrio...)
+			out[fmt.Sprintf("%d %v work", k, sh.demand)] = append([]int{}, sh.byWork...)
+		}
+	}
+	return out
 }

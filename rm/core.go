@@ -1163,10 +1163,11 @@ func (c *Core) writeView(i int, a *app) {
 		// its queues'.
 		w = max(a.share.DominantShare(c.capacity), 1e-9)
 	}
+	workMoved := c.cands.Alt[i].RemainingWork != a.work
 	c.cands.Apps[i] = AppView{Share: a.share, Usage: a.usage, RemainingWork: a.work,
 		Weight: w, CriticalTime: a.critical}
 	c.cands.Alt[i] = altruism.App{Share: a.share, Usage: a.usage, RemainingWork: a.work, Weight: w}
-	if k := a.usage.DominantShare(c.capacity) / w; k != c.cands.drfKey[i] {
+	if k := a.usage.DominantShare(c.capacity) / w; k != c.cands.drfKey[i] || workMoved {
 		c.cands.drfKey[i] = k
 		c.cands.noteChanged(i)
 	}

@@ -21,6 +21,7 @@ import (
 type drfIndex struct {
 	layout uint64
 	valid  bool
+	taken  uint64    // its drainChanged stamp
 	heaps  []drfHeap // by shape id
 	// heapOf is the heap each ask is in (-1: none), pos its place there.
 	heapOf []int32
@@ -100,18 +101,15 @@ func (r *drfIndex) key(c *Candidates, a int) float64 {
 // layout, else the asks of the apps the core changed and of the last
 // pass's placements put back in order.
 func (r *drfIndex) sync(c *Candidates) {
-	if !r.valid || r.layout != c.layout || c.changedAll {
-		r.build(c)
-	} else {
-		r.heapsFor(c) // shapes asked for since
-		for _, a := range c.changed {
-			r.rekey(c, int(a))
-		}
+	r.heapsFor(c) // shapes asked for since
+	if r.valid && r.layout == c.layout && c.drainChanged(&r.taken, func(a int) { r.rekey(c, a) }) {
 		for _, a := range r.placed {
 			r.rekey(c, a)
 		}
+	} else {
+		c.drainChanged(&r.taken, nil)
+		r.build(c)
 	}
-	c.changed, c.changedAll = c.changed[:0], false
 	r.placed = r.placed[:0]
 }
 

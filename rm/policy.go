@@ -38,11 +38,14 @@ type Candidates struct {
 	// Alt mirrors Apps as altruism.FillNode takes them, so that Carbyne's
 	// pass does not convert every app at every node.
 	Alt []altruism.App
-	// index orders the round's asks for Carbyne's node passes; built by
-	// the first pass that needs it (fresh false), its memory kept from
-	// round to round.
-	index *altruism.AskIndex
-	fresh bool
+	// index orders the round's asks for Carbyne's node passes; brought
+	// up to date by the first pass of a round that needs it (fresh
+	// false): built for a layout (indexLayout), then updated for the
+	// apps listed as changed (indexTaken: its drainChanged stamp).
+	index       *altruism.AskIndex
+	fresh       bool
+	indexLayout uint64
+	indexTaken  uint64
 	// gen numbers the core's scheduling rounds (0: built by hand), so
 	// that a policy may keep what it derived from the asks from one node
 	// of a round to the next (DRF's shapes and shares). The core calls
@@ -63,15 +66,17 @@ type Candidates struct {
 	// granting (no node pass narrows them for locality, queue limits or
 	// partitions); layout numbers the layouts of the asks, blocks[a] is
 	// where app a's asks start (blocks[a+1] where they end); changed
-	// lists the apps whose asks or drfKey changed since a policy last
-	// took the list (changedAll: too many to list). With them drf keeps
-	// its order of the asks from round to round (drfIndex).
+	// lists the apps whose asks, drfKey or remaining work changed since
+	// the list was last drained (changedAll: too many to list; takes
+	// counts the drains). With them drf and carbyne keep their orders of
+	// the asks from round to round (drfIndex, index).
 	steady     bool
 	total      int // the asks' counts, kept by the core in steady rounds
 	layout     uint64
 	blocks     []int32
 	changed    []int32
 	changedAll bool
+	takes      uint64
 	drf        drfIndex
 	// scratch is a node pass's working memory, kept from pass to pass so
 	// that the policies allocate nothing per node (DRF's four slices per
@@ -155,11 +160,17 @@ type carbyne struct {
 func (carbyne) Name() string { return "carbyne" }
 
 func (p carbyne) Fill(n NodeState, c *Candidates) []altruism.Assignment {
+	if c.index == nil {
+		c.index = &altruism.AskIndex{}
+	}
 	switch {
-	case c.index == nil:
-		c.index = altruism.NewAskIndex(c.Alt, c.Asks)
+	case !c.fresh && c.steady && c.gen != 0 && !scanRounds && c.indexLayout == c.layout && len(c.blocks) == len(c.Alt)+1 &&
+		c.drainChanged(&c.indexTaken, func(a int) { c.index.Update(c.Alt, c.Asks, int(c.blocks[a]), int(c.blocks[a+1])) }):
+		// The apps whose asks or remaining work changed are filed again.
 	case !c.fresh:
+		c.drainChanged(&c.indexTaken, nil)
 		c.index.Reset(c.Alt, c.Asks)
+		c.indexLayout = c.layout
 	}
 	c.fresh = true
 	return altruism.FillNodeIndexed(n.Free, n.Capacity, c.Alt, c.Asks, altruism.NodePolicy{Order: p.order, Cluster: n.Cluster, LeftoverCap: p.cap}, c.index)
@@ -723,7 +734,26 @@ func (c *Candidates) usageChanged(app int) {
 	c.noteChanged(app)
 }
 
-// noteChanged lists app as changed for drfIndex: its asks or its key.
+// drainChanged empties the changed list, calling fn for each app on it
+// if the list is whole since the caller's last drain (*stamp): not when
+// it overflowed, nor when another policy drained it in between (the
+// policy a core runs may change: Carbyne at P(Altruism) 0 runs DRF's
+// passes). It says whether fn was called for the whole list; false
+// means the caller must rebuild what it keeps. fn nil only drains.
+func (c *Candidates) drainChanged(stamp *uint64, fn func(app int)) bool {
+	whole := fn != nil && !c.changedAll && *stamp == c.takes
+	if whole {
+		for _, a := range c.changed {
+			fn(int(a))
+		}
+	}
+	c.changed, c.changedAll = c.changed[:0], false
+	c.takes++
+	*stamp = c.takes
+	return whole
+}
+
+// noteChanged lists app as changed: its asks, its key or its work.
 func (c *Candidates) noteChanged(app int) {
 	switch {
 	case c.changedAll:

@@ -27,7 +27,7 @@ func TestRoundMemoryMatchesScanning(t *testing.T) {
 				scanRounds = scan
 				defer func() { scanRounds = false }()
 				rng := rand.New(rand.NewPCG(seed, 99))
-				c := New(Config{Policy: pol})
+				c := New(Config{Policy: pol, PAltruism: 1})
 				var log []string
 				do := func(now time.Duration, ev Event) {
 					acts, err := c.Step(now, ev)
@@ -71,6 +71,10 @@ func TestRoundMemoryMatchesScanning(t *testing.T) {
 						if len(running) > 0 {
 							do(now, ContainerDone{Container: running[rng.IntN(len(running))]})
 						}
+					case r == 8 && rng.IntN(4) == 0:
+						// Carbyne at P(Altruism) 0 runs DRF's passes: the
+						// two keep their orders through one changed list.
+						do(now, SetAltruism{P: float64(rng.IntN(2))})
 					case r == 7 && len(apps) > 1:
 						i := rng.IntN(len(apps))
 						do(now, AppRemoved{App: apps[i]})
