@@ -123,10 +123,18 @@ func (x *AskIndex) Reset(apps []App, asks []Ask) {
 // which one app or two changed then costs their asks, not a sort of
 // every ask.
 func (x *AskIndex) Update(apps []App, asks []Ask, lo, hi int) {
-	for i := lo; i < hi; i++ {
-		x.unfile(i)
+	// An ask filed under what it is now stays where it is.
+	same := func(i int) bool {
+		a := &asks[i]
+		s := x.filedShape[i]
+		return s >= 0 && x.filedKind[i] == a.Kind && x.filedPrio[i] == a.Priority &&
+			x.filedWork[i] == apps[a.App].RemainingWork && x.shapes[a.Kind][s].demand == a.Demand
 	}
 	for i := lo; i < hi; i++ {
+		if same(i) {
+			continue
+		}
+		x.unfile(i)
 		x.file(apps, asks, i)
 	}
 }

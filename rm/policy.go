@@ -77,6 +77,7 @@ type Candidates struct {
 	changed    []int32
 	changedAll bool
 	takes      uint64
+	drained    []uint64 // per app, the drain that last called back for it
 	drf        drfIndex
 	// scratch is a node pass's working memory, kept from pass to pass so
 	// that the policies allocate nothing per node (DRF's four slices per
@@ -742,13 +743,21 @@ func (c *Candidates) usageChanged(app int) {
 // means the caller must rebuild what it keeps. fn nil only drains.
 func (c *Candidates) drainChanged(stamp *uint64, fn func(app int)) bool {
 	whole := fn != nil && !c.changedAll && *stamp == c.takes
+	c.takes++
 	if whole {
+		// An app is listed once per change (each grant, say): called
+		// once per drain.
+		if len(c.drained) < len(c.Apps) {
+			c.drained = append(c.drained, make([]uint64, len(c.Apps)-len(c.drained))...)
+		}
 		for _, a := range c.changed {
-			fn(int(a))
+			if c.drained[a] != c.takes {
+				c.drained[a] = c.takes
+				fn(int(a))
+			}
 		}
 	}
 	c.changed, c.changedAll = c.changed[:0], false
-	c.takes++
 	*stamp = c.takes
 	return whole
 }
