@@ -91,27 +91,26 @@ func (v Vector) With(k Kind, x float64) Vector {
 }
 
 // Add returns v + w.
+//
+// Add, Sub and Scale are written out kind by kind: they are the
+// simulator's and the planner's innermost arithmetic, and the loop over
+// five kinds cost twice the sums themselves. unrolled stops the build if
+// a kind is added without them.
 func (v Vector) Add(w Vector) Vector {
-	for i := range v {
-		v[i] += w[i]
-	}
-	return v
+	return Vector{v[0] + w[0], v[1] + w[1], v[2] + w[2], v[3] + w[3], v[4] + w[4]}
 }
+
+// unrolled is valid only while there are five kinds (Add, Sub, Scale).
+var _ = [1]struct{}{}[NumKinds-5]
 
 // Sub returns v - w.
 func (v Vector) Sub(w Vector) Vector {
-	for i := range v {
-		v[i] -= w[i]
-	}
-	return v
+	return Vector{v[0] - w[0], v[1] - w[1], v[2] - w[2], v[3] - w[3], v[4] - w[4]}
 }
 
 // Scale returns f·v.
 func (v Vector) Scale(f float64) Vector {
-	for i := range v {
-		v[i] *= f
-	}
-	return v
+	return Vector{v[0] * f, v[1] * f, v[2] * f, v[3] * f, v[4] * f}
 }
 
 // Min returns the componentwise minimum.
