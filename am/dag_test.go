@@ -1,6 +1,7 @@
 package am
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -217,5 +218,46 @@ func TestPreemptedTasksRunAgainWithoutFailing(t *testing.T) {
 	}
 	if _, err := d.Preempted(4*sec, 99); err == nil {
 		t.Error("preempting an unknown container was accepted")
+	}
+}
+
+// TestDemandFromKeptCounts: the demand the AM reports comes from counts it
+// keeps as tasks start and end; it must equal the job state's demand
+// (every stage's pending and running tasks) bit for bit, through starts,
+// successes, failures and preemptions.
+func TestDemandFromKeptCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for run := 0; run < 50; run++ {
+		d := newDAG(t, Config{MaxAttempts: 100})
+		var running []int64
+		next := int64(1)
+		for step := 0; step < 60 && !d.Finished(); step++ {
+			now := time.Duration(step) * sec
+			if len(running) == 0 || rng.IntN(2) == 0 {
+				if _, ok := d.Bind(now, Grant{ID: next, Resource: core}); ok {
+					running = append(running, next)
+				}
+				next++
+			} else {
+				i := rng.IntN(len(running))
+				id := running[i]
+				running = append(running[:i], running[i+1:]...)
+				var err error
+				switch rng.IntN(4) {
+				case 0:
+					_, err = d.Completed(now, id, false)
+				case 1:
+					_, err = d.Preempted(now, id)
+				default:
+					_, err = d.Completed(now, id, true)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, want := d.Demand(), d.state.Demand(); got != want {
+				t.Fatalf("run %d step %d: demand %v, the job state's %v", run, step, got, want)
+			}
+		}
 	}
 }

@@ -159,6 +159,7 @@ func (d *DAG) Recover(h History) (Recovery, error) {
 			rc.Stages = append(rc.Stages, js.Name)
 		}
 	}
+	d.recount()
 	if d.cfg.Inputs != nil {
 		d.countInputs()
 	}
