@@ -98,8 +98,15 @@ type Candidates struct {
 		shapeOf  []int32
 		shapes   []fairness.Vector
 		fits     []bool
-		// Tetris's: each ask's work term, each shape's alignment.
+		// Tetris's: each ask's work term (for round workGen, with the
+		// largest remaining work maxRem), each shape's alignment.
 		work, align []float64
+		workGen     uint64
+		maxRem      float64
+		// A pass's own placements (passLeft): took per ask, tookAt
+		// the asks it took from.
+		took   []int32
+		tookAt []int
 		// SJF's order of the asks, for round sjfGen.
 		sjfOrder []int
 		sjfGen   uint64
@@ -491,18 +498,22 @@ func tetrisFill(n NodeState, c *Candidates) []altruism.Assignment {
 	sc := &c.scratch
 	c.indexShapes()
 	shapeOf, shapes := sc.shapeOf, sc.shapes
-	maxRem := 0.0
-	for _, k := range asks {
-		maxRem = max(maxRem, apps[k.App].RemainingWork)
-	}
-	sc.work = slices.Grow(sc.work[:0], len(asks))[:len(asks)]
-	work := sc.work // each ask's work term
-	for i, k := range asks {
-		work[i] = 0
-		if maxRem > 0 {
-			work[i] = 1 - apps[k.App].RemainingWork/maxRem
+	// The work terms depend on the apps' remaining work, which a round
+	// does not change: worked out once per round.
+	if c.gen == 0 || sc.workGen != c.gen || len(sc.work) != len(asks) {
+		sc.workGen, sc.maxRem = c.gen, 0
+		for _, k := range asks {
+			sc.maxRem = max(sc.maxRem, apps[k.App].RemainingWork)
+		}
+		sc.work = slices.Grow(sc.work[:0], len(asks))[:len(asks)]
+		for i, k := range asks {
+			sc.work[i] = 0
+			if sc.maxRem > 0 {
+				sc.work[i] = 1 - apps[k.App].RemainingWork/sc.maxRem
+			}
 		}
 	}
+	maxRem, work := sc.maxRem, sc.work // each ask's work term
 	sc.align = slices.Grow(sc.align[:0], len(shapes))[:len(shapes)]
 	var fits []bool
 	align := sc.align // per shape, at the free room now
@@ -515,10 +526,11 @@ func tetrisFill(n NodeState, c *Candidates) []altruism.Assignment {
 		}
 	}
 	measure()
-	left := c.counts()
+	left := c.passCounts()
+	defer c.endPass()
 	var sumAlign, sumWork float64
 	for i := range asks {
-		if left[i] > 0 && fits[shapeOf[i]] {
+		if left.of(i) > 0 && fits[shapeOf[i]] {
 			sumAlign += align[shapeOf[i]]
 			if maxRem > 0 {
 				sumWork += work[i]
@@ -533,7 +545,7 @@ func tetrisFill(n NodeState, c *Candidates) []altruism.Assignment {
 	for {
 		best, bestScore := -1, 0.0
 		for i := range asks {
-			if left[i] <= 0 || !fits[shapeOf[i]] {
+			if !fits[shapeOf[i]] || left.of(i) <= 0 {
 				continue
 			}
 			s := align[shapeOf[i]] + epsilon*work[i]
@@ -544,10 +556,13 @@ func tetrisFill(n NodeState, c *Candidates) []altruism.Assignment {
 		if best < 0 {
 			return out
 		}
-		left[best]--
+		left.take(best)
 		free = free.Sub(asks[best].Demand)
 		out = appendPlacement(out, best, altruism.FromLeftover)
 		measure()
+		if !slices.Contains(fits, true) {
+			return out // the next pick would find nothing
+		}
 	}
 }
 
@@ -654,17 +669,25 @@ func (sjf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 	// Whether an ask can fit at all is decided per demand: free room only
 	// shrinks, so a demand that does not fit now never will in this pass.
 	c.indexShapes()
-	c.shapeFits(free)
-	left := c.counts()
+	fits := c.shapeFits(free)
+	left := c.passCounts()
+	defer c.endPass()
 	var out []altruism.Assignment
 	for _, i := range sc.sjfOrder {
-		if !sc.fits[sc.shapeOf[i]] {
+		if !fits[sc.shapeOf[i]] {
 			continue
 		}
-		for left[i] > 0 && asks[i].Demand.FitsIn(free) {
-			left[i]--
+		placed := false
+		for left.of(i) > 0 && asks[i].Demand.FitsIn(free) {
+			left.take(i)
 			free = free.Sub(asks[i].Demand)
 			out = appendPlacement(out, i, altruism.FromLeftover)
+			placed = true
+		}
+		// Free room only shrinks: once no demand fits, nothing after
+		// this ask will.
+		if placed && !slices.Contains(c.shapeFits(free), true) {
+			break
 		}
 	}
 	return out
@@ -771,6 +794,39 @@ func (c *Candidates) noteChanged(app int) {
 	default:
 		c.changed = append(c.changed, int32(app))
 	}
+}
+
+// passLeft is what a node pass has left of each ask: its count less
+// what the pass took, without copying every count at every node.
+type passLeft struct{ c *Candidates }
+
+func (l passLeft) of(i int) int {
+	if sc := &l.c.scratch; i < len(sc.took) {
+		return l.c.Asks[i].Count - int(sc.took[i])
+	}
+	return l.c.Asks[i].Count
+}
+
+func (l passLeft) take(i int) {
+	sc := &l.c.scratch
+	if len(sc.took) < len(l.c.Asks) {
+		sc.took = append(sc.took, make([]int32, len(l.c.Asks)-len(sc.took))...)
+	}
+	if sc.took[i] == 0 {
+		sc.tookAt = append(sc.tookAt, i)
+	}
+	sc.took[i]++
+}
+
+// passCounts starts a pass's counts; endPass clears what it took.
+func (c *Candidates) passCounts() passLeft { return passLeft{c} }
+
+func (c *Candidates) endPass() {
+	sc := &c.scratch
+	for _, i := range sc.tookAt {
+		sc.took[i] = 0
+	}
+	sc.tookAt = sc.tookAt[:0]
 }
 
 // counts is each ask's count, in the pass's scratch memory.
