@@ -455,8 +455,12 @@ func (d *DAG) tooManyFailures(k taskKey) error {
 // altruism.Job.Demand, summed in the same order from the kept counts.
 func (d *DAG) Demand() fairness.Vector {
 	var v fairness.Vector
-	for i := range d.state.Stages {
-		v = v.Add(d.state.Stages[i].Demand.Scale(float64(d.left[i])))
+	for i, n := range d.left {
+		// A stage with nothing left adds +0 in every kind: the sum is
+		// the same without it (it never holds a −0 to flip).
+		if n > 0 {
+			v = v.Add(d.state.Stages[i].Demand.Scale(float64(n)))
+		}
 	}
 	return v
 }
