@@ -1,6 +1,7 @@
 package altruism
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -457,5 +458,28 @@ func TestForwardPackResolution(t *testing.T) {
 				t.Errorf("slots (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestReverseReusesProfile: the reverse pass may lend an earlier plan's
+// profile memory (the planner does); the latest starts must be those of a
+// pass on a new profile, whatever the earlier profile held. Jobs with many
+// slots split blocks and drop breakpoints, which reuse must survive.
+func TestReverseReusesProfile(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	var prof profile
+	for n := 0; n < 200; n++ {
+		j := randomJob(rng)
+		for i := range j.Stages {
+			j.Stages[i].Pending *= 1 + rng.IntN(30)
+		}
+		alloc := fairness.New(float64(8+rng.IntN(40)), float64(4+rng.IntN(20)))
+		children := j.children()
+		slots, finish := forwardPack(j, children, alloc, 0)
+		want := latestStarts(j, children, alloc, 0, slots, finish, nil)
+		got := latestStarts(j, children, alloc, 0, slots, finish, &prof)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("job %d: latest starts with a reused profile differ (-new +reused):\n%s", n, diff)
+		}
 	}
 }

@@ -71,6 +71,9 @@ type Planner struct {
 	done  int
 	// horizon is T_k − now of the last fresh plan.
 	horizon time.Duration
+	// prof is the reverse pass's profile, its memory kept from plan to
+	// plan.
+	prof profile
 }
 
 // DefaultFollow is Follow for Loom's AMs: measured on the TPC-DS and
@@ -123,7 +126,7 @@ func (pl *Planner) Plan(j *Job, alloc fairness.Vector, now time.Duration) *Plan 
 	if ok && cf <= finish {
 		slots, finish = carried, cf
 	}
-	latest := latestStarts(j, children, alloc, now, slots, finish)
+	latest := latestStarts(j, children, alloc, now, slots, finish, &pl.prof)
 	if !ok || cf > finish {
 		latest, finish = tighten(j, alloc, now, latest, finish)
 	}
@@ -177,7 +180,7 @@ func (pl *Planner) carry(j *Job, alloc fairness.Vector, now time.Duration, late 
 			return nil, 0, false // tasks came back (a failure): replan
 		}
 	}
-	var slots []Slot
+	slots := make([]Slot, 0, len(pl.last.Slots))
 	for _, s := range pl.last.Slots { // ordered by start
 		drop := min(started[s.Stage], s.Count)
 		started[s.Stage] -= drop

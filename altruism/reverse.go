@@ -28,7 +28,7 @@ func ReversePack(j *Job, alloc fairness.Vector, now time.Duration) *Plan {
 	children := j.children()
 	slots, finish := forwardPack(j, children, alloc, now)
 	return &Plan{Now: now, Alloc: alloc, Finish: finish,
-		Slots: latestStarts(j, children, alloc, now, slots, finish)}
+		Slots: latestStarts(j, children, alloc, now, slots, finish, nil)}
 }
 
 // latestStarts is the reverse pass. It walks the job backwards from T_k,
@@ -44,9 +44,21 @@ func ReversePack(j *Job, alloc fairness.Vector, now time.Duration) *Plan {
 // is o_i, the i-th placement lands at or after o_i, because every task
 // already put back overlaps [o_i, o_i+dur) only where the forward
 // schedule had one of its own.
-func latestStarts(j *Job, children [][]int, alloc fairness.Vector, now time.Duration, slots []Slot, finish time.Duration) []Slot {
-	p := planProfile(j, now, slots)
+//
+// prof, when set, lends the memory of an earlier profile.
+func latestStarts(j *Job, children [][]int, alloc fairness.Vector, now time.Duration, slots []Slot, finish time.Duration, prof *profile) []Slot {
+	p := planProfile(j, now, slots, prof)
+	// Each stage's slots, in their order, cut from one array.
+	count := make([]int, len(j.Stages))
+	for _, sl := range slots {
+		count[sl.Stage]++
+	}
 	byStage := make([][]Slot, len(j.Stages))
+	flat := make([]Slot, len(slots))
+	at := 0
+	for i, n := range count {
+		byStage[i], at = flat[at:at:at+n], at+n
+	}
 	for _, sl := range slots {
 		byStage[sl.Stage] = append(byStage[sl.Stage], sl)
 	}
