@@ -1,9 +1,7 @@
 package altruism
 
 import (
-	"cmp"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/loomrm/loom/fairness"
@@ -71,9 +69,10 @@ type Planner struct {
 	done  int
 	// horizon is T_k − now of the last fresh plan.
 	horizon time.Duration
-	// prof is the reverse pass's profile, its memory kept from plan to
-	// plan.
+	// prof is the reverse pass's profile and ends the feasibility
+	// checks' memory, kept from plan to plan.
 	prof profile
+	ends []slotEnd
 }
 
 // DefaultFollow is Follow for Loom's AMs: measured on the TPC-DS and
@@ -128,7 +127,7 @@ func (pl *Planner) Plan(j *Job, alloc fairness.Vector, now time.Duration) *Plan 
 	}
 	latest := latestStarts(j, children, alloc, now, slots, finish, &pl.prof)
 	if !ok || cf > finish {
-		latest, finish = tighten(j, alloc, now, latest, finish)
+		latest, finish = tighten(j, alloc, now, latest, finish, &pl.ends)
 	}
 	p := &Plan{Now: now, Alloc: alloc, Finish: finish, Slots: latest}
 	pl.last, pl.horizon = p, finish-now
@@ -192,14 +191,14 @@ func (pl *Planner) carry(j *Job, alloc fairness.Vector, now time.Duration, late 
 		}
 		slots = append(slots, s)
 	}
-	finish, ok := feasible(j, alloc.Scale(1+CarryTolerance), now, slots)
+	finish, ok := feasible(j, alloc.Scale(1+CarryTolerance), now, slots, &pl.ends)
 	return slots, finish, ok
 }
 
 // tighten shifts a fresh plan left by as much of its idle lead (the time
 // until its first planned start) as the allocation and the running tasks
 // allow, so that something is due now.
-func tighten(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot, finish time.Duration) ([]Slot, time.Duration) {
+func tighten(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot, finish time.Duration, buf *[]slotEnd) ([]Slot, time.Duration) {
 	if len(slots) == 0 || slots[0].Start <= now {
 		return slots, finish
 	}
@@ -209,7 +208,7 @@ func tighten(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot, fin
 			s.Start -= by
 			shifted[i] = s
 		}
-		_, ok := feasible(j, alloc, now, shifted)
+		_, ok := feasible(j, alloc, now, shifted, buf)
 		return ok
 	}
 	lead := slots[0].Start - now
@@ -247,7 +246,7 @@ func tighten(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot, fin
 // schedule: every slot starts after its parents' last task ends, and
 // whenever a slot runs the job holds no more than alloc. It returns when
 // the schedule ends.
-func feasible(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot) (time.Duration, bool) {
+func feasible(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot, buf *[]slotEnd) (time.Duration, bool) {
 	end := make([]time.Duration, len(j.Stages))
 	finish := now
 	for i, s := range j.Stages {
@@ -268,34 +267,23 @@ func feasible(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot) (t
 			}
 		}
 	}
-	return finish, withinAlloc(j, alloc, now, slots)
+	return finish, withinAlloc(j, alloc, now, slots, buf)
 }
 
 // withinAlloc reports whether, at every instant some slot is running, the
 // job's running tasks and slots together fit in alloc. Slots come ordered
 // by start; only the ends are sorted, as small (instant, index) keys.
-func withinAlloc(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot) bool {
-	if !slices.IsSortedFunc(slots, func(a, b Slot) int { return cmp.Compare(a.Start, b.Start) }) {
-		slots = slices.Clone(slots)
-		slices.SortFunc(slots, func(a, b Slot) int { return cmp.Compare(a.Start, b.Start) })
+//
+// buf, when set, lends its memory for the ends.
+func withinAlloc(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot, buf *[]slotEnd) bool {
+	var mem []slotEnd
+	if buf != nil {
+		mem = *buf
 	}
-	type end struct {
-		at time.Duration
-		i  int32 // the slot, or −1−stage for a stage's running tasks
-		n  int32 // running tasks, when i < 0
+	slots, ends, use := slotEnds(j, now, slots, mem)
+	if buf != nil {
+		*buf = ends[:0]
 	}
-	ends := make([]end, 0, len(slots)+len(j.Stages))
-	var use fairness.Vector
-	for i, st := range j.Stages {
-		for _, r := range st.Running {
-			use = use.Add(st.Demand.Scale(float64(r.Count)))
-			ends = append(ends, end{finishOf(r, now), int32(-1 - i), int32(r.Count)})
-		}
-	}
-	for i, s := range slots {
-		ends = append(ends, end{s.Start + j.Stages[s.Stage].Duration, int32(i), 0})
-	}
-	slices.SortFunc(ends, func(a, b end) int { return cmp.Compare(a.at, b.at) })
 	active := 0
 	for a, b := 0, 0; a < len(slots) || b < len(ends); {
 		var at time.Duration

@@ -18,7 +18,37 @@ import (
 // right to left through the step function; both stay cheap this way.
 type profile struct {
 	blocks []block
-	hint   int // the block of the last lookup
+	hint   int       // the block of the last lookup
+	ends   []slotEnd // planProfile's memory
+}
+
+// slotEnd is when a slot's tasks (i its index) or a stage's running
+// tasks (i = −1−stage, n of them) end.
+type slotEnd struct {
+	at   time.Duration
+	i, n int32
+}
+
+// slotEnds orders the slots by start (a copy if they were not) and lists
+// when they and the job's running tasks end, by instant, in buf's memory;
+// running is what the running tasks use.
+func slotEnds(j *Job, now time.Duration, slots []Slot, buf []slotEnd) (sorted []Slot, ends []slotEnd, running fairness.Vector) {
+	if !slices.IsSortedFunc(slots, func(a, b Slot) int { return cmp.Compare(a.Start, b.Start) }) {
+		slots = slices.Clone(slots)
+		slices.SortFunc(slots, func(a, b Slot) int { return cmp.Compare(a.Start, b.Start) })
+	}
+	ends = slices.Grow(buf[:0], len(slots)+len(j.Stages))
+	for i, s := range j.Stages {
+		for _, r := range s.Running {
+			running = running.Add(s.Demand.Scale(float64(r.Count)))
+			ends = append(ends, slotEnd{finishOf(r, now), int32(-1 - i), int32(r.Count)})
+		}
+	}
+	for i, sl := range slots {
+		ends = append(ends, slotEnd{sl.Start + j.Stages[sl.Stage].Duration, int32(i), 0})
+	}
+	slices.SortFunc(ends, func(a, b slotEnd) int { return cmp.Compare(a.at, b.at) })
+	return slots, ends, running
 }
 
 // block is a run of consecutive breakpoints.
@@ -40,28 +70,15 @@ const blockSize = 128
 // planner's: a profile per fresh plan was a third of what the planner
 // allocated).
 func planProfile(j *Job, now time.Duration, slots []Slot, into *profile) *profile {
-	type end struct {
-		at time.Duration
-		i  int32 // slot index, or −1−stage for a stage's running tasks
-		n  int32 // running tasks, when i < 0
+	var buf []slotEnd
+	if into != nil {
+		buf = into.ends
 	}
-	if !slices.IsSortedFunc(slots, func(a, b Slot) int { return cmp.Compare(a.Start, b.Start) }) {
-		slots = slices.Clone(slots)
-		slices.SortFunc(slots, func(a, b Slot) int { return cmp.Compare(a.Start, b.Start) })
+	slots, ends, running := slotEnds(j, now, slots, buf)
+	if into != nil {
+		defer func() { into.ends = ends[:0] }()
 	}
-	ends := make([]end, 0, len(slots)+len(j.Stages))
-	var running fairness.Vector
-	for i, s := range j.Stages {
-		for _, r := range s.Running {
-			running = running.Add(s.Demand.Scale(float64(r.Count)))
-			ends = append(ends, end{finishOf(r, now), int32(-1 - i), int32(r.Count)})
-		}
-	}
-	for i, sl := range slots {
-		ends = append(ends, end{sl.Start + j.Stages[sl.Stage].Duration, int32(i), 0})
-	}
-	slices.SortFunc(ends, func(a, b end) int { return cmp.Compare(a.at, b.at) })
-	endDelta := func(e end) fairness.Vector {
+	endDelta := func(e slotEnd) fairness.Vector {
 		if e.i < 0 {
 			return j.Stages[-1-e.i].Demand.Scale(-float64(e.n))
 		}
