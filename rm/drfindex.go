@@ -26,13 +26,12 @@ type drfIndex struct {
 	// heapOf is the heap each ask is in (-1: none), pos its place there.
 	heapOf []int32
 	pos    []int32
-	// A pass's own placements, before the core grants them: took counts
-	// each ask's, share the share they gave each app (stamp says which
-	// pass wrote it), placed the apps they were for, put in order again
-	// with the core's figures before the next pass (the core may grant
-	// fewer than placed, or none).
-	took   []int32
-	tookAt []int
+	// A pass's own placements, before the core grants them (what each
+	// ask has left is the candidates' passLeft): share is the share
+	// they gave each app (stamp says which pass wrote it), placed the
+	// apps they were for, put in order again with the core's figures
+	// before the next pass (the core may grant fewer than placed, or
+	// none).
 	share  []float64
 	stamp  []uint64
 	pass   uint64
@@ -45,6 +44,8 @@ func (r *drfIndex) fillIndexed(n NodeState, c *Candidates) []altruism.Assignment
 	r.pass++ // before sync: the last pass's shares are the core's now
 	r.sync(c)
 	sc := &c.scratch
+	left := c.passCounts()
+	defer c.endPass()
 	free := n.Free
 	var out []altruism.Assignment
 	for {
@@ -62,10 +63,7 @@ func (r *drfIndex) fillIndexed(n NodeState, c *Candidates) []altruism.Assignment
 		}
 		i := r.heaps[best].idx[0]
 		k := &asks[i]
-		if r.took[i] == 0 {
-			r.tookAt = append(r.tookAt, i)
-		}
-		if r.took[i]++; int(r.took[i]) >= k.Count {
+		if left.take(i); left.of(i) <= 0 {
 			r.heaps[best].remove(0)
 		}
 		free = free.Sub(k.Demand)
@@ -81,10 +79,6 @@ func (r *drfIndex) fillIndexed(n NodeState, c *Candidates) []altruism.Assignment
 		r.rekey(c, a)
 		out = appendPlacement(out, i, altruism.FromLeftover)
 	}
-	for _, i := range r.tookAt {
-		r.took[i] = 0
-	}
-	r.tookAt = r.tookAt[:0]
 	return out
 }
 
@@ -117,9 +111,10 @@ func (r *drfIndex) sync(c *Candidates) {
 // say: out of the heaps when nothing is left.
 func (r *drfIndex) rekey(c *Candidates, a int) {
 	k := r.key(c, a)
+	left := c.passCounts()
 	for i := c.blocks[a]; i < c.blocks[a+1]; i++ {
 		want := int32(-1)
-		if c.Asks[i].Count > int(r.took[i]) {
+		if left.of(int(i)) > 0 {
 			want = c.shapeOf[i]
 		}
 		if h := r.heapOf[i]; h >= 0 && h != want {
@@ -144,8 +139,6 @@ func (r *drfIndex) build(c *Candidates) {
 	na, nk := len(c.Apps), len(c.Asks)
 	r.heapOf = slices.Grow(r.heapOf[:0], nk)[:nk]
 	r.pos = slices.Grow(r.pos[:0], nk)[:nk]
-	r.took = slices.Grow(r.took[:0], nk)[:nk]
-	clear(r.took)
 	r.share = slices.Grow(r.share[:0], na)[:na]
 	if len(r.stamp) < na {
 		r.stamp = append(r.stamp, make([]uint64, na-len(r.stamp))...)
