@@ -625,9 +625,11 @@ func (s *sim) start(c rm.Container) error {
 		heap.Push(&s.wakes, wake{at: s.now + s.cfg.AMStartup, job: j, amUp: true})
 		return nil
 	}
-	node := fmt.Sprint(c.Node)
+	var node string
 	if int(c.Node) < len(s.nodeNames) {
 		node = s.nodeNames[c.Node]
+	} else {
+		node = fmt.Sprint(c.Node)
 	}
 	g := am.Grant{ID: int64(c.ID), Node: node, Resource: c.Resource, Priority: c.Priority, Kind: c.Kind}
 	if s.cfg.Locality != nil {
