@@ -206,8 +206,9 @@ func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now tim
 		for {
 			runnable = compactRunnable(runnable, pending)
 			best := -1
+			ceil := free.Ceiling()
 			for _, i := range runnable {
-				fits[i] = j.Stages[i].Demand.FitsIn(free)
+				fits[i] = j.Stages[i].Demand.FitsUnder(ceil)
 				if !fits[i] {
 					continue
 				}

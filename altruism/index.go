@@ -397,8 +397,9 @@ func (p *indexedPass) pack(kind AskKind, order packing.Order, phase Phase, ok fu
 	score := packing.Tetris(0)
 	for {
 		best, bestScore := -1, 0.0
+		ceil := p.free.Ceiling()
 		for s := range shapes {
-			if !shapes[s].demand.FitsIn(p.free) {
+			if !shapes[s].demand.FitsUnder(ceil) {
 				continue
 			}
 			c := cursors[s]

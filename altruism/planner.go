@@ -284,7 +284,7 @@ func withinAlloc(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot,
 	if buf != nil {
 		*buf = ends[:0]
 	}
-	active := 0
+	active, ceil := 0, alloc.Ceiling()
 	for a, b := 0, 0; a < len(slots) || b < len(ends); {
 		var at time.Duration
 		if b == len(ends) || (a < len(slots) && slots[a].Start <= ends[b].at) {
@@ -305,7 +305,7 @@ func withinAlloc(j *Job, alloc fairness.Vector, now time.Duration, slots []Slot,
 			use = use.Add(j.Stages[slots[a].Stage].Demand.Scale(float64(slots[a].Count)))
 			active++
 		}
-		if active > 0 && !use.FitsIn(alloc) {
+		if active > 0 && !use.FitsUnder(ceil) {
 			return false
 		}
 	}

@@ -169,6 +169,31 @@ func (v Vector) FitsIn(w Vector) bool {
 	return true
 }
 
+// Ceiling is a vector with the rounding FitsIn allows already added in
+// each kind, for checking many demands against one amount: v.FitsIn(w)
+// and v.FitsUnder(w.Ceiling()) always agree.
+type Ceiling Vector
+
+// Ceiling returns w's ceiling.
+func (w Vector) Ceiling() Ceiling {
+	var c Ceiling
+	for i, x := range w {
+		c[i] = x + tolerance(x)
+	}
+	return c
+}
+
+// FitsUnder reports whether v fits under a ceiling: FitsIn with the
+// rounding computed once.
+func (v Vector) FitsUnder(c Ceiling) bool {
+	for i := range v {
+		if v[i] > c[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // Shortfall returns the first kind in which v does not fit in w, and false
 // when v fits. It says why a fit check failed.
 func (v Vector) Shortfall(w Vector) (Kind, bool) {

@@ -54,6 +54,9 @@ func TestFitAndCount(t *testing.T) {
 			if got := tc.task.FitsIn(node); got != tc.fits {
 				t.Errorf("FitsIn = %v, want %v", got, tc.fits)
 			}
+			if got := tc.task.FitsUnder(node.Ceiling()); got != tc.fits {
+				t.Errorf("FitsUnder(Ceiling) = %v, want %v", got, tc.fits)
+			}
 			k, short := tc.task.Shortfall(node)
 			if short == tc.fits || (short && k != tc.shortfall) {
 				t.Errorf("Shortfall = %v, %v; want %v, %v", k, short, tc.shortfall, !tc.fits)
@@ -62,6 +65,24 @@ func TestFitAndCount(t *testing.T) {
 				t.Errorf("Count = %d, want %d", got, tc.count)
 			}
 		})
+	}
+	// The rounding FitsIn allows: absolute (1e-9) below 1, relative above;
+	// a ceiling holds the same.
+	edge := []struct {
+		v, w Vector
+		fits bool
+	}{
+		{Vector{0.5 + 0.5e-9}, Vector{0.5}, true},
+		{Vector{0.5 + 2e-9}, Vector{0.5}, false},
+		{Vector{1000 * (1 + 0.5e-9)}, Vector{1000}, true},
+		{Vector{1000 * (1 + 2e-9)}, Vector{1000}, false},
+		{Vector{-1e-10}, Vector{0}, true},
+		{Vector{2e-9}, Vector{0}, false},
+	}
+	for _, e := range edge {
+		if got, under := e.v.FitsIn(e.w), e.v.FitsUnder(e.w.Ceiling()); got != e.fits || under != e.fits {
+			t.Errorf("%v in %v: FitsIn %v, FitsUnder %v; want %v", e.v, e.w, got, under, e.fits)
+		}
 	}
 	if got := node.Count(Vector{}); got != math.MaxInt {
 		t.Errorf("Count(zero task) = %d, want MaxInt", got)

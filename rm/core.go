@@ -868,7 +868,8 @@ func (c *Core) fill(ids []NodeID) ([]Action, error) {
 			}
 		}
 		free := n.capacity.Sub(n.used)
-		if slices.ContainsFunc(c.shapes, func(d fairness.Vector) bool { return d.FitsIn(free) }) {
+		ceil := free.Ceiling()
+		if slices.ContainsFunc(c.shapes, func(d fairness.Vector) bool { return d.FitsUnder(ceil) }) {
 			state := NodeState{Free: free, Capacity: n.capacity, Cluster: c.capacity}
 			for _, as := range pol.Fill(state, cands) {
 				acts = append(acts, c.grant(n, cands, owner, as)...)

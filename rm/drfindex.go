@@ -50,8 +50,9 @@ func (r *drfIndex) fillIndexed(n NodeState, c *Candidates) []altruism.Assignment
 	var out []altruism.Assignment
 	for {
 		best := -1
+		ceil := free.Ceiling()
 		for s, d := range c.shapeVec {
-			if len(r.heaps[s].idx) == 0 || !d.FitsIn(free) {
+			if len(r.heaps[s].idx) == 0 || !d.FitsUnder(ceil) {
 				continue
 			}
 			if best < 0 || drfBefore(&r.heaps[s], &r.heaps[best]) {

@@ -269,7 +269,8 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 		}
 		h.swap(0, m)
 		place(h.idx[0])
-		if !slices.ContainsFunc(sc.shapes, func(d fairness.Vector) bool { return d.FitsIn(free) }) {
+		ceil := free.Ceiling()
+		if !slices.ContainsFunc(sc.shapes, func(d fairness.Vector) bool { return d.FitsUnder(ceil) }) {
 			return out
 		}
 	}
@@ -282,8 +283,9 @@ func (drf) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 			// Free room only shrinks: what does not fit now never will
 			// in this pass. Dropping all of it at once costs one scan,
 			// where popping entry by entry cost a log each.
+			ceil := free.Ceiling()
 			for s, d := range sc.shapes {
-				sc.fits[s] = sc.fits[s] && d.FitsIn(free)
+				sc.fits[s] = sc.fits[s] && d.FitsUnder(ceil)
 			}
 			h.keep(func(i int) bool { return left[i] > 0 && sc.fits[sc.shapeOf[i]] })
 			continue
@@ -743,8 +745,9 @@ func (c *Candidates) indexShapes() {
 func (c *Candidates) shapeFits(free fairness.Vector) []bool {
 	sc := &c.scratch
 	sc.fits = slices.Grow(sc.fits[:0], len(sc.shapes))[:len(sc.shapes)]
+	ceil := free.Ceiling()
 	for s, d := range sc.shapes {
-		sc.fits[s] = d.FitsIn(free)
+		sc.fits[s] = d.FitsUnder(ceil)
 	}
 	return sc.fits
 }
