@@ -44,6 +44,26 @@ type AskIndex struct {
 	filedShape []int32
 	filedPrio  []int
 	filedWork  []float64
+
+	// round numbers the caller's rounds of node passes (NewRound), and
+	// overCap[i] is the round in which ask i was found over its app's
+	// leftover cap: it stays over for the rest of the round, and is
+	// passed over without working the shares out again at every node.
+	round   uint32
+	overCap []uint32
+	cursors [][]int // pack's, one per shape
+}
+
+// NewRound starts a round of node passes in which the apps' shares stay
+// as they are and what they hold only grows (the RM's round: shares are
+// computed before it, and only grants happen within it). An ask found
+// over its app's leftover cap is then over it until the next round.
+// Without NewRound nothing is remembered from pass to pass.
+func (x *AskIndex) NewRound() {
+	if x.round++; x.round == 0 {
+		clear(x.overCap)
+		x.round = 1
+	}
 }
 
 type shapeLists struct {
@@ -62,8 +82,9 @@ func NewAskIndex(apps []App, asks []Ask) *AskIndex {
 // Reset re-indexes for a new round, reusing the index's memory.
 func (x *AskIndex) Reset(apps []App, asks []Ask) {
 	x.placed = resize(x.placed, len(asks))
+	x.overCap = resize(x.overCap, len(asks))
 	x.usage = resizeVec(x.usage, len(apps))
-	x.dirty = resizeBool(x.dirty, len(apps))
+	x.dirty = resize(x.dirty, len(apps))
 	x.touched = x.touched[:0]
 	x.defaults = x.defaults[:0]
 	for k := range x.shapes {
@@ -274,9 +295,10 @@ func (x *AskIndex) sortByWork(out, byPrio []int, asks []Ask) []int {
 	return out
 }
 
-func resize(s []int, n int) []int {
+// resize returns s with length n, zeroed, in its memory when it has room.
+func resize[T int | bool | uint32](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]int, n)
+		return make([]T, n)
 	}
 	s = s[:n]
 	clear(s)
@@ -288,15 +310,6 @@ func resizeVec(s []fairness.Vector, n int) []fairness.Vector {
 		return make([]fairness.Vector, n)
 	}
 	return s[:n]
-}
-
-func resizeBool(s []bool, n int) []bool {
-	if cap(s) < n {
-		return make([]bool, n)
-	}
-	s = s[:n]
-	clear(s)
-	return s
 }
 
 // FillNodeIndexed is FillNode for a policy with no Score (pure Tetris
@@ -316,9 +329,16 @@ func FillNodeIndexed(free, capacity fairness.Vector, apps []App, asks []Ask, pol
 	// Leftover within the cap.
 	if pol.LeftoverCap > 0 {
 		p.pack(Altruistic, leftover, FromLeftover, func(i int) bool {
+			if x.round != 0 && x.overCap[i] == x.round {
+				return false
+			}
 			a := &asks[i]
 			limit := pol.LeftoverCap * apps[a.App].Share.DominantShare(p.cluster)
-			return p.usageOf(a.App).Add(a.Demand).DominantShare(p.cluster) <= limit
+			if p.usageOf(a.App).Add(a.Demand).DominantShare(p.cluster) <= limit {
+				return true
+			}
+			x.overCap[i] = x.round
+			return false
 		})
 	}
 	// Leftover.
@@ -386,7 +406,8 @@ func (p *indexedPass) pack(kind AskKind, order packing.Order, phase Phase, ok fu
 	if len(shapes) == 0 {
 		return
 	}
-	cursors := make([][]int, len(shapes))
+	p.x.cursors = slices.Grow(p.x.cursors[:0], len(shapes))[:len(shapes)]
+	cursors := p.x.cursors
 	for s := range shapes {
 		if order == packing.ByRemainingWork {
 			cursors[s] = shapes[s].byWork

@@ -111,3 +111,66 @@ func indexLists(x *AskIndex) map[string][]int {
 	}
 	return out
 }
+
+// TestLeftoverCapRoundMemory: an ask found over its app's leftover cap
+// stays passed over for the rest of the round (NewRound to NewRound), and
+// is weighed again in the next round, when its app may hold less. One
+// node of 10 vcores; A (less remaining work, first by SRTF) and B each
+// ask for ten 1-vcore ALTRUISTIC tasks, shares of 2 vcores, cap 2 (so at
+// most 4 vcores held while taking from the leftover within the cap).
+func TestLeftoverCapRoundMemory(t *testing.T) {
+	capacity := fairness.New(1<<20, 10)
+	task := fairness.New(1, 1)
+	share := fairness.New(1, 2)
+	pol := NodePolicy{Order: SRTFFirst, Cluster: capacity, LeftoverCap: 2}
+	const a, b = 0, 1
+	tests := []struct {
+		name         string
+		usage        [2]float64 // vcores held by A and B
+		free         float64
+		newRound     bool
+		want         []Assignment
+		wantMemoryOf []int // asks remembered as over the cap this round
+	}{
+		// A holds 4: 4+1 > 4, over. B within the cap takes 4 (0..3 +1 <= 4),
+		// then the uncapped leftover goes by SRTF: A takes the last 2.
+		{"A over its cap", [2]float64{4, 0}, 6, true,
+			[]Assignment{{Ask: b, Count: 4, Phase: FromLeftover}, {Ask: a, Count: 2, Phase: FromLeftover}}, []int{a, b}},
+		// Same round, a second node pass: A is still over (it only grew).
+		{"same round", [2]float64{6, 4}, 1, false,
+			[]Assignment{{Ask: a, Count: 1, Phase: FromLeftover}}, []int{a, b}},
+		// Next round A's tasks ended: within its cap it comes first again
+		// and takes all 3 (0..2 +1 <= 4); nobody was found over the cap.
+		{"next round", [2]float64{0, 4}, 3, true,
+			[]Assignment{{Ask: a, Count: 3, Phase: FromLeftover}}, nil},
+		// A round later A holds 3: one more within its cap, then over it;
+		// B is over (4+1 > 4); the uncapped rest goes to A by SRTF.
+		{"over again", [2]float64{3, 4}, 4, true,
+			[]Assignment{{Ask: a, Count: 4, Phase: FromLeftover}}, []int{a, b}},
+	}
+	apps := []App{{Share: share, RemainingWork: 1}, {Share: share, RemainingWork: 5}}
+	asks := []Ask{{App: a, Kind: Altruistic, Demand: task, Count: 10}, {App: b, Kind: Altruistic, Demand: task, Count: 10}}
+	x := NewAskIndex(apps, asks)
+	for _, tc := range tests {
+		if tc.newRound {
+			x.NewRound()
+		}
+		apps[a].Usage, apps[b].Usage = fairness.New(0, tc.usage[a]), fairness.New(0, tc.usage[b])
+		free := fairness.New(1<<19, tc.free)
+		if ref := FillNode(free, capacity, apps, asks, pol); !reflect.DeepEqual(ref, tc.want) {
+			t.Fatalf("%s: FillNode placed %v, the hand-worked %v", tc.name, ref, tc.want)
+		}
+		if got := FillNodeIndexed(free, capacity, apps, asks, pol, x); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: FillNodeIndexed placed %v, want %v", tc.name, got, tc.want)
+		}
+		var over []int
+		for i := range asks {
+			if x.overCap[i] == x.round {
+				over = append(over, i)
+			}
+		}
+		if !reflect.DeepEqual(over, tc.wantMemoryOf) {
+			t.Errorf("%s: asks remembered over the cap %v, want %v", tc.name, over, tc.wantMemoryOf)
+		}
+	}
+}

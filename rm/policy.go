@@ -180,6 +180,10 @@ func (p carbyne) Fill(n NodeState, c *Candidates) []altruism.Assignment {
 		c.index.Reset(c.Alt, c.Asks)
 		c.indexLayout = c.layout
 	}
+	if !c.fresh {
+		// The round's shares are set; its grants only add.
+		c.index.NewRound()
+	}
 	c.fresh = true
 	return altruism.FillNodeIndexed(n.Free, n.Capacity, c.Alt, c.Asks, altruism.NodePolicy{Order: p.order, Cluster: n.Cluster, LeftoverCap: p.cap}, c.index)
 }
