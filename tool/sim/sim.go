@@ -310,7 +310,7 @@ type sim struct {
 	active   []*job
 	finished int
 
-	ends  endHeap
+	ends  endQueue
 	wakes wakeHeap
 	// nodeNames are the machines' names for the AMs' grants (formatting
 	// one per task started was 3% of a run).
@@ -391,8 +391,8 @@ func (s *sim) next() (time.Duration, bool) {
 	if s.arrived < len(s.jobs) {
 		t, ok = s.jobs[s.arrived].res.Arrival, true
 	}
-	if len(s.ends) > 0 && s.ends[0].end < t {
-		t, ok = s.ends[0].end, true
+	if e, running := s.ends.peek(); running && e.end < t {
+		t, ok = e.end, true
 	}
 	if len(s.wakes) > 0 && s.wakes[0].at < t {
 		t, ok = s.wakes[0].at, true
@@ -428,7 +428,7 @@ func (s *sim) loop() error {
 // instant handles everything that happens at s.now: task ends, arrivals,
 // planned starts falling due; then the AMs decide and the RM schedules.
 func (s *sim) instant() error {
-	for len(s.ends) > 0 && s.ends[0].end == s.now {
+	for e, running := s.ends.peek(); running && e.end == s.now; e, running = s.ends.peek() {
 		t := s.ends.pop()
 		if s.taken[t.cid] {
 			delete(s.taken, t.cid)
@@ -658,7 +658,7 @@ func (s *sim) start(c rm.Container) error {
 		j.res.countPlacement(rec.Locality)
 	}
 	end := s.now + s.cfg.TaskOverhead + run
-	s.ends.push(task{job: j, cid: c.ID, end: end})
+	s.ends.push(task{job: j, cid: c.ID, end: end}, s.now)
 	if s.cfg.Log != nil {
 		fmt.Fprintf(s.cfg.Log, "%d %s stage=%s task=%d node=%d kind=%s phase=%s prio=%d\n",
 			s.now.Milliseconds(), j.res.Name, rec.Stage, rec.Task, c.Node, c.Kind, c.Phase, c.Priority)
@@ -821,55 +821,6 @@ func (s *sim) result() *Result {
 	}
 	r.Makespan = last - s.firstStart
 	return r
-}
-
-// endHeap is a min-heap of running tasks by end, then container, so that
-// the order of simultaneous ends is deterministic. Tasks are held by value
-// and the heap is 4-ary: a large cluster keeps tens of thousands of tasks
-// running, and comparing through pointers to them cost a cache miss per
-// comparison.
-type endHeap []task
-
-func (h endHeap) before(i, j int) bool {
-	if h[i].end != h[j].end {
-		return h[i].end < h[j].end
-	}
-	return h[i].cid < h[j].cid
-}
-
-func (h *endHeap) push(t task) {
-	*h = append(*h, t)
-	q := *h
-	for i := len(q) - 1; i > 0; {
-		p := (i - 1) / 4
-		if !q.before(i, p) {
-			break
-		}
-		q[i], q[p] = q[p], q[i]
-		i = p
-	}
-}
-
-func (h *endHeap) pop() task {
-	q := *h
-	t := q[0]
-	n := len(q) - 1
-	q[0] = q[n]
-	q = q[:n]
-	*h = q
-	for i := 0; ; {
-		m, c := i, 4*i+1
-		for k := c; k < c+4 && k < n; k++ {
-			if q.before(k, m) {
-				m = k
-			}
-		}
-		if m == i {
-			return t
-		}
-		q[i], q[m] = q[m], q[i]
-		i = m
-	}
 }
 
 // wake is a planned start falling due for a job.
