@@ -868,8 +868,7 @@ func (c *Core) fill(ids []NodeID) ([]Action, error) {
 			}
 		}
 		free := n.capacity.Sub(n.used)
-		ceil := free.Ceiling()
-		if slices.ContainsFunc(c.shapes, func(d fairness.Vector) bool { return d.FitsUnder(ceil) }) {
+		if slices.ContainsFunc(c.shapes, func(d fairness.Vector) bool { return d.FitsIn(free) }) {
 			state := NodeState{Free: free, Capacity: n.capacity, Cluster: c.capacity}
 			for _, as := range pol.Fill(state, cands) {
 				acts = append(acts, c.grant(n, cands, owner, as)...)
