@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"cmp"
 	"slices"
 	"time"
 )
@@ -58,7 +57,13 @@ func (q *endQueue) push(t task, now time.Duration) {
 		l.tasks = append(l.tasks, t)
 	} else {
 		i, _ := slices.BinarySearchFunc(l.tasks[l.head:], t, func(a, b task) int {
-			return cmp.Or(cmp.Compare(a.end, b.end), cmp.Compare(a.cid, b.cid))
+			switch {
+			case endsBefore(&a, &b):
+				return -1
+			case endsBefore(&b, &a):
+				return 1
+			}
+			return 0
 		})
 		l.tasks = slices.Insert(l.tasks, l.head+i, t)
 	}
