@@ -538,19 +538,27 @@ func TestKillAndLostNode(t *testing.T) {
 	nmA.beat()
 	nmA.waitStarts(2)
 	nmB := startNM(t, r.Addr("tracker"), 8192, 8)
+	// Node B keeps heartbeating, as a live NM does: the second attempt's
+	// AM container is placed in one of B's heartbeats after A is lost,
+	// which may come after the one that saw A lost.
 	deadline := time.Now().Add(5 * time.Second)
-	for {
+	for lost := false; ; {
 		nmB.beat()
-		m, _ := ac.GetClusterMetrics(ctx, &pb.GetClusterMetricsRequestProto{})
-		if m.GetClusterMetrics().GetNumLostNms() == 1 {
+		if !lost {
+			m, _ := ac.GetClusterMetrics(ctx, &pb.GetClusterMetricsRequestProto{})
+			lost = m.GetClusterMetrics().GetNumLostNms() == 1
+		}
+		nmB.mu.Lock()
+		started := len(nmB.starts) >= 1
+		nmB.mu.Unlock()
+		if lost && started {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("node A never became LOST")
+			t.Fatalf("after 5 s: node A LOST %v, an AM container started on node B %v", lost, started)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	nmB.waitStarts(1)
 	atts, err := ac.GetApplicationAttempts(ctx, &pb.GetApplicationAttemptsRequestProto{ApplicationId: id2})
 	if err != nil || len(atts.GetApplicationAttempts()) != 2 {
 		t.Fatalf("attempts: %v %v", atts, err)
