@@ -96,7 +96,7 @@ func (h finishHeap) init() {
 // never finish; when nothing of it is running, its best task starts anyway.
 // T_k is then an estimate of running one task at a time.
 func forwardPack(j *Job, children [][]int, alloc fairness.Vector, now time.Duration) ([]Slot, time.Duration) {
-	return forwardPackOrdered(j, children, alloc, now, nil, 0)
+	return forwardPackOrdered(j, children, alloc, now, nil, 0, nil)
 }
 
 // BottomLevels is each stage's longest path to the end of the job: its
@@ -124,6 +124,14 @@ func BottomLevels(j *Job, children [][]int) []time.Duration {
 	return bl
 }
 
+// forwardMemory is the forward pass's slots and finish events, kept by a
+// planner from plan to plan: they were a fifth of what planning
+// allocated. The slots a pass returns live in it until the next pass.
+type forwardMemory struct {
+	slots  []Slot
+	events finishHeap
+}
+
 // forwardPackOrdered is forwardPack with a priority over stages: when
 // rank is set, the runnable stage with the highest rank that fits starts
 // first (alignment breaks ties), as many of its tasks as fit, as a
@@ -135,7 +143,9 @@ func BottomLevels(j *Job, children [][]int) []time.Duration {
 // they could. Tasks that end a few at a time (a job's running tasks
 // rarely started together) would otherwise be packed one finish at a time
 // for ever, a slot per task, where at this resolution they form waves.
-func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now time.Duration, rank []time.Duration, resolution time.Duration) ([]Slot, time.Duration) {
+//
+// mem, when set, lends its memory; the slots returned are then its own.
+func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now time.Duration, rank []time.Duration, resolution time.Duration, mem *forwardMemory) ([]Slot, time.Duration) {
 	n := len(j.Stages)
 	window := resolution
 	for _, s := range j.Stages {
@@ -152,6 +162,11 @@ func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now tim
 	weight := make([]fairness.Vector, n)
 	free := alloc
 	var events finishHeap
+	var slots []Slot
+	if mem != nil {
+		events, slots = mem.events[:0], mem.slots[:0]
+		defer func() { mem.events, mem.slots = events[:0], slots[:0] }()
+	}
 	for i, s := range j.Stages {
 		pending[i] = s.Pending
 		unfinished[i] = s.Pending
@@ -179,7 +194,6 @@ func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now tim
 		}
 	}
 
-	var slots []Slot
 	start := func(i, count int, t time.Duration) {
 		pending[i] -= count
 		free = free.Sub(j.Stages[i].Demand.Scale(float64(count)))

@@ -296,7 +296,7 @@ func TestCriticalPathFirst(t *testing.T) {
 		if tc.cpf {
 			rank = BottomLevels(job, job.children())
 		}
-		slots, finish := forwardPackOrdered(job, job.children(), cores(3), 0, rank, 0)
+		slots, finish := forwardPackOrdered(job, job.children(), cores(3), 0, rank, 0, nil)
 		if finish != tc.finish {
 			t.Errorf("cpf=%v: finish %v, want %v", tc.cpf, finish, tc.finish)
 		}
@@ -450,7 +450,7 @@ func TestForwardPackResolution(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			j := job(tc.dur)
-			slots, finish := forwardPackOrdered(j, j.children(), cores(2), 0, nil, tc.resolution)
+			slots, finish := forwardPackOrdered(j, j.children(), cores(2), 0, nil, tc.resolution, nil)
 			if finish != tc.finish {
 				t.Errorf("finish = %v, want %v", finish, tc.finish)
 			}

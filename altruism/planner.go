@@ -73,6 +73,7 @@ type Planner struct {
 	// checks' memory, kept from plan to plan.
 	prof profile
 	ends []slotEnd
+	fwd  forwardMemory
 }
 
 // DefaultFollow is Follow for Loom's AMs: measured on the TPC-DS and
@@ -113,7 +114,7 @@ func (pl *Planner) Plan(j *Job, alloc fairness.Vector, now time.Duration) *Plan 
 	if pl.CriticalPathFirst {
 		rank = BottomLevels(j, children)
 	}
-	slots, finish := forwardPackOrdered(j, children, alloc, now, rank, pl.Resolution)
+	slots, finish := forwardPackOrdered(j, children, alloc, now, rank, pl.Resolution, &pl.fwd)
 	// A carried plan that failed with its late starts kept fails without
 	// them too: carry it again only if it was not just tried.
 	var carried []Slot

@@ -20,6 +20,7 @@ type profile struct {
 	blocks []block
 	hint   int       // the block of the last lookup
 	ends   []slotEnd // planProfile's memory
+	slots  []Slot    // latestStarts' memory
 }
 
 // slotEnd is when a slot's tasks (i its index) or a stage's running

@@ -54,7 +54,13 @@ func latestStarts(j *Job, children [][]int, alloc fairness.Vector, now time.Dura
 		count[sl.Stage]++
 	}
 	byStage := make([][]Slot, len(j.Stages))
-	flat := make([]Slot, len(slots))
+	var flat []Slot
+	if prof != nil {
+		flat = slices.Grow(prof.slots[:0], len(slots))[:len(slots)]
+		defer func() { prof.slots = flat[:0] }()
+	} else {
+		flat = make([]Slot, len(slots))
+	}
 	at := 0
 	for i, n := range count {
 		byStage[i], at = flat[at:at:at+n], at+n

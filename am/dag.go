@@ -165,9 +165,22 @@ type DAG struct {
 type taskKey struct{ stage, task int }
 
 // run is a task attempt in progress.
+// run is a running task, held compactly (under the 128 bytes a Go map
+// keeps its values inline for, so filing one allocates nothing): its
+// TaskRecord is rebuilt from it and the DAG when it ends.
 type run struct {
-	rec   TaskRecord
-	stage int
+	start         time.Duration
+	node          string
+	locality      string
+	stage, task   int32
+	attempt, kind int32
+}
+
+// record is the run's TaskRecord, still running.
+func (d *DAG) record(container int64, r run) TaskRecord {
+	return TaskRecord{Stage: d.job.Stages[r.stage].Name, Task: int(r.task), Attempt: int(r.attempt),
+		Container: container, Node: r.node, Start: r.start, Kind: altruism.AskKind(r.kind), AMAttempt: d.cfg.AMAttempt,
+		Locality: r.locality}
 }
 
 // NewDAG returns the AM core for a job, with every task pending.
@@ -363,13 +376,12 @@ func (d *DAG) Bind(now time.Duration, g Grant) (TaskRecord, bool) {
 		d.attempt[best] = make([]int32, d.job.Stages[best].Tasks)
 	}
 	d.attempt[best][task]++
-	rec := TaskRecord{Stage: d.job.Stages[best].Name, Task: task, Attempt: int(d.attempt[best][task]),
-		Container: g.ID, Node: g.Node, Start: now, Kind: g.Kind, AMAttempt: d.cfg.AMAttempt,
-		Locality: d.placement(best, task, g.Host)}
-	d.running[g.ID] = run{rec: rec, stage: best}
+	r := run{start: now, node: g.Node, locality: d.placement(best, task, g.Host),
+		stage: int32(best), task: int32(task), attempt: d.attempt[best][task], kind: int32(g.Kind)}
+	d.running[g.ID] = r
 	s.Pending--
 	s.Running = addRun(s.Running, now+s.Duration)
-	return rec, true
+	return d.record(g.ID, r), true
 }
 
 func (d *DAG) nextTask(stage int, host string) int {
@@ -420,7 +432,7 @@ func (d *DAG) ended(now time.Duration, container int64, succeeded, failed bool) 
 		return false, fmt.Errorf("container %d runs no task of job %q", container, d.job.Name)
 	}
 	delete(d.running, container)
-	stage, rec := r.stage, r.rec
+	stage, rec := int(r.stage), d.record(container, r)
 	s := &d.state.Stages[stage]
 	// A run is filed under its estimated finish, start + duration.
 	s.Running = removeRun(s.Running, rec.Start+s.Duration)

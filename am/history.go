@@ -97,7 +97,7 @@ func (d *DAG) Snapshot(now time.Duration) History {
 		h.Tasks = append(h.Tasks, historyTask(r, ""))
 	}
 	for _, r := range d.runningByStart() {
-		h.Tasks = append(h.Tasks, historyTask(r.rec, StateRunning))
+		h.Tasks = append(h.Tasks, historyTask(r.TaskRecord, StateRunning))
 		h.Stages[r.stage].Running++
 	}
 	index := make(map[string]int, len(d.job.Stages))
@@ -149,13 +149,20 @@ func historyTask(r TaskRecord, state string) HistoryTask {
 	return t
 }
 
-func (d *DAG) runningByStart() []run {
-	rs := make([]run, 0, len(d.running))
-	for _, r := range d.running {
-		rs = append(rs, r)
+// runningTask is a running task's record and its stage's index.
+type runningTask struct {
+	TaskRecord
+	stage int
+}
+
+// runningByStart is the running tasks, in the order they started.
+func (d *DAG) runningByStart() []runningTask {
+	rs := make([]runningTask, 0, len(d.running))
+	for id, r := range d.running {
+		rs = append(rs, runningTask{d.record(id, r), int(r.stage)})
 	}
-	slices.SortFunc(rs, func(a, b run) int {
-		return cmp.Or(cmp.Compare(a.rec.Start, b.rec.Start), cmp.Compare(a.rec.Container, b.rec.Container))
+	slices.SortFunc(rs, func(a, b runningTask) int {
+		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Container, b.Container))
 	})
 	return rs
 }
