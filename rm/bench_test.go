@@ -58,7 +58,7 @@ func BenchmarkHeartbeatDecision(b *testing.B) {
 	}
 	benchtarget.RunWithSetup(b, time.Millisecond, setup, func() {
 		for _, a := range must(c.Step(now, Schedule{Nodes: []NodeID{NodeID(node)}})) {
-			if al, ok := a.(Allocated); ok {
+			if al, ok := a.(*Allocated); ok {
 				granted = append(granted, al.Container.ID)
 			}
 		}

@@ -346,7 +346,9 @@ type Action interface{ action() }
 
 // Actions.
 type (
-	// Allocated grants a container.
+	// Allocated grants a container. It comes as *Allocated: a pass
+	// grants thousands, and boxed one by one they were an allocation
+	// each.
 	Allocated struct{ Container Container }
 	// Lost reports a container that ended with its node or app.
 	Lost struct {
@@ -355,8 +357,8 @@ type (
 	}
 )
 
-func (Allocated) action() {}
-func (Lost) action()      {}
+func (*Allocated) action() {}
+func (Lost) action()       {}
 
 // Step applies one event at time now and returns what the core decided.
 // Bad input is an error that names the object, and changes nothing.
@@ -846,13 +848,28 @@ func (c *Core) fill(ids []NodeID) ([]Action, error) {
 	}
 	pol := c.nodePolicy()
 	var acts []Action
+	fitsSome := func(free fairness.Vector) bool {
+		return slices.ContainsFunc(c.shapes, func(d fairness.Vector) bool { return d.FitsIn(free) })
+	}
 	visit := func(id NodeID) {
 		n := c.nodes[id]
+		free := n.capacity.Sub(n.used)
+		fit := fitsSome(free)
+		if !fit && len(c.pre.room[n.id]) == 0 {
+			// Settled: no ask fits, so no pass below could place or
+			// count a missed chance (they all need an ask that fits).
+			// Only room a preemption freed for someone is taken up (or
+			// dropped) by a visit whatever fits.
+			if left > 0 {
+				c.unsettled.clear(int(id))
+			}
+			return
+		}
 		for _, i := range c.narrowIdx {
 			c.granted[i], c.outstanding[i] = 0, cands.Asks[i].Count
 		}
 		withheld := c.localize(n, cands, delays)
-		withheld = c.limitQueues(cands, n.capacity.Sub(n.used)) || withheld
+		withheld = c.limitQueues(cands, free) || withheld
 		withheld = c.narrowPartitions(n, cands) || withheld
 		placed := false
 		for _, as := range c.preemptedPass(n, cands) {
@@ -867,8 +884,11 @@ func (c *Core) fill(ids []NodeID) ([]Action, error) {
 				placed = true
 			}
 		}
-		free := n.capacity.Sub(n.used)
-		if slices.ContainsFunc(c.shapes, func(d fairness.Vector) bool { return d.FitsIn(free) }) {
+		if placed {
+			free = n.capacity.Sub(n.used)
+			fit = fitsSome(free)
+		}
+		if fit {
 			state := NodeState{Free: free, Capacity: n.capacity, Cluster: c.capacity}
 			for _, as := range pol.Fill(state, cands) {
 				acts = append(acts, c.grant(n, cands, owner, as)...)
@@ -970,6 +990,9 @@ func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assign
 		}
 	}
 	acts := make([]Action, 0, as.Count)
+	// One array for the placement's actions: boxed one by one, they
+	// were an allocation per container.
+	batch := make([]Allocated, as.Count)
 	for i := 0; i < as.Count; i++ {
 		c.next++
 		ct := c.conts.Put(Container{ID: c.next, App: a.id, Node: n.id, Resource: k.Demand,
@@ -978,7 +1001,8 @@ func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assign
 		c.used = c.used.Add(k.Demand)
 		c.charge(a, k.Demand)
 		c.addToApp(a, ct.ID)
-		acts = append(acts, Allocated{Container: *ct})
+		batch[i] = Allocated{Container: *ct}
+		acts = append(acts, &batch[i])
 	}
 	cands.Apps[owner[as.Ask]].Usage = a.usage
 	cands.Alt[owner[as.Ask]].Usage = a.usage

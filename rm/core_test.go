@@ -31,7 +31,7 @@ func step(t *testing.T, c *Core, evs ...Event) []Action {
 func allocated(acts []Action) []Container {
 	var out []Container
 	for _, a := range acts {
-		if al, ok := a.(Allocated); ok {
+		if al, ok := a.(*Allocated); ok {
 			out = append(out, al.Container)
 		}
 	}

@@ -22,7 +22,7 @@ func mustStep(t *testing.T, c *Core, now time.Duration, ev Event) []Action {
 func grantsOn(acts []Action) map[AppID]map[NodeID]int {
 	out := map[AppID]map[NodeID]int{}
 	for _, a := range acts {
-		if g, ok := a.(Allocated); ok {
+		if g, ok := a.(*Allocated); ok {
 			if out[g.Container.App] == nil {
 				out[g.Container.App] = map[NodeID]int{}
 			}
@@ -272,7 +272,7 @@ func TestLentRoomIsTakenBack(t *testing.T) {
 				t.Errorf("asked back %+v, want app 1's on node 1 by 11 s", a)
 			}
 			asked = append(asked, a.Container.ID)
-		case Allocated:
+		case *Allocated:
 			t.Errorf("granted %+v before any room was free", a.Container)
 		}
 	}
@@ -290,7 +290,7 @@ func TestLentRoomIsTakenBack(t *testing.T) {
 			if !strings.Contains(a.Reason, "node label x") {
 				t.Errorf("reason %q", a.Reason)
 			}
-		case Allocated:
+		case *Allocated:
 			if a.Container.App == 2 && a.Container.Node == 1 {
 				app2++
 			} else {

@@ -112,7 +112,7 @@ func TestPreemptionForAGuarantee(t *testing.T) {
 			if a.Container.App != 1 || a.Reason != "preempted for queue root.a" {
 				t.Errorf("preempted %+v", a)
 			}
-		case Allocated:
+		case *Allocated:
 			granted++
 			if a.Container.App != 2 {
 				t.Errorf("granted %+v", a.Container)

@@ -423,13 +423,13 @@ func TestUserLimitFactor(t *testing.T) {
 			}
 			got := make([]int, len(tt.users))
 			for _, a := range mustStep(t, c, 0, Schedule{}) {
-				if g, ok := a.(Allocated); ok {
+				if g, ok := a.(*Allocated); ok {
 					got[g.Container.App-1]++
 				}
 			}
 			for range 3 { // later passes take no more
 				for _, a := range mustStep(t, c, time.Second, Schedule{}) {
-					if g, ok := a.(Allocated); ok {
+					if g, ok := a.(*Allocated); ok {
 						got[g.Container.App-1]++
 					}
 				}

@@ -88,7 +88,7 @@ func TestReservationPlacesItsApps(t *testing.T) {
 	}
 	per := map[AppID]int{}
 	for _, a := range acts {
-		if al, ok := a.(Allocated); ok {
+		if al, ok := a.(*Allocated); ok {
 			per[al.Container.App]++
 		}
 	}

@@ -527,7 +527,7 @@ func (s *sim) instant() error {
 	}
 	for _, a := range acts {
 		switch a := a.(type) {
-		case rm.Allocated:
+		case *rm.Allocated:
 			if err := s.start(a.Container); err != nil {
 				return err
 			}

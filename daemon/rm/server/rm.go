@@ -593,7 +593,7 @@ func (r *RM) step(ev rm.Event) error {
 	acts, err := r.core.Step(r.now(), ev)
 	for _, a := range acts {
 		switch a := a.(type) {
-		case rm.Allocated:
+		case *rm.Allocated:
 			r.allocated(a.Container)
 		case rm.Lost:
 			r.endContainer(a.Container.ID, ExitAborted, a.Reason, false)
