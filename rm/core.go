@@ -127,6 +127,10 @@ type Core struct {
 	shapeRefs  []int
 	freeShapes []int32
 	unsettled  bitset
+	// allocs is where Allocated actions come from, a chunk at a time,
+	// each used once: boxed one by one they were an allocation per
+	// container.
+	allocs []Allocated
 
 	cands Candidates // reused by every scheduling pass
 	// layoutStale says the candidates' asks must be laid out again
@@ -346,9 +350,8 @@ type Action interface{ action() }
 
 // Actions.
 type (
-	// Allocated grants a container. It comes as *Allocated: a pass
-	// grants thousands, and boxed one by one they were an allocation
-	// each.
+	// Allocated grants a container. It comes as *Allocated (see
+	// Core.allocs): a pass grants thousands.
 	Allocated struct{ Container Container }
 	// Lost reports a container that ended with its node or app.
 	Lost struct {
@@ -873,13 +876,13 @@ func (c *Core) fill(ids []NodeID) ([]Action, error) {
 		withheld = c.narrowPartitions(n, cands) || withheld
 		placed := false
 		for _, as := range c.preemptedPass(n, cands) {
-			acts = append(acts, c.grant(n, cands, owner, as)...)
+			acts = c.grant(acts, n, cands, owner, as)
 			left -= as.Count
 			placed = true
 		}
 		if c.reservedKey != "" {
 			for _, as := range c.reservedPass(n, cands) {
-				acts = append(acts, c.grant(n, cands, owner, as)...)
+				acts = c.grant(acts, n, cands, owner, as)
 				left -= as.Count
 				placed = true
 			}
@@ -891,7 +894,7 @@ func (c *Core) fill(ids []NodeID) ([]Action, error) {
 		if fit {
 			state := NodeState{Free: free, Capacity: n.capacity, Cluster: c.capacity}
 			for _, as := range pol.Fill(state, cands) {
-				acts = append(acts, c.grant(n, cands, owner, as)...)
+				acts = c.grant(acts, n, cands, owner, as)
 				left -= as.Count
 				placed = true
 			}
@@ -970,8 +973,9 @@ func (c *Core) PAltruismOf(id AppID) (float64, error) {
 // QueuePAltruism is a copy of the queues' overrides of P(Altruism).
 func (c *Core) QueuePAltruism() map[string]float64 { return maps.Clone(c.cfg.QueuePAltruism) }
 
-// grant creates the containers of one placement.
-func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assignment) []Action {
+// grant creates the containers of one placement and appends their
+// actions to acts.
+func (c *Core) grant(acts []Action, n *node, cands *Candidates, owner []int, as altruism.Assignment) []Action {
 	k := &cands.Asks[as.Ask]
 	a := c.apps[owner[as.Ask]]
 	if r := c.room(a, k.Demand); r >= 0 && as.Count > r {
@@ -979,7 +983,7 @@ func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assign
 		as.Count = r
 	}
 	if as.Count == 0 {
-		return nil
+		return acts
 	}
 	place := c.placement[as.Ask]
 	c.granted[as.Ask] += as.Count
@@ -989,10 +993,6 @@ func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assign
 			ak.missed, ak.waiting = 0, false
 		}
 	}
-	acts := make([]Action, 0, as.Count)
-	// One array for the placement's actions: boxed one by one, they
-	// were an allocation per container.
-	batch := make([]Allocated, as.Count)
 	for i := 0; i < as.Count; i++ {
 		c.next++
 		ct := c.conts.Put(Container{ID: c.next, App: a.id, Node: n.id, Resource: k.Demand,
@@ -1001,8 +1001,12 @@ func (c *Core) grant(n *node, cands *Candidates, owner []int, as altruism.Assign
 		c.used = c.used.Add(k.Demand)
 		c.charge(a, k.Demand)
 		c.addToApp(a, ct.ID)
-		batch[i] = Allocated{Container: *ct}
-		acts = append(acts, &batch[i])
+		if len(c.allocs) == 0 {
+			c.allocs = make([]Allocated, 256)
+		}
+		c.allocs[0] = Allocated{Container: *ct}
+		acts = append(acts, &c.allocs[0])
+		c.allocs = c.allocs[1:]
 	}
 	cands.Apps[owner[as.Ask]].Usage = a.usage
 	cands.Alt[owner[as.Ask]].Usage = a.usage
