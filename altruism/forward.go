@@ -96,7 +96,7 @@ func (h finishHeap) init() {
 // never finish; when nothing of it is running, its best task starts anyway.
 // T_k is then an estimate of running one task at a time.
 func forwardPack(j *Job, children [][]int, alloc fairness.Vector, now time.Duration) ([]Slot, time.Duration) {
-	return forwardPackOrdered(j, children, alloc, now, nil, 0, nil)
+	return forwardPackOrdered(j, children, alloc, now, nil, 0, 0, nil)
 }
 
 // BottomLevels is each stage's longest path to the end of the job: its
@@ -144,8 +144,12 @@ type forwardMemory struct {
 // rarely started together) would otherwise be packed one finish at a time
 // for ever, a slot per task, where at this resolution they form waves.
 //
+// far coarsens the resolution with distance: finishes d ahead of now are
+// one instant with those up to min(d/farScale, far) after them, when that
+// is wider (Planner.FarResolution).
+//
 // mem, when set, lends its memory; the slots returned are then its own.
-func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now time.Duration, rank []time.Duration, resolution time.Duration, mem *forwardMemory) ([]Slot, time.Duration) {
+func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now time.Duration, rank []time.Duration, resolution, far time.Duration, mem *forwardMemory) ([]Slot, time.Duration) {
 	n := len(j.Stages)
 	window := resolution
 	for _, s := range j.Stages {
@@ -263,7 +267,11 @@ func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now tim
 		// Pop every finish within window of the next one (heap order):
 		// what they free is used from the last of them on.
 		first := events[0].at
-		for len(events) > 0 && events[0].at <= first+window {
+		w := window
+		if far > 0 {
+			w = max(w, min((first-now)/farScale, far))
+		}
+		for len(events) > 0 && events[0].at <= first+w {
 			e := events.pop()
 			t = e.at
 			free = free.Add(j.Stages[e.stage].Demand.Scale(float64(e.count)))

@@ -296,7 +296,7 @@ func TestCriticalPathFirst(t *testing.T) {
 		if tc.cpf {
 			rank = BottomLevels(job, job.children())
 		}
-		slots, finish := forwardPackOrdered(job, job.children(), cores(3), 0, rank, 0, nil)
+		slots, finish := forwardPackOrdered(job, job.children(), cores(3), 0, rank, 0, 0, nil)
 		if finish != tc.finish {
 			t.Errorf("cpf=%v: finish %v, want %v", tc.cpf, finish, tc.finish)
 		}
@@ -450,7 +450,41 @@ func TestForwardPackResolution(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			j := job(tc.dur)
-			slots, finish := forwardPackOrdered(j, j.children(), cores(2), 0, nil, tc.resolution, nil)
+			slots, finish := forwardPackOrdered(j, j.children(), cores(2), 0, nil, tc.resolution, 0, nil)
+			if finish != tc.finish {
+				t.Errorf("finish = %v, want %v", finish, tc.finish)
+			}
+			if diff := cmp.Diff(tc.slots, slots); diff != "" {
+				t.Errorf("slots (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestForwardPackFarResolution: finishes d ahead merge with those up to
+// min(d/100, far) after them. Four pending one-core 1 s tasks on two
+// cores, behind two running tasks that end 30 ms apart, 5 s ahead: d/100
+// is 50 ms.
+func TestForwardPackFarResolution(t *testing.T) {
+	const ms = time.Millisecond
+	staggered := []Slot{{0, 5 * sec, 1}, {0, 5030 * ms, 1}, {0, 6 * sec, 1}, {0, 6030 * ms, 1}}
+	tests := []struct {
+		name   string
+		far    time.Duration
+		finish time.Duration
+		slots  []Slot
+	}{
+		{"0 keeps every finish", 0, 7030 * ms, staggered},
+		// 50 ms covers the 30 ms gap: one wave of two at 5.03 s, whose
+		// tasks end together at 6.03 s, then the second wave.
+		{"5 s ahead, finishes 50 ms apart are one", 250 * ms, 7030 * ms, []Slot{{0, 5030 * ms, 2}, {0, 6030 * ms, 2}}},
+		{"never wider than far", 20 * ms, 7030 * ms, staggered},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j := &Job{Stages: []Stage{{Demand: cores(1), Duration: sec, Pending: 4,
+				Running: []Run{{Finish: 5 * sec, Count: 1}, {Finish: 5030 * ms, Count: 1}}}}}
+			slots, finish := forwardPackOrdered(j, j.children(), cores(2), 0, nil, 0, tc.far, nil)
 			if finish != tc.finish {
 				t.Errorf("finish = %v, want %v", finish, tc.finish)
 			}

@@ -114,6 +114,10 @@ type Config struct {
 	// (altruism.Planner.Resolution; Loom's AMs use
 	// altruism.DefaultResolution); 0 packs at every finish.
 	PlanResolution time.Duration
+	// PlanFarResolution coarsens it with distance
+	// (altruism.Planner.FarResolution; Loom's AMs use
+	// altruism.DefaultFarResolution); 0 keeps PlanResolution throughout.
+	PlanFarResolution time.Duration
 	// Inputs, when set, names the hosts that hold each task's input (its
 	// HDFS block replicas; none for a task that reads its parents'
 	// output from everywhere). The AM then asks for those hosts and
@@ -205,7 +209,7 @@ func NewDAG(job *workload.Job, cfg Config) (*DAG, error) {
 	}
 	d.planner.CriticalPathFirst = cfg.CriticalPathFirst
 	d.planner.Follow, d.planner.Resolution = cfg.PlanFollow, cfg.PlanResolution
-	d.planner.FollowPart = cfg.PlanFollowPart
+	d.planner.FollowPart, d.planner.FarResolution = cfg.PlanFollowPart, cfg.PlanFarResolution
 	d.recount()
 	d.bfRank = breadthFirst(state)
 	d.rank = slices.Clone(d.bfRank)

@@ -24,7 +24,7 @@ func amCommand() *cobra.Command {
 		timeScale, planFollowPart                   float64
 		tick                                        time.Duration
 		greedy, criticalPathFirst                   bool
-		planFollow, planRes                         time.Duration
+		planFollow, planRes, planFar                time.Duration
 		seed                                        uint64
 	)
 	cmd := &cobra.Command{
@@ -86,7 +86,8 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 			// baseline AM does: every runnable task DEFAULT, breadth-first.
 			altruistic := !greedy && (first.Policy == "" || rm.Altruistic(first.Policy))
 			dag, err := am.NewDAG(job, am.Config{Altruistic: altruistic, Seed: seed, AMAttempt: driver.AttemptNumber(launch.Attempt),
-				CriticalPathFirst: criticalPathFirst, PlanFollow: planFollow, PlanFollowPart: planFollowPart, PlanResolution: planRes})
+				CriticalPathFirst: criticalPathFirst, PlanFollow: planFollow, PlanFollowPart: planFollowPart, PlanResolution: planRes,
+				PlanFarResolution: planFar})
 			if err != nil {
 				return err
 			}
@@ -108,6 +109,7 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 	f.DurationVar(&planFollow, "plan-follow", altruism.DefaultFollow, "follow a plan this long without planning again while the job keeps to it (0: plan at every decision); as loom sim --plan-follow")
 	f.Float64Var(&planFollowPart, "plan-follow-part", altruism.DefaultFollowPart, "follow a plan for this part of the time it has left, when longer than --plan-follow (0: --plan-follow alone); as loom sim --plan-follow-part")
 	f.DurationVar(&planRes, "plan-resolution", altruism.DefaultResolution, "plan task ends closer than this (and than 1/20 of the shortest task) as one instant (0: exact); as loom sim --plan-resolution")
+	f.DurationVar(&planFar, "plan-far-resolution", altruism.DefaultFarResolution, "coarsen --plan-resolution with distance: task ends d ahead are one instant with those up to d/100 after them, up to this (0: --plan-resolution throughout); as loom sim --plan-far-resolution")
 	f.BoolVar(&criticalPathFirst, "critical-path-first", false, "plan the job critical-path first (stages on the longest remaining chain start first) instead of by Tetris alignment; as loom sim --critical-path-first")
 	return cmd
 }

@@ -37,6 +37,7 @@ type simFlags struct {
 	planFollow  time.Duration
 	followPart  float64
 	planRes     time.Duration
+	planFar     time.Duration
 	decisions   string
 	quiet       bool
 	locality    sim.LocalityModel
@@ -84,6 +85,7 @@ cores, 128 GB, SSD and 10 Gbps) running 250 jobs drawn from TPC-H at 100g and
 	fl.DurationVar(&f.planFollow, "plan-follow", altruism.DefaultFollow, "how long Carbyne's AMs follow a plan without planning again while the job keeps to it (0: plan at every decision, slower)")
 	fl.Float64Var(&f.followPart, "plan-follow-part", altruism.DefaultFollowPart, "Carbyne's AMs also follow a plan for this part of the time it has left (T_k - now), when longer than --plan-follow (0: --plan-follow alone)")
 	fl.DurationVar(&f.planRes, "plan-resolution", altruism.DefaultResolution, "Carbyne's AMs' planning resolution: task ends closer than this (and than 1/20 of the shortest task) are one instant to the plan (0: exact, slower)")
+	fl.DurationVar(&f.planFar, "plan-far-resolution", altruism.DefaultFarResolution, "Carbyne's AMs coarsen --plan-resolution with distance: task ends d ahead are one instant with those up to d/100 after them, up to this (0: --plan-resolution throughout)")
 	fl.BoolVar(&f.cpf, "critical-path-first", false, "Carbyne's AMs plan critical-path first (DAG-aware, as DAGPS) instead of by Tetris alignment (measured slower on TPC-DS: see docs/results)")
 	fl.StringVar(&f.decisions, "decisions", "", "write each policy's decision log into this directory")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress bar")
@@ -115,10 +117,10 @@ func runSim(out io.Writer, f simFlags) error {
 	cfg.PolicyConfig = pc
 	cfg.Machines, cfg.Misestimate, cfg.Seed = f.machines, f.misestimate, f.wl.seed
 	cfg.CriticalPathFirst = f.cpf
-	if f.planFollow < 0 || f.planRes < 0 {
-		return fmt.Errorf("--plan-follow %v, --plan-resolution %v: must not be negative (0 plans at every decision, at every finish)", f.planFollow, f.planRes)
+	if f.planFollow < 0 || f.planRes < 0 || f.planFar < 0 {
+		return fmt.Errorf("--plan-follow %v, --plan-resolution %v, --plan-far-resolution %v: must not be negative (0 plans at every decision, at every finish)", f.planFollow, f.planRes, f.planFar)
 	}
-	cfg.PlanFollow, cfg.PlanResolution = f.planFollow, f.planRes
+	cfg.PlanFollow, cfg.PlanResolution, cfg.PlanFarResolution = f.planFollow, f.planRes, f.planFar
 	if err := checkFollowPart(f.followPart); err != nil {
 		return err
 	}

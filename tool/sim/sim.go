@@ -83,6 +83,10 @@ type Config struct {
 	// (am.Config.PlanResolution; DefaultConfig's is
 	// altruism.DefaultResolution).
 	PlanResolution time.Duration
+	// PlanFarResolution coarsens it with distance
+	// (am.Config.PlanFarResolution; DefaultConfig's is
+	// altruism.DefaultFarResolution).
+	PlanFarResolution time.Duration
 	// TaskOverhead holds each task's container this much longer than the
 	// task runs: what a live task costs beyond its duration (its
 	// allocation on a heartbeat, the AM's next call, the launch). Zero by
@@ -107,7 +111,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Machines: 100, Machine: workload.PaperMachine(), PolicyConfig: rm.DefaultPolicyConfig(), Window: time.Minute,
 		PlanFollow: altruism.DefaultFollow, PlanFollowPart: altruism.DefaultFollowPart,
-		PlanResolution: altruism.DefaultResolution}
+		PlanResolution: altruism.DefaultResolution, PlanFarResolution: altruism.DefaultFarResolution}
 }
 
 // JobResult is one job's outcome.
@@ -369,7 +373,8 @@ func (s *sim) admitAll(jobs []*workload.Job) error {
 		}
 		ac := am.Config{Altruistic: s.cfg.Altruistic(), CriticalPathFirst: s.cfg.CriticalPathFirst,
 			PlanFollow: s.cfg.PlanFollow, PlanFollowPart: s.cfg.PlanFollowPart, PlanResolution: s.cfg.PlanResolution,
-			Seed: s.cfg.Seed ^ uint64(n+1)*0x9e3779b97f4a7c15, NoHistory: true}
+			PlanFarResolution: s.cfg.PlanFarResolution,
+			Seed:              s.cfg.Seed ^ uint64(n+1)*0x9e3779b97f4a7c15, NoHistory: true}
 		if l := s.cfg.Locality; l != nil {
 			ac.Inputs, ac.RackOf = l.inputs(est, s.cfg.Seed, n, s.cfg.Machines), l.rackOf
 		}
