@@ -168,7 +168,6 @@ type DAG struct {
 
 type taskKey struct{ stage, task int }
 
-// run is a task attempt in progress.
 // run is a running task, held compactly (under the 128 bytes a Go map
 // keeps its values inline for, so filing one allocates nothing): its
 // TaskRecord is rebuilt from it and the DAG when it ends.

@@ -373,8 +373,7 @@ func (s *sim) admitAll(jobs []*workload.Job) error {
 		}
 		ac := am.Config{Altruistic: s.cfg.Altruistic(), CriticalPathFirst: s.cfg.CriticalPathFirst,
 			PlanFollow: s.cfg.PlanFollow, PlanFollowPart: s.cfg.PlanFollowPart, PlanResolution: s.cfg.PlanResolution,
-			PlanFarResolution: s.cfg.PlanFarResolution,
-			Seed:              s.cfg.Seed ^ uint64(n+1)*0x9e3779b97f4a7c15, NoHistory: true}
+			PlanFarResolution: s.cfg.PlanFarResolution, Seed: s.cfg.Seed ^ uint64(n+1)*0x9e3779b97f4a7c15, NoHistory: true}
 		if l := s.cfg.Locality; l != nil {
 			ac.Inputs, ac.RackOf = l.inputs(est, s.cfg.Seed, n, s.cfg.Machines), l.rackOf
 		}
