@@ -7,10 +7,12 @@ package fairness
 
 import "github.com/loomrm/loom/resource"
 
-// Kind and Vector are package resource's, under the names the cores use.
+// Kind, Vector and Ceiling are package resource's, under the names the
+// cores use.
 type (
-	Kind   = resource.Kind
-	Vector = resource.Vector
+	Kind    = resource.Kind
+	Vector  = resource.Vector
+	Ceiling = resource.Ceiling
 )
 
 // The resource kinds.

@@ -127,6 +127,10 @@ type Core struct {
 	shapeRefs  []int
 	freeShapes []int32
 	unsettled  bitset
+	// roomCeil is each live node's free room (by id) as a Ceiling, set
+	// whenever its use or capacity changes, so that checking whether a
+	// node fits any shape reads neither the node nor a tolerance.
+	roomCeil []fairness.Ceiling
 	// allocs is where Allocated actions come from, a chunk at a time,
 	// each used once: boxed one by one they were an allocation per
 	// container.
@@ -433,6 +437,7 @@ func (c *Core) containerRecovered(ct Container) error {
 	}
 	c.conts.Put(ct)
 	n.used = n.used.Add(ct.Resource)
+	c.roomChanged(n)
 	c.used = c.used.Add(ct.Resource)
 	c.charge(a, ct.Resource)
 	c.addToApp(a, ct.ID)
@@ -464,6 +469,7 @@ func (c *Core) nodeUp(e NodeUp) error {
 		c.partCap[n.part] = c.partCap[n.part].Sub(n.capacity)
 	}
 	n.capacity, n.host, n.rack, n.part = e.Capacity, e.Host, e.Rack, e.Partition
+	c.roomChanged(n)
 	c.capacity = c.capacity.Add(e.Capacity)
 	c.partCap[n.part] = c.partCap[n.part].Add(n.capacity)
 	c.sharesStale = true
@@ -722,6 +728,7 @@ func (c *Core) free(id ContainerID) {
 	c.forgetPreempted(k)
 	if n := c.nodes[k.Node]; n != nil {
 		n.used = n.used.Sub(k.Resource)
+		c.roomChanged(n)
 		c.used = c.used.Sub(k.Resource)
 		c.unsettled.set(int(k.Node))
 	}
@@ -851,14 +858,9 @@ func (c *Core) fill(ids []NodeID) ([]Action, error) {
 	}
 	pol := c.nodePolicy()
 	var acts []Action
-	fitsSome := func(free fairness.Vector) bool {
-		return slices.ContainsFunc(c.shapes, func(d fairness.Vector) bool { return d.FitsIn(free) })
-	}
 	visit := func(id NodeID) {
-		n := c.nodes[id]
-		free := n.capacity.Sub(n.used)
-		fit := fitsSome(free)
-		if !fit && len(c.pre.room[n.id]) == 0 {
+		fit := c.fitsSome(c.roomCeil[id])
+		if !fit && (len(c.pre.room) == 0 || len(c.pre.room[id]) == 0) {
 			// Settled: no ask fits, so no pass below could place or
 			// count a missed chance (they all need an ask that fits).
 			// Only room a preemption freed for someone is taken up (or
@@ -868,6 +870,8 @@ func (c *Core) fill(ids []NodeID) ([]Action, error) {
 			}
 			return
 		}
+		n := c.nodes[id]
+		free := n.capacity.Sub(n.used)
 		for _, i := range c.narrowIdx {
 			c.granted[i], c.outstanding[i] = 0, cands.Asks[i].Count
 		}
@@ -889,7 +893,7 @@ func (c *Core) fill(ids []NodeID) ([]Action, error) {
 		}
 		if placed {
 			free = n.capacity.Sub(n.used)
-			fit = fitsSome(free)
+			fit = c.fitsSome(c.roomCeil[id])
 		}
 		if fit {
 			state := NodeState{Free: free, Capacity: n.capacity, Cluster: c.capacity}
@@ -1008,6 +1012,7 @@ func (c *Core) grant(acts []Action, n *node, cands *Candidates, owner []int, as 
 		acts = append(acts, &c.allocs[0])
 		c.allocs = c.allocs[1:]
 	}
+	c.roomChanged(n)
 	cands.Apps[owner[as.Ask]].Usage = a.usage
 	cands.Alt[owner[as.Ask]].Usage = a.usage
 	cands.drfKey[owner[as.Ask]] = a.usage.DominantShare(c.capacity) / cands.Apps[owner[as.Ask]].Weight
@@ -1244,7 +1249,11 @@ func (c *Core) takeAsk(a *app, served *altruism.Ask, n int) {
 }
 
 // addShape counts an outstanding ask's shape. A shape nobody asked for
-// until now may fit where none did: every node is a candidate again.
+// until now may fit where none did: every node where some shape fits is
+// a candidate again. The others stay settled: a visit to a node that
+// fits no shape only settles it (room a preemption freed keeps its node
+// unsettled until a visit takes it), and with its room unchanged only a
+// new shape can make it fit, which brings it back here.
 func (c *Core) addShape(k Ask) {
 	if k.Count <= 0 {
 		return
@@ -1263,11 +1272,30 @@ func (c *Core) addShape(k Ask) {
 	}
 	c.shapeIDs[k.Demand] = id
 	c.shapes = append(c.shapes, k.Demand)
-	for _, n := range c.nodes {
-		if n != nil {
-			c.unsettled.set(int(n.id))
+	for i, n := range c.nodes {
+		if n != nil && c.fitsSome(c.roomCeil[i]) {
+			c.unsettled.set(i)
 		}
 	}
+}
+
+// roomChanged notes a node's free room after its use or capacity changed.
+func (c *Core) roomChanged(n *node) {
+	if i := int(n.id); i >= len(c.roomCeil) {
+		c.roomCeil = append(c.roomCeil, make([]fairness.Ceiling, i+1-len(c.roomCeil))...)
+	}
+	c.roomCeil[n.id] = n.capacity.Sub(n.used).Ceiling()
+}
+
+// fitsSome reports whether any shape asked for now fits under a node's
+// room.
+func (c *Core) fitsSome(ceil fairness.Ceiling) bool {
+	for _, d := range c.shapes {
+		if d.FitsUnder(ceil) {
+			return true
+		}
+	}
+	return false
 }
 
 // dropShape uncounts an ask's shape when it stops being outstanding, so
