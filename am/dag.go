@@ -150,7 +150,7 @@ type DAG struct {
 	// ever started cost a hash per start and grew with the job.
 	attempt [][]int32
 	fails   map[taskKey]int // failed attempts, per task
-	running map[int64]run
+	running runTable
 	// left is each stage's tasks pending or running, kept as they
 	// start and end: Demand's multipliers, without walking every
 	// stage's running tasks at every decision.
@@ -204,7 +204,6 @@ func NewDAG(job *workload.Job, cfg Config) (*DAG, error) {
 		retries: make([][]int, len(job.Stages)),
 		attempt: make([][]int32, len(job.Stages)),
 		fails:   map[taskKey]int{},
-		running: map[int64]run{},
 	}
 	d.planner.CriticalPathFirst = cfg.CriticalPathFirst
 	d.planner.Follow, d.planner.Resolution = cfg.PlanFollow, cfg.PlanResolution
@@ -381,7 +380,7 @@ func (d *DAG) Bind(now time.Duration, g Grant) (TaskRecord, bool) {
 	d.attempt[best][task]++
 	r := run{start: now, node: g.Node, locality: d.placement(best, task, g.Host),
 		stage: int32(best), task: int32(task), attempt: d.attempt[best][task], kind: int32(g.Kind)}
-	d.running[g.ID] = r
+	d.running.put(g.ID, r)
 	s.Pending--
 	s.Running = addRun(s.Running, now+s.Duration)
 	return d.record(g.ID, r), true
@@ -430,11 +429,10 @@ func (d *DAG) Preempted(now time.Duration, container int64) (bool, error) {
 
 // ended records a task's end; failed counts it towards its attempts.
 func (d *DAG) ended(now time.Duration, container int64, succeeded, failed bool) (bool, error) {
-	r, ok := d.running[container]
+	r, ok := d.running.take(container)
 	if !ok {
 		return false, fmt.Errorf("container %d runs no task of job %q", container, d.job.Name)
 	}
-	delete(d.running, container)
 	stage, rec := int(r.stage), d.record(container, r)
 	s := &d.state.Stages[stage]
 	// A run is filed under its estimated finish, start + duration.
@@ -504,7 +502,7 @@ func removeRun(runs []altruism.Run, f time.Duration) []altruism.Run {
 }
 
 // Finished reports whether every task has succeeded.
-func (d *DAG) Finished() bool { return d.state.Finished() && len(d.running) == 0 }
+func (d *DAG) Finished() bool { return d.state.Finished() && d.running.len() == 0 }
 
 // Failed returns why the job failed, nil while it has not.
 func (d *DAG) Failed() error { return d.failed }
@@ -515,4 +513,4 @@ func (d *DAG) Failed() error { return d.failed }
 func (d *DAG) History() []TaskRecord { return d.history }
 
 // Running returns the number of tasks running.
-func (d *DAG) Running() int { return len(d.running) }
+func (d *DAG) Running() int { return d.running.len() }

@@ -157,10 +157,10 @@ type runningTask struct {
 
 // runningByStart is the running tasks, in the order they started.
 func (d *DAG) runningByStart() []runningTask {
-	rs := make([]runningTask, 0, len(d.running))
-	for id, r := range d.running {
+	rs := make([]runningTask, 0, d.running.len())
+	d.running.each(func(id int64, r run) {
 		rs = append(rs, runningTask{d.record(id, r), int(r.stage)})
-	}
+	})
 	slices.SortFunc(rs, func(a, b runningTask) int {
 		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(a.Container, b.Container))
 	})

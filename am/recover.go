@@ -50,7 +50,7 @@ type Recovery struct {
 // or holding a task that cannot be the job's, is an error that names it;
 // the DAG is unchanged then.
 func (d *DAG) Recover(h History) (Recovery, error) {
-	if len(d.history) > 0 || len(d.running) > 0 || slices.ContainsFunc(d.attempt, func(a []int32) bool { return a != nil }) {
+	if len(d.history) > 0 || d.running.len() > 0 || slices.ContainsFunc(d.attempt, func(a []int32) bool { return a != nil }) {
 		return Recovery{}, fmt.Errorf("job %q: recovery must come before any task starts", d.job.Name)
 	}
 	if h.Job != d.job.Name {
