@@ -127,6 +127,11 @@ type Core struct {
 	shapeRefs  []int
 	freeShapes []int32
 	unsettled  bitset
+	// stuck are the settled nodes that some shape fitted when a visit
+	// settled them (its passes placed nothing there). With those, the
+	// nodes a new shape fits are all a new shape can make worth a visit:
+	// every other settled node fitted no shape and its room has not grown.
+	stuck bitset
 	// roomCeil is each live node's free room (by id) as a Ceiling, set
 	// whenever its use or capacity changes, so that checking whether a
 	// node fits any shape reads neither the node nor a tolerance.
@@ -492,6 +497,7 @@ func (c *Core) nodeLost(id NodeID) ([]Action, error) {
 	c.nodes[id] = nil
 	c.live--
 	c.unsettled.clear(int(id))
+	c.stuck.clear(int(id))
 	c.sharesStale = true
 	return acts, nil
 }
@@ -867,6 +873,7 @@ func (c *Core) fill(ids []NodeID) ([]Action, error) {
 			// dropped) by a visit whatever fits.
 			if left > 0 {
 				c.unsettled.clear(int(id))
+				c.stuck.clear(int(id))
 			}
 			return
 		}
@@ -910,6 +917,7 @@ func (c *Core) fill(ids []NodeID) ([]Action, error) {
 		// nothing.
 		if !placed && left > 0 && !withheld {
 			c.unsettled.clear(int(id))
+			c.stuck.set(int(id))
 		}
 	}
 	if len(ids) > 0 {
@@ -1250,10 +1258,12 @@ func (c *Core) takeAsk(a *app, served *altruism.Ask, n int) {
 
 // addShape counts an outstanding ask's shape. A shape nobody asked for
 // until now may fit where none did: every node where some shape fits is
-// a candidate again. The others stay settled: a visit to a node that
-// fits no shape only settles it (room a preemption freed keeps its node
-// unsettled until a visit takes it), and with its room unchanged only a
-// new shape can make it fit, which brings it back here.
+// a candidate again. Those are the nodes the new shape fits and the stuck
+// ones; any other settled node was settled fitting no shape (a visit to
+// a node that fits none only settles it, and room a preemption freed
+// keeps its node unsettled until a visit takes it), its room has not
+// grown since (that unsettles it), and each shape asked for since then
+// was checked against it here.
 func (c *Core) addShape(k Ask) {
 	if k.Count <= 0 {
 		return
@@ -1272,8 +1282,9 @@ func (c *Core) addShape(k Ask) {
 	}
 	c.shapeIDs[k.Demand] = id
 	c.shapes = append(c.shapes, k.Demand)
+	c.unsettled.take(c.stuck)
 	for i, n := range c.nodes {
-		if n != nil && c.fitsSome(c.roomCeil[i]) {
+		if n != nil && !c.unsettled.has(i) && k.Demand.FitsUnder(c.roomCeil[i]) {
 			c.unsettled.set(i)
 		}
 	}
@@ -1378,6 +1389,19 @@ func (b *bitset) set(i int) {
 	}
 	(*b)[i/64] |= 1 << (i % 64)
 }
+
+// take adds o's members to b and empties o.
+func (b *bitset) take(o bitset) {
+	for len(*b) < len(o) {
+		*b = append(*b, 0)
+	}
+	for w, x := range o {
+		(*b)[w] |= x
+		o[w] = 0
+	}
+}
+
+func (b bitset) has(i int) bool { return i/64 < len(b) && b[i/64]&(1<<(i%64)) != 0 }
 
 func (b bitset) clear(i int) {
 	if i/64 < len(b) {
