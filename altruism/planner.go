@@ -2,6 +2,7 @@ package altruism
 
 import (
 	"math"
+	"sync"
 	"time"
 
 	"github.com/loomrm/loom/fairness"
@@ -75,12 +76,20 @@ type Planner struct {
 	done  int
 	// horizon is T_k − now of the last fresh plan.
 	horizon time.Duration
-	// prof is the reverse pass's profile and ends the feasibility
-	// checks' memory, kept from plan to plan.
+}
+
+// planMemory is what a plan works in: the forward pass's memory, the
+// reverse pass's profile and the feasibility checks' ends. Nothing in it
+// outlives a plan, so the planners of all jobs draw it from one pool:
+// kept by each planner, thousands of jobs each grew and held their own,
+// and found it cold in the cache when they planned again.
+type planMemory struct {
 	prof profile
 	ends []slotEnd
 	fwd  forwardMemory
 }
+
+var planMemories = sync.Pool{New: func() any { return new(planMemory) }}
 
 // DefaultFollow is Follow for Loom's AMs: measured on the TPC-DS and
 // TPC-H catalogues and the heavy-tailed mix (docs/results/altruism.md), a
@@ -116,10 +125,12 @@ const farScale = 100
 
 // Plan returns the job's plan at now within alloc.
 func (pl *Planner) Plan(j *Job, alloc fairness.Vector, now time.Duration) *Plan {
+	mem := planMemories.Get().(*planMemory)
+	defer planMemories.Put(mem)
 	done := j.doneStages()
 	follow := pl.last != nil && now-pl.fresh < pl.followFor() && done == pl.done && !Moved(pl.basis, alloc)
 	if follow {
-		if slots, finish, ok := pl.carry(j, alloc, now, true); ok {
+		if slots, finish, ok := pl.carry(j, alloc, now, true, &mem.ends); ok {
 			p := &Plan{Now: now, Alloc: alloc, Finish: finish, Slots: slots}
 			pl.last = p
 			return p
@@ -131,21 +142,21 @@ func (pl *Planner) Plan(j *Job, alloc fairness.Vector, now time.Duration) *Plan 
 	if pl.CriticalPathFirst {
 		rank = BottomLevels(j, children)
 	}
-	slots, finish := forwardPackOrdered(j, children, alloc, now, rank, pl.Resolution, pl.FarResolution, &pl.fwd)
+	slots, finish := forwardPackOrdered(j, children, alloc, now, rank, pl.Resolution, pl.FarResolution, &mem.fwd)
 	// A carried plan that failed with its late starts kept fails without
 	// them too: carry it again only if it was not just tried.
 	var carried []Slot
 	var cf time.Duration
 	ok := false
 	if !follow {
-		carried, cf, ok = pl.carry(j, alloc, now, false)
+		carried, cf, ok = pl.carry(j, alloc, now, false, &mem.ends)
 	}
 	if ok && cf <= finish {
 		slots, finish = carried, cf
 	}
-	latest := latestStarts(j, children, alloc, now, slots, finish, &pl.prof)
+	latest := latestStarts(j, children, alloc, now, slots, finish, &mem.prof)
 	if !ok || cf > finish {
-		latest, finish = tighten(j, alloc, now, latest, finish, &pl.ends)
+		latest, finish = tighten(j, alloc, now, latest, finish, &mem.ends)
 	}
 	p := &Plan{Now: now, Alloc: alloc, Finish: finish, Slots: latest}
 	pl.last, pl.horizon = p, finish-now
@@ -179,7 +190,8 @@ func (pl *Planner) Reset() { pl.last = nil }
 // since then leave the plan, earliest slots first. It reports whether the
 // rest is still a feasible schedule, and when it finishes. A slot whose
 // start has passed fails it, unless late is set: then it stays, due.
-func (pl *Planner) carry(j *Job, alloc fairness.Vector, now time.Duration, late bool) ([]Slot, time.Duration, bool) {
+// ends lends the feasibility check its memory.
+func (pl *Planner) carry(j *Job, alloc fairness.Vector, now time.Duration, late bool, ends *[]slotEnd) ([]Slot, time.Duration, bool) {
 	if pl.last == nil {
 		return nil, 0, false
 	}
@@ -209,7 +221,7 @@ func (pl *Planner) carry(j *Job, alloc fairness.Vector, now time.Duration, late 
 		}
 		slots = append(slots, s)
 	}
-	finish, ok := feasible(j, alloc.Scale(1+CarryTolerance), now, slots, &pl.ends)
+	finish, ok := feasible(j, alloc.Scale(1+CarryTolerance), now, slots, ends)
 	return slots, finish, ok
 }
 
