@@ -2,6 +2,7 @@ package altruism
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -514,6 +515,34 @@ func TestReverseReusesProfile(t *testing.T) {
 		got := latestStarts(j, children, alloc, 0, slots, finish, &prof)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("job %d: latest starts with a reused profile differ (-new +reused):\n%s", n, diff)
+		}
+	}
+}
+
+// TestReverseKeepsForcedStages: a stage of which no task fits in the
+// allocation keeps the starts the forward pass forced, and its parents
+// are packed as late as those allow. Hand-worked, allocation 2 cores:
+// stage 0 (two 1-core tasks of 1 s) runs at 0-1 s; stage 1 (one 3-core
+// task of 1 s, child of 0) fits nowhere under 2 cores and is forced at
+// 1 s; stage 2 (one 1-core task of 1 s, child of 1) starts at 2 s and
+// nothing later allows it, so T_k = 3 s. In reverse, stage 2 stays at
+// 2 s (its latest start within 3 s), stage 1 keeps 1 s, and stage 0
+// must end by 1 s: both tasks at 0.
+func TestReverseKeepsForcedStages(t *testing.T) {
+	j := &Job{Stages: []Stage{
+		{Demand: cores(1), Duration: sec, Pending: 2},
+		{Demand: cores(3), Duration: sec, Pending: 1, Parents: []int{0}},
+		{Demand: cores(1), Duration: sec, Pending: 1, Parents: []int{1}},
+	}}
+	children := j.children()
+	slots, finish := forwardPack(j, children, cores(2), 0)
+	if want := []Slot{{0, 0, 2}, {1, sec, 1}, {2, 2 * sec, 1}}; !slices.Equal(slots, want) || finish != 3*sec {
+		t.Fatalf("forward = %v finishing %v, want %v finishing 3s", slots, finish, want)
+	}
+	for _, prof := range []*profile{nil, {}} {
+		got := latestStarts(j, children, cores(2), 0, slots, finish, prof)
+		if want := []Slot{{0, 0, 2}, {1, sec, 1}, {2, 2 * sec, 1}}; !slices.Equal(got, want) {
+			t.Errorf("latest starts = %v, want %v", got, want)
 		}
 	}
 }

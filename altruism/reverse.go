@@ -99,7 +99,6 @@ func latestStarts(j *Job, children [][]int, alloc fairness.Vector, now time.Dura
 		d := st.Demand
 		lo, left := byStage[i][0].Start, 0
 		for _, sl := range byStage[i] {
-			p.add(sl.Start, sl.Start+st.Duration, d.Scale(-float64(sl.Count)))
 			lo = min(lo, sl.Start)
 			left += sl.Count
 		}
@@ -110,6 +109,21 @@ func latestStarts(j *Job, children [][]int, alloc fairness.Vector, now time.Dura
 			}
 		}
 		hi := latestFinish - st.Duration
+		if alloc.Count(d) == 0 || hi < lo {
+			// Not one task fits in the allocation, or there is no room
+			// before the children: latestFit can place none, so the
+			// stage keeps its forward starts (below), and need not be
+			// lifted out of the profile and put back. Forced stages of
+			// jobs whose share is under a task are most stages here.
+			for _, sl := range byStage[i] {
+				out = append(out, sl)
+				earliest[i] = minStart(earliest[i], sl.Start, unset)
+			}
+			continue
+		}
+		for _, sl := range byStage[i] {
+			p.add(sl.Start, sl.Start+st.Duration, d.Scale(-float64(sl.Count)))
+		}
 		for left > 0 {
 			s, fit, limit, ok := p.latestFit(lo, hi, st.Duration, d, alloc)
 			if !ok {
