@@ -47,7 +47,10 @@ func ReversePack(j *Job, alloc fairness.Vector, now time.Duration) *Plan {
 //
 // prof, when set, lends the memory of an earlier profile.
 func latestStarts(j *Job, children [][]int, alloc fairness.Vector, now time.Duration, slots []Slot, finish time.Duration, prof *profile) []Slot {
-	p := planProfile(j, now, slots, prof)
+	// The profile is built when the first stage is lifted out of it:
+	// stages that keep their forced starts (below) leave it as it was,
+	// and a plan of forced stages only needs none.
+	var p *profile
 	// Each stage's slots, in their order, cut from one array.
 	count := make([]int, len(j.Stages))
 	for _, sl := range slots {
@@ -120,6 +123,9 @@ func latestStarts(j *Job, children [][]int, alloc fairness.Vector, now time.Dura
 				earliest[i] = minStart(earliest[i], sl.Start, unset)
 			}
 			continue
+		}
+		if p == nil {
+			p = planProfile(j, now, slots, prof)
 		}
 		for _, sl := range byStage[i] {
 			p.add(sl.Start, sl.Start+st.Duration, d.Scale(-float64(sl.Count)))
