@@ -96,7 +96,7 @@ func (h finishHeap) init() {
 // never finish; when nothing of it is running, its best task starts anyway.
 // T_k is then an estimate of running one task at a time.
 func forwardPack(j *Job, children [][]int, alloc fairness.Vector, now time.Duration) ([]Slot, time.Duration) {
-	return forwardPackOrdered(j, children, alloc, now, nil, 0, 0, nil)
+	return forwardPackOrdered(j, children, alloc, now, nil, 0, 0, nil, -1)
 }
 
 // BottomLevels is each stage's longest path to the end of the job: its
@@ -149,7 +149,12 @@ type forwardMemory struct {
 // is wider (Planner.FarResolution).
 //
 // mem, when set, lends its memory; the slots returned are then its own.
-func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now time.Duration, rank []time.Duration, resolution, far time.Duration, mem *forwardMemory) ([]Slot, time.Duration) {
+//
+// stop, when not negative, is a finish the caller already holds and
+// keeps unless the pass ends before it: once a task is packed to end at
+// or after stop, the pass cannot end before it, and it stops there,
+// returning no slots and that task's end.
+func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now time.Duration, rank []time.Duration, resolution, far time.Duration, mem *forwardMemory, stop time.Duration) ([]Slot, time.Duration) {
 	n := len(j.Stages)
 	window := resolution
 	for _, s := range j.Stages {
@@ -171,6 +176,7 @@ func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now tim
 		events, slots = mem.events[:0], mem.slots[:0]
 		defer func() { mem.events, mem.slots = events[:0], slots[:0] }()
 	}
+	latest := now // the latest end packed so far
 	for i, s := range j.Stages {
 		pending[i] = s.Pending
 		unfinished[i] = s.Pending
@@ -178,6 +184,7 @@ func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now tim
 			unfinished[i] += r.Count
 			free = free.Sub(s.Demand.Scale(float64(r.Count)))
 			events = append(events, finishEvent{at: finishOf(r, now), stage: i, count: r.Count})
+			latest = max(latest, finishOf(r, now))
 		}
 		for k := range alloc {
 			if alloc[k] > 0 {
@@ -202,6 +209,7 @@ func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now tim
 		pending[i] -= count
 		free = free.Sub(j.Stages[i].Demand.Scale(float64(count)))
 		events.push(finishEvent{at: t + j.Stages[i].Duration, stage: i, count: count})
+		latest = max(latest, t+j.Stages[i].Duration)
 		if last := len(slots) - 1; last >= 0 && slots[last].Stage == i && slots[last].Start == t {
 			slots[last].Count += count
 		} else {
@@ -220,6 +228,9 @@ func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now tim
 	scores := make([]float64, n)
 	fits := make([]bool, n)
 	for {
+		if stop >= 0 && latest >= stop {
+			return nil, latest
+		}
 		// Start tasks at t until nothing more fits.
 		for {
 			runnable = compactRunnable(runnable, pending)

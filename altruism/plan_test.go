@@ -297,7 +297,7 @@ func TestCriticalPathFirst(t *testing.T) {
 		if tc.cpf {
 			rank = BottomLevels(job, job.children())
 		}
-		slots, finish := forwardPackOrdered(job, job.children(), cores(3), 0, rank, 0, 0, nil)
+		slots, finish := forwardPackOrdered(job, job.children(), cores(3), 0, rank, 0, 0, nil, -1)
 		if finish != tc.finish {
 			t.Errorf("cpf=%v: finish %v, want %v", tc.cpf, finish, tc.finish)
 		}
@@ -451,7 +451,7 @@ func TestForwardPackResolution(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			j := job(tc.dur)
-			slots, finish := forwardPackOrdered(j, j.children(), cores(2), 0, nil, tc.resolution, 0, nil)
+			slots, finish := forwardPackOrdered(j, j.children(), cores(2), 0, nil, tc.resolution, 0, nil, -1)
 			if finish != tc.finish {
 				t.Errorf("finish = %v, want %v", finish, tc.finish)
 			}
@@ -485,7 +485,7 @@ func TestForwardPackFarResolution(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j := &Job{Stages: []Stage{{Demand: cores(1), Duration: sec, Pending: 4,
 				Running: []Run{{Finish: 5 * sec, Count: 1}, {Finish: 5030 * ms, Count: 1}}}}}
-			slots, finish := forwardPackOrdered(j, j.children(), cores(2), 0, nil, 0, tc.far, nil)
+			slots, finish := forwardPackOrdered(j, j.children(), cores(2), 0, nil, 0, tc.far, nil, -1)
 			if finish != tc.finish {
 				t.Errorf("finish = %v, want %v", finish, tc.finish)
 			}
@@ -543,6 +543,31 @@ func TestReverseKeepsForcedStages(t *testing.T) {
 		got := latestStarts(j, children, cores(2), 0, slots, finish, prof)
 		if want := []Slot{{0, 0, 2}, {1, sec, 1}, {2, 2 * sec, 1}}; !slices.Equal(got, want) {
 			t.Errorf("latest starts = %v, want %v", got, want)
+		}
+	}
+}
+
+// TestForwardPackStop: given a finish to beat, the forward pass either
+// packs in full, as without one, when it ends before it, or stops with a
+// finish at or after it when it cannot, which is all the planner asks.
+func TestForwardPackStop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 11))
+	for n := 0; n < 300; n++ {
+		j := randomJob(rng)
+		alloc := fairness.New(float64(4+rng.IntN(40)), float64(2+rng.IntN(20)))
+		children := j.children()
+		now := time.Duration(rng.IntN(5)) * sec
+		full, finish := forwardPackOrdered(j, children, alloc, now, nil, DefaultResolution, DefaultFarResolution, nil, -1)
+		for _, stop := range []time.Duration{now, finish - time.Millisecond, finish, finish + time.Millisecond, finish + time.Hour} {
+			slots, f := forwardPackOrdered(j, children, alloc, now, nil, DefaultResolution, DefaultFarResolution, nil, stop)
+			switch {
+			case finish < stop:
+				if f != finish || !slices.Equal(slots, full) {
+					t.Fatalf("job %d, stop %v after the finish %v: got %v finishing %v, want the full pass", n, stop, finish, slots, f)
+				}
+			case f < stop:
+				t.Fatalf("job %d: stopped at %v, before stop %v (the full pass ends %v)", n, f, stop, finish)
+			}
 		}
 	}
 }

@@ -142,7 +142,6 @@ func (pl *Planner) Plan(j *Job, alloc fairness.Vector, now time.Duration) *Plan 
 	if pl.CriticalPathFirst {
 		rank = BottomLevels(j, children)
 	}
-	slots, finish := forwardPackOrdered(j, children, alloc, now, rank, pl.Resolution, pl.FarResolution, &mem.fwd)
 	// A carried plan that failed with its late starts kept fails without
 	// them too: carry it again only if it was not just tried.
 	var carried []Slot
@@ -151,6 +150,13 @@ func (pl *Planner) Plan(j *Job, alloc fairness.Vector, now time.Duration) *Plan 
 	if !follow {
 		carried, cf, ok = pl.carry(j, alloc, now, false, &mem.ends)
 	}
+	// The fresh plan need only be packed in full if it may finish before
+	// the carried one.
+	stop := time.Duration(-1)
+	if ok {
+		stop = cf
+	}
+	slots, finish := forwardPackOrdered(j, children, alloc, now, rank, pl.Resolution, pl.FarResolution, &mem.fwd, stop)
 	if ok && cf <= finish {
 		slots, finish = carried, cf
 	}
