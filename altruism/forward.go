@@ -205,16 +205,31 @@ func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now tim
 		}
 	}
 
-	start := func(i, count int, t time.Duration) {
+	// took records count tasks of stage i started at t, all but the event
+	// of their end.
+	took := func(i, count int, t time.Duration) {
 		pending[i] -= count
 		free = free.Sub(j.Stages[i].Demand.Scale(float64(count)))
-		events.push(finishEvent{at: t + j.Stages[i].Duration, stage: i, count: count})
 		latest = max(latest, t+j.Stages[i].Duration)
 		if last := len(slots) - 1; last >= 0 && slots[last].Stage == i && slots[last].Start == t {
 			slots[last].Count += count
 		} else {
 			slots = append(slots, Slot{Stage: i, Start: t, Count: count})
 		}
+	}
+	start := func(i, count int, t time.Duration) {
+		took(i, count, t)
+		events.push(finishEvent{at: t + j.Stages[i].Duration, stage: i, count: count})
+	}
+	// fitsAny reports whether a task of some runnable stage fits now.
+	fitsAny := func(runnable []int) bool {
+		ceil := free.Ceiling()
+		for _, i := range runnable {
+			if j.Stages[i].Demand.FitsUnder(ceil) {
+				return true
+			}
+		}
+		return false
 	}
 
 	// kinds are the allocation's kinds: the only ones the score reads.
@@ -260,7 +275,35 @@ func forwardPackOrdered(j *Job, children [][]int, alloc fairness.Vector, now tim
 			}
 			if best < 0 {
 				if len(events) == 0 && len(runnable) > 0 {
-					start(forcedPick(runnable, weight, alloc), 1, t)
+					// Nothing runs and nothing fits: the pick's tasks run
+					// one at a time, each alone, for as long as nothing
+					// fits beside or after one. Its tasks but the last
+					// are started and ended here rather than through the
+					// heap, reaching the same starts, ends and free room
+					// as the loop would, which picks the same stage again
+					// while the runnable stages stay the same.
+					i := forcedPick(runnable, weight, alloc)
+					fitsAgain, beside := false, false
+					for pending[i] > 1 {
+						took(i, 1, t)
+						if beside = fitsAny(runnable); beside {
+							events.push(finishEvent{at: t + j.Stages[i].Duration, stage: i, count: 1})
+							break
+						}
+						t += j.Stages[i].Duration
+						free = free.Add(j.Stages[i].Demand.Scale(1))
+						unfinished[i]--
+						end = t
+						if stop >= 0 && latest >= stop {
+							return nil, latest
+						}
+						if fitsAgain = fitsAny(runnable); fitsAgain {
+							break
+						}
+					}
+					if !fitsAgain && !beside {
+						start(i, 1, t)
+					}
 					continue
 				}
 				break

@@ -571,3 +571,42 @@ func TestForwardPackStop(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardPackForcedSerial: a stage no task of which fits in the
+// allocation runs its tasks one at a time, each alone, and its child
+// starts when the last ends. Hand-worked, allocation 2 cores: stage 0
+// has four 3-core tasks of 1 s (forced at 0, 1, 2, 3 s), stage 1 two
+// 1-core tasks of 2 s after it (both at 4 s): T_k = 6 s. With another
+// forced stage beside it (one 5-core task of 1 s, no parents), neither
+// is alone: forcedPick takes the one whose task is the larger part of
+// the allocation (5/2 over 3/2) first, then the other runs alone.
+func TestForwardPackForcedSerial(t *testing.T) {
+	tests := []struct {
+		name   string
+		stages []Stage
+		slots  []Slot
+		finish time.Duration
+	}{
+		{"one stage, then its child", []Stage{
+			{Demand: cores(3), Duration: sec, Pending: 4},
+			{Demand: cores(1), Duration: 2 * sec, Pending: 2, Parents: []int{0}},
+		}, []Slot{{0, 0, 1}, {0, sec, 1}, {0, 2 * sec, 1}, {0, 3 * sec, 1}, {1, 4 * sec, 2}}, 6 * sec},
+		{"two forced stages take turns", []Stage{
+			{Demand: cores(3), Duration: sec, Pending: 2},
+			{Demand: cores(5), Duration: sec, Pending: 1},
+		}, []Slot{{1, 0, 1}, {0, sec, 1}, {0, 2 * sec, 1}}, 3 * sec},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			j := &Job{Stages: tc.stages}
+			slots, finish := forwardPackOrdered(j, j.children(), cores(2), 0, nil, 0, 0, nil, -1)
+			if !slices.Equal(slots, tc.slots) || finish != tc.finish {
+				t.Errorf("got %v finishing %v, want %v finishing %v", slots, finish, tc.slots, tc.finish)
+			}
+			// Given the finish to beat, the pass stops inside the run.
+			if _, f := forwardPackOrdered(j, j.children(), cores(2), 0, nil, 0, 0, nil, 2*sec); f < 2*sec {
+				t.Errorf("stopped at %v, before 2s", f)
+			}
+		})
+	}
+}
