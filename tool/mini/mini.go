@@ -61,24 +61,58 @@ type Cluster struct {
 // FreeAddr is a loopback address with a port nobody listens on now (it
 // may be taken again before the caller binds it).
 func FreeAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := freeAddrs(1)
 	if err != nil {
 		return "", err
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	return a[0], nil
 }
 
-// Start launches the RM and the NMs and waits until every NM registered.
-func Start(ctx context.Context, o Options) (*Cluster, error) {
-	c := &Cluster{opts: o}
-	addrs := make([]string, 4)
-	for i := range addrs {
-		a, err := FreeAddr()
+// freeAddrs is n loopback addresses with distinct ports nobody listens on
+// now: all are held open until the last is found, so that no two are the
+// same.
+func freeAddrs(n int) ([]string, error) {
+	var addrs []string
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, err
 		}
-		addrs[i] = a
+		defer ln.Close()
+		addrs = append(addrs, ln.Addr().String())
+	}
+	return addrs, nil
+}
+
+// startAttempts is how many times Start picks ports for the RM: another
+// process may bind one between the pick and the RM's start.
+const startAttempts = 3
+
+// pickAddrs picks the RM's four addresses (tests take one first).
+var pickAddrs = freeAddrs
+
+// errPortTaken says the RM could not bind a port Start picked for it.
+var errPortTaken = errors.New("a port picked for the RM was taken before it started")
+
+// Start launches the RM and the NMs and waits until every NM registered.
+// Should the RM find a port picked for it taken by then, Start picks
+// others and starts it again.
+func Start(ctx context.Context, o Options) (*Cluster, error) {
+	var err error
+	for range startAttempts {
+		var c *Cluster
+		if c, err = start(ctx, o); !errors.Is(err, errPortTaken) {
+			return c, err
+		}
+	}
+	return nil, err
+}
+
+func start(ctx context.Context, o Options) (*Cluster, error) {
+	c := &Cluster{opts: o}
+	addrs, err := pickAddrs(4)
+	if err != nil {
+		return nil, err
 	}
 	c.ClientAddr, c.WebAddr, c.HistoryDir = addrs[0], addrs[3], filepath.Join(o.Dir, "history")
 	rmArgs := []string{"rm", "-D", "yarn.resourcemanager.hostname=127.0.0.1",
@@ -93,6 +127,10 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		"-D", "loom.scheduler.leftover-cap=" + strconv.FormatFloat(o.LeftoverCap, 'g', -1, 64),
 		"-D", "loom.scheduler.tetris-fairness=" + strconv.FormatFloat(o.TetrisFairness, 'g', -1, 64)}
 	if err := c.spawn("rm", rmArgs...); err != nil {
+		return nil, err
+	}
+	if err := c.rmUp(ctx, addrs[0]); err != nil {
+		c.Stop()
 		return nil, err
 	}
 	for i := range o.Nodes {
@@ -120,6 +158,45 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// rmUp waits until the RM (the first process) answers a call on addr
+// (whoever took a port may accept connections there too). If it ends
+// first, its log says why: a port taken is errPortTaken.
+func (c *Cluster) rmUp(ctx context.Context, addr string) error {
+	cl := rpc.NewClient(addr, rpc.ClientOptions{})
+	defer cl.Close()
+	ac := rpc.ApplicationClient{C: cl}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		call, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := ac.GetClusterMetrics(call, &pb.GetClusterMetricsRequestProto{})
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-c.done[0]:
+			log, _ := os.ReadFile(filepath.Join(c.opts.Dir, "rm.log"))
+			tail := lastLine(string(log))
+			if strings.Contains(tail, "address already in use") {
+				return fmt.Errorf("%w: %s", errPortTaken, tail)
+			}
+			return fmt.Errorf("the ResourceManager exited as it started: %s (log: %s)", tail, filepath.Join(c.opts.Dir, "rm.log"))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the ResourceManager did not listen on %s within 30 s; log in %s", addr, filepath.Join(c.opts.Dir, "rm.log"))
+		}
+	}
+}
+
+// lastLine is the last non-empty line of a log.
+func lastLine(log string) string {
+	lines := strings.Split(strings.TrimSpace(log), "\n")
+	return lines[len(lines)-1]
 }
 
 func (c *Cluster) spawn(name string, args ...string) error {
