@@ -29,20 +29,40 @@ func (c *rmChild) addr(role string) string { return c.addrs[role] }
 // startRMProcess starts command (the loom binary and "rm") with keys as -D
 // overrides and free loopback ports for its four addresses, and waits for
 // its web port to serve /metrics.
+//
+// Another process may bind a port picked for the RM before the RM does;
+// the RM then ends at once, and new ports are picked, three times in all.
 func startRMProcess(ctx context.Context, command []string, keys map[string]string) (*rmChild, error) {
+	var err error
+	for range 3 {
+		var c *rmChild
+		if c, err = startRMOnce(ctx, command, keys); !errors.Is(err, errPortTaken) {
+			return c, err
+		}
+	}
+	return nil, err
+}
+
+// pickRMAddrs picks the RM's four addresses (tests take one first).
+var pickRMAddrs = mini.FreeAddrs
+
+// errPortTaken says the RM could not bind a port picked for it.
+var errPortTaken = errors.New("a port picked for the RM was taken before it started")
+
+func startRMOnce(ctx context.Context, command []string, keys map[string]string) (*rmChild, error) {
 	c := &rmChild{addrs: map[string]string{}, log: &bytes.Buffer{}, done: make(chan error, 1)}
 	args := append([]string(nil), command[1:]...)
 	for k, v := range keys {
 		args = append(args, "-D", k+"="+v)
 	}
-	for role, key := range map[string]string{"client": "yarn.resourcemanager.address", "scheduler": "yarn.resourcemanager.scheduler.address",
-		"tracker": "yarn.resourcemanager.resource-tracker.address", "web": "yarn.resourcemanager.webapp.address"} {
-		a, err := mini.FreeAddr()
-		if err != nil {
-			return nil, err
-		}
-		c.addrs[role] = a
-		args = append(args, "-D", key+"="+a)
+	addrs, err := pickRMAddrs(4)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range []struct{ role, key string }{{"client", "yarn.resourcemanager.address"}, {"scheduler", "yarn.resourcemanager.scheduler.address"},
+		{"tracker", "yarn.resourcemanager.resource-tracker.address"}, {"web", "yarn.resourcemanager.webapp.address"}} {
+		c.addrs[r.role] = addrs[i]
+		args = append(args, "-D", r.key+"="+addrs[i])
 	}
 	c.cmd = exec.Command(command[0], args...)
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
@@ -54,6 +74,9 @@ func startRMProcess(ctx context.Context, command []string, keys map[string]strin
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		select {
 		case err := <-c.done:
+			if tail := lastLines(c.log.String(), 5); strings.Contains(tail, "address already in use") {
+				return nil, fmt.Errorf("%w: %s", errPortTaken, tail)
+			}
 			return nil, fmt.Errorf("the RM process ended before it served (%v): %s", err, lastLines(c.log.String(), 5))
 		case <-ctx.Done():
 			c.stop()

@@ -58,20 +58,10 @@ type Cluster struct {
 	done       []chan struct{}
 }
 
-// FreeAddr is a loopback address with a port nobody listens on now (it
-// may be taken again before the caller binds it).
-func FreeAddr() (string, error) {
-	a, err := freeAddrs(1)
-	if err != nil {
-		return "", err
-	}
-	return a[0], nil
-}
-
-// freeAddrs is n loopback addresses with distinct ports nobody listens on
+// FreeAddrs is n loopback addresses with distinct ports nobody listens on
 // now: all are held open until the last is found, so that no two are the
-// same.
-func freeAddrs(n int) ([]string, error) {
+// same (any may still be taken before the caller binds it).
+func FreeAddrs(n int) ([]string, error) {
 	var addrs []string
 	for range n {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -89,7 +79,7 @@ func freeAddrs(n int) ([]string, error) {
 const startAttempts = 3
 
 // pickAddrs picks the RM's four addresses (tests take one first).
-var pickAddrs = freeAddrs
+var pickAddrs = FreeAddrs
 
 // errPortTaken says the RM could not bind a port Start picked for it.
 var errPortTaken = errors.New("a port picked for the RM was taken before it started")

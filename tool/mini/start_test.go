@@ -38,13 +38,13 @@ func TestStartRetriesATakenPort(t *testing.T) {
 	picks := 0
 	pickAddrs = func(n int) ([]string, error) {
 		picks++
-		a, err := freeAddrs(n)
+		a, err := FreeAddrs(n)
 		if picks == 1 && err == nil {
 			a[0] = taken.Addr().String()
 		}
 		return a, err
 	}
-	defer func() { pickAddrs = freeAddrs }()
+	defer func() { pickAddrs = FreeAddrs }()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := Start(ctx, Options{Binary: bin, Dir: t.TempDir(), Nodes: 1, NodeMemoryMB: 1024, NodeVCores: 2,
@@ -71,8 +71,8 @@ func TestStartReportsWhyTheRMExited(t *testing.T) {
 		t.Fatal(err)
 	}
 	picks := 0
-	pickAddrs = func(n int) ([]string, error) { picks++; return freeAddrs(n) }
-	defer func() { pickAddrs = freeAddrs }()
+	pickAddrs = func(n int) ([]string, error) { picks++; return FreeAddrs(n) }
+	defer func() { pickAddrs = FreeAddrs }()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := Start(ctx, Options{Binary: bin, Dir: dir, Nodes: 1, NodeMemoryMB: 1024, NodeVCores: 2,
