@@ -178,7 +178,7 @@ func (c *Cluster) rmUp(ctx context.Context, addr string) error {
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the ResourceManager did not listen on %s within 30 s; log in %s", addr, filepath.Join(c.opts.Dir, "rm.log"))
+			return fmt.Errorf("the ResourceManager did not answer on %s within 30 s; log in %s", addr, filepath.Join(c.opts.Dir, "rm.log"))
 		}
 	}
 }
