@@ -102,12 +102,18 @@ func (b *browser) shot(name string) {
 	}
 }
 
+// text is the visible text of the first element sel matches, read in one
+// script: the pages redraw parts of themselves every few seconds, and a
+// node looked up first and read after may be gone by then ("No node with
+// given id found", seen in CI).
 func (b *browser) text(sel string) string {
 	b.t.Helper()
-	v, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
-	if err != nil {
-		b.t.Fatalf("text of %s: %v", sel, err)
-	}
+	var v string
+	b.eval("text of "+sel, fmt.Sprintf(`(() => {
+		const e = document.querySelector(%q);
+		if (!e) throw new Error("nothing matches " + %q);
+		return e.innerText;
+	})()`, sel, sel), &v)
 	return v
 }
 
