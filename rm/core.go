@@ -91,6 +91,10 @@ type Config struct {
 	// Preemption, when set, takes containers back for starved queues of
 	// the queue tree (preemption.go).
 	Preemption *PreemptionConfig
+	// Recall, when positive, takes leftover-paid containers back for a
+	// job below its share whose DEFAULT asks have waited this many times
+	// its remaining critical path (recall.go); Carbyne's pass only.
+	Recall float64
 }
 
 // Core is the RM's state machine.
@@ -188,6 +192,14 @@ type Core struct {
 	heads     []headroomOf // per app, for one node pass (limitQueues)
 
 	pre preemptState
+	// recallDue is the earliest instant an app's wait runs out
+	// (recall.go), when recallSet.
+	recallDue time.Duration
+	recallSet bool
+	// withDefault are the apps with DEFAULT asks outstanding, by ID: the
+	// only ones recall looks at.
+	withDefault []*app
+	recallApps  []*app
 
 	// parts are the cluster's partitions (node labels) and whether each
 	// is exclusive; partCap the live nodes' total in each, the default
@@ -245,6 +257,13 @@ type app struct {
 	segAt int
 	// reservation is the reservation the app was submitted to, if any.
 	reservation string
+	// waiting: below its share, its DEFAULT asks found no room at the
+	// passes since waitSince (recall.go). defaults counts its outstanding
+	// DEFAULT asks in the default partition; while it is above 0 the app
+	// is in the core's withDefault.
+	waiting   bool
+	waitSince time.Duration
+	defaults  int
 }
 
 // New returns an empty core.
@@ -644,6 +663,7 @@ func (c *Core) appRequest(e AppRequest) error {
 		next[i] = k
 	}
 	a.asks = next
+	c.countDefaults(a)
 	c.segChanged(a)
 	c.setDemand(a, e.Demand)
 	a.work, a.critical = e.RemainingWork, e.CriticalTime
@@ -705,6 +725,8 @@ func (c *Core) appRemoved(id AppID) ([]Action, error) {
 	}
 	delete(c.byID, id)
 	c.apps = slices.DeleteFunc(c.apps, func(a *app) bool { return a.id == id })
+	a.asks = nil
+	c.countDefaults(a)
 	c.layoutStale = true
 	if c.tree != nil {
 		c.tree.qs[a.q].apps--
@@ -842,6 +864,10 @@ func (c *Core) schedule(ids []NodeID) ([]Action, error) {
 	c.refreshShares()
 	preempted := c.preempt()
 	acts, err := c.fill(ids)
+	if err != nil {
+		return nil, err
+	}
+	acts, err = c.recall(acts)
 	return append(preempted, acts...), err
 }
 
@@ -1247,6 +1273,12 @@ func (c *Core) takeAsk(a *app, served *altruism.Ask, n int) {
 		k := &a.asks[i]
 		if k.Priority == served.Priority && k.Kind == served.Kind && k.Demand == served.Demand && k.Count > 0 {
 			k.Count -= n
+			if k.Kind == altruism.Default && k.Label == "" {
+				a.defaults -= n
+				if a.defaults == 0 {
+					c.dropDefault(a)
+				}
+			}
 			c.segChanged(a)
 			if k.Count == 0 {
 				c.dropShape(Ask{Demand: k.Demand, Count: 1})

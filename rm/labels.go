@@ -375,7 +375,7 @@ func (c *Core) partWant(part string) fairness.Vector {
 	}
 	for _, held := range c.pre.room {
 		for _, h := range held {
-			if h.queue < 0 && h.part == part {
+			if h.app == 0 && h.queue < 0 && h.part == part {
 				want = want.Sub(h.res)
 			}
 		}

@@ -10,7 +10,7 @@ import (
 
 func TestPolicyConfig(t *testing.T) {
 	d := DefaultPolicyConfig()
-	if d != (PolicyConfig{Policy: PolicyCarbyne, PAltruism: 1, LeftoverOrder: altruism.SRTFFirst, LeftoverCap: 2}) {
+	if d != (PolicyConfig{Policy: PolicyCarbyne, PAltruism: 1, LeftoverOrder: altruism.SRTFFirst, LeftoverCap: 2, Recall: 0.25}) {
 		t.Fatalf("defaults %+v", d)
 	}
 	tests := []struct {

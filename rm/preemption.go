@@ -87,6 +87,7 @@ type preemptState struct {
 // or (forPart, with queue -1) the asks of a non-exclusive node label
 // whose room was lent to the default partition (labels.go).
 type heldRoom struct {
+	app   AppID // recall.go: for this app alone
 	queue int
 	part  string
 	res   fairness.Vector
@@ -147,7 +148,10 @@ func (c *Core) preemptedPass(n *node, cands *Candidates) []altruism.Assignment {
 		var order []int
 		for i, k := range cands.Asks {
 			mine := c.apps[c.owner[i]].q == h.queue
-			if h.queue < 0 {
+			switch {
+			case h.app != 0:
+				mine = c.apps[c.owner[i]].id == h.app
+			case h.queue < 0:
 				mine = c.askLabel(i) == h.part
 			}
 			if k.Count > taken[i] && mine {
@@ -256,10 +260,18 @@ func (c *Core) preempt() []Action {
 }
 
 // PreemptionDue is the next time preemption has something to do: a
-// container's grace ending, or a starved queue's timeout; ok false when
-// nothing is due. A caller that steps the core only at events (the
-// simulator) schedules then.
+// container's grace ending, a starved queue's timeout, or an app's wait
+// for recall running out; ok false when nothing is due. A caller that
+// steps the core only at events (the simulator) schedules then.
 func (c *Core) PreemptionDue() (time.Duration, bool) {
+	due, ok := c.preemptDue()
+	if c.recallSet && (!ok || c.recallDue < due) {
+		due, ok = c.recallDue, true
+	}
+	return due, ok
+}
+
+func (c *Core) preemptDue() (time.Duration, bool) {
 	if c.cfg.Preemption == nil || c.tree == nil && !c.labelled() {
 		return 0, false
 	}

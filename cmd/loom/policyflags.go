@@ -17,6 +17,7 @@ type policyFlags struct {
 	order       string
 	leftoverCap float64
 	tetrisFair  float64
+	recall      float64
 }
 
 func (p *policyFlags) register(fl *pflag.FlagSet) {
@@ -27,13 +28,15 @@ func (p *policyFlags) register(fl *pflag.FlagSet) {
 		"bound a job's holding, in multiples of its share, while it takes from the leftover (0: none, the paper's pure SRTF)")
 	fl.Float64Var(&p.tetrisFair, "tetris-fairness", d.TetrisFairness,
 		"Tetris's fairness knob f, 0 to 1: 0 packs across every job (the paper's baseline), 1 serves only the job furthest below its fair share")
+	fl.Float64Var(&p.recall, "recall", d.Recall,
+		"Carbyne: a job below its share whose due tasks have waited this many times its remaining critical path takes leftover-paid containers back (0: off)")
 }
 
 // config is the checked policy config; a bad knob is named by its flag.
 func (p policyFlags) config(policy string) (rm.PolicyConfig, error) {
 	c, err := rm.ParsePolicyConfig(policy, p.pAltruism, p.order, p.leftoverCap)
 	if err == nil {
-		c.TetrisFairness = p.tetrisFair
+		c.TetrisFairness, c.Recall = p.tetrisFair, p.recall
 		err = c.Validate()
 	}
 	var pe *rm.PolicyError

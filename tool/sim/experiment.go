@@ -128,6 +128,14 @@ func (o *Outcome) WriteTables(w io.Writer) error {
 	if o.MakespanBound > 0 {
 		fmt.Fprintf(w, "makespan lower bound %s: the larger of the longest critical path and, per resource, the work arriving from any instant over the capacity\n", round(o.MakespanBound))
 	}
+	// Under a queue tree, writeQueues counted them with preemption's.
+	if queues, _ := o.QueueJCTs(); len(queues) == 0 {
+		for _, s := range o.Summaries {
+			if s.TakenBack > 0 {
+				fmt.Fprintf(w, "%s: %d containers taken back under running tasks by recall (their tasks ran again)\n", s.Policy, s.TakenBack)
+			}
+		}
+	}
 	for _, s := range o.Summaries {
 		if s.Failed > 0 {
 			fmt.Fprintf(w, "%s: %d jobs failed\n", s.Policy, s.Failed)
@@ -287,6 +295,7 @@ type PolicyReport struct {
 	Utilisation fairness.Vector `json:"utilisation"`
 	Altruistic  float64         `json:"altruistic_task_fraction"`
 	Failed      int             `json:"failed_jobs"`
+	TakenBack   int             `json:"containers_taken_back"`
 	Jobs        []JobReport     `json:"jobs"`
 }
 
@@ -316,7 +325,7 @@ func NewReport(workloadDesc string, cfg Config, o *Outcome, sweeps []Sweep) Repo
 		pr := PolicyReport{Policy: s.Policy, AvgJCT: s.AvgJCT.Seconds(), P50JCT: s.P50JCT.Seconds(),
 			P75JCT: s.P75JCT.Seconds(), P95JCT: s.P95JCT.Seconds(), Makespan: s.Makespan.Seconds(),
 			JainAvg: s.JainAvg, JainMin: s.JainMin, JainMax: s.JainMax, Utilisation: s.Utilisation,
-			Altruistic: s.AltruisticTasks, Failed: s.Failed}
+			Altruistic: s.AltruisticTasks, Failed: s.Failed, TakenBack: s.TakenBack}
 		for _, j := range res.Jobs {
 			pr.Jobs = append(pr.Jobs, JobReport{Name: j.Name, Arrival: j.Arrival.Seconds(), Finish: j.Finish.Seconds(),
 				JCT: j.JCT().Seconds(), Tasks: j.Tasks, Altruistic: j.Altruistic, Failed: j.Failed})

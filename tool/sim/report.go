@@ -30,11 +30,15 @@ type Summary struct {
 	// read an input (Config.Locality) by where they ran against it; all
 	// zero without the locality model.
 	NodeLocal, RackLocal, OffRack float64 `json:",omitempty"`
+	// TakenBack counts the containers the core took back under running
+	// tasks (Carbyne's recall, or preemption for queues); their tasks ran
+	// again.
+	TakenBack int `json:",omitempty"`
 }
 
 // Summarize computes a run's headline figures.
 func (r *Result) Summarize() Summary {
-	s := Summary{Policy: r.Policy, Jobs: len(r.Jobs), Makespan: r.Makespan, JainMin: math.Inf(1)}
+	s := Summary{Policy: r.Policy, Jobs: len(r.Jobs), Makespan: r.Makespan, JainMin: math.Inf(1), TakenBack: r.Preemptions}
 	jcts := make([]float64, 0, len(r.Jobs))
 	var total, tasks, alt float64
 	var local [3]float64

@@ -180,7 +180,8 @@ func Run(cfg Config, jobs []*workload.Job) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc := rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: cfg.QueuePAltruism, Preemption: cfg.Preemption}
+	rc := rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: cfg.QueuePAltruism, Preemption: cfg.Preemption,
+		Recall: cfg.Recall}
 	if cfg.Locality != nil {
 		rc.Locality = &cfg.Locality.Delays
 	}

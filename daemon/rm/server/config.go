@@ -76,6 +76,7 @@ var Defaults = map[string]string{
 	"loom.scheduler.leftover-order":  rm.DefaultPolicyConfig().LeftoverOrder.String(),
 	"loom.scheduler.leftover-cap":    strconv.FormatFloat(rm.DefaultPolicyConfig().LeftoverCap, 'g', -1, 64),
 	"loom.scheduler.tetris-fairness": "0",
+	"loom.scheduler.recall":          strconv.FormatFloat(rm.DefaultPolicyConfig().Recall, 'g', -1, 64),
 	"loom.heartbeat.interval-ms":     "${yarn.resourcemanager.nodemanagers.heartbeat-interval-ms}",
 	"loom.queues":                    "default",
 	// After recovering apps, no container is granted for this long, so
@@ -346,9 +347,13 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
+	recall, err := c.Float("loom.scheduler.recall")
+	if err != nil {
+		return cfg, err
+	}
 	cfg.PolicyConfig, err = rm.ParsePolicyConfig(policy, p, order, leftoverCap)
 	if err == nil {
-		cfg.PolicyConfig.TetrisFairness = tetrisFair
+		cfg.PolicyConfig.TetrisFairness, cfg.PolicyConfig.Recall = tetrisFair, recall
 		err = cfg.PolicyConfig.Validate()
 	}
 	if err != nil {
