@@ -200,6 +200,9 @@ type Core struct {
 	// only ones recall looks at.
 	withDefault []*app
 	recallApps  []*app
+	// recallLast is when recall last took room back, if recallRan.
+	recallRan  bool
+	recallLast time.Duration
 
 	// parts are the cluster's partitions (node labels) and whether each
 	// is exclusive; partCap the live nodes' total in each, the default

@@ -31,9 +31,10 @@ const DefaultLeftoverCap = 2
 // share takes borrowed containers back once its due tasks have waited a
 // quarter of its remaining critical path (recall.go). Off (0), 7.6% of
 // the heavy-tailed mix's jobs ran below 0.8x of their DRF time; at 0.25,
-// none, with TPC-H, TPC-DS and their mix within noise of off; at 0.1,
-// TPC-H's jobs fell behind more often (4.0% below 0.8x, 2.4% off), and
-// at 0.5 and 1 the heavy-tailed mix kept 3-4% below 0.8x.
+// 0.4%, with TPC-H, TPC-DS and their mix within noise of off (measured
+// before recall was held to one round per ShareInterval: at 0.1, TPC-H's
+// jobs fell behind more often, 4.0% below 0.8x against 2.4% off, and at
+// 0.5 and 1 the heavy-tailed mix kept 3-4% below 0.8x).
 const DefaultRecall = 0.25
 
 // PolicyConfig is the scheduling policy and its knobs. It is parsed and

@@ -1,6 +1,7 @@
 package rm
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -121,6 +122,9 @@ func TestRecall(t *testing.T) {
 //     app 1 holds 70/49 of its share, app 3 30/49.
 //   - 2 s: app 1's two youngest (70, 69) are taken, not the cluster's
 //     youngest (app 3's 100, 99).
+//   - 2.1 s: app 4 asks for <1, 1> with no critical path (a stock AM):
+//     it may wait 0, but a round ran at 2 s, so nothing is taken before
+//     2.5 s (ShareInterval, 500 ms); then app 1's next youngest, 68.
 func TestRecallTakesFromTheMostServed(t *testing.T) {
 	unit := fairness.New(1, 1)
 	c := New(Config{PAltruism: 1, Recall: 0.25})
@@ -149,6 +153,26 @@ func TestRecallTakesFromTheMostServed(t *testing.T) {
 	slices.Sort(taken)
 	if !slices.Equal(taken, []ContainerID{69, 70}) {
 		t.Errorf("taken %v, want [69 70] (app 1's youngest)", taken)
+	}
+	acts := stepAt(t, c, 2100*time.Millisecond, AppAdded{App: 4, Queue: "default", User: "x"},
+		AppRequest{App: 4, Demand: unit, Asks: []Ask{{Priority: 1, Demand: unit, Count: 1}}}, Schedule{})
+	if len(acts) != 0 {
+		t.Fatalf("at 2.1 s: %d actions, want none before the next round", len(acts))
+	}
+	if due, ok := c.PreemptionDue(); !ok || due != 2500*time.Millisecond {
+		t.Errorf("PreemptionDue = %v, %v; want 2.5s", due, ok)
+	}
+	var kinds []string
+	for _, a := range stepAt(t, c, 2500*time.Millisecond, Schedule{}) {
+		switch a := a.(type) {
+		case Preempted:
+			kinds = append(kinds, fmt.Sprintf("taken %d", a.Container.ID))
+		case *Allocated:
+			kinds = append(kinds, fmt.Sprintf("granted app %d", a.Container.App))
+		}
+	}
+	if want := []string{"taken 68", "granted app 4"}; !slices.Equal(kinds, want) {
+		t.Errorf("at 2.5 s: %v, want %v", kinds, want)
 	}
 }
 
