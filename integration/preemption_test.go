@@ -134,6 +134,16 @@ func TestPreemptedTasksRunAgain(t *testing.T) {
 	if rep.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
 		t.Fatalf("the batch job: %v (%s)", rep.GetFinalApplicationStatus(), rep.GetDiagnostics())
 	}
+	ok, preempted := taskRuns(t, history)
+	if len(ok) != 10 || preempted == 0 {
+		t.Errorf("history: %d tasks succeeded (want 10), %d runs ended unsuccessfully (want at least the preempted one)", len(ok), preempted)
+	}
+}
+
+// taskRuns reads a DAG AM's history: the tasks that succeeded, and how
+// many runs did not (a preempted or recalled container's, say).
+func taskRuns(t *testing.T, history string) (succeeded map[int]bool, unsuccessful int) {
+	t.Helper()
 	var h struct {
 		Tasks []struct {
 			Task      int  `json:"task"`
@@ -147,19 +157,15 @@ func TestPreemptedTasksRunAgain(t *testing.T) {
 	if err := json.Unmarshal(b, &h); err != nil {
 		t.Fatal(err)
 	}
-	runs, ok := map[int]int{}, map[int]bool{}
-	preempted := 0
+	succeeded = map[int]bool{}
 	for _, r := range h.Tasks {
-		runs[r.Task]++
 		if r.Succeeded {
-			ok[r.Task] = true
+			succeeded[r.Task] = true
 		} else {
-			preempted++
+			unsuccessful++
 		}
 	}
-	if len(ok) != 10 || preempted == 0 {
-		t.Errorf("history: %d tasks succeeded (want 10), %d runs ended unsuccessfully (want at least the preempted one): %v", len(ok), preempted, runs)
-	}
+	return succeeded, unsuccessful
 }
 
 // preemptionCluster is two NodeManagers under an RM configured as a Fair

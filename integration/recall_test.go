@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -45,39 +44,11 @@ func TestRecallStartsAWaitingApp(t *testing.T) {
 	if waited := time.Since(filled); waited > 6*time.Second {
 		t.Errorf("the second app's AM started %v after the cluster filled: no sooner than an 8 s task's end", waited)
 	}
-	var rep *pb.ApplicationReportProto
-	c.waitWithin(t, 90*time.Second, "the first job to end", func() bool {
-		rep = c.report(t, first)
-		switch rep.GetYarnApplicationState() {
-		case pb.YarnApplicationStateProto_FINISHED, pb.YarnApplicationStateProto_FAILED, pb.YarnApplicationStateProto_KILLED:
-			return true
-		}
-		return false
-	})
+	rep := c.waitEnded(t, first, 90*time.Second, func() string { return "" })
 	if rep.GetFinalApplicationStatus() != pb.FinalApplicationStatusProto_APP_SUCCEEDED {
 		t.Fatalf("the first job: %v (%s)", rep.GetFinalApplicationStatus(), rep.GetDiagnostics())
 	}
-	var h struct {
-		Tasks []struct {
-			Task      int  `json:"task"`
-			Succeeded bool `json:"succeeded"`
-		} `json:"tasks"`
-	}
-	b, err := os.ReadFile(history)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &h); err != nil {
-		t.Fatal(err)
-	}
-	ok, lost := map[int]bool{}, 0
-	for _, r := range h.Tasks {
-		if r.Succeeded {
-			ok[r.Task] = true
-		} else {
-			lost++
-		}
-	}
+	ok, lost := taskRuns(t, history)
 	if len(ok) != 14 || lost == 0 {
 		t.Errorf("history: %d tasks succeeded (want 14), %d runs taken back (want at least one)", len(ok), lost)
 	}

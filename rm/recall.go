@@ -19,14 +19,15 @@ import (
 // waited for a part of its remaining critical path (Config.Recall times
 // it), the core takes borrowed containers back on one node, just enough
 // for one of its DEFAULT asks, and places that ask there at once; at most
-// one round of this per ShareInterval. Borrowed are containers the
-// leftover paid for (their tasks were ALTRUISTIC: their own AM said they
-// could wait), and those given work-conservingly beyond the share of a
-// job that still holds more than its share. The job holding most for its
-// share gives first, its youngest containers first (they lose the least
-// work); their tasks run again later. An AM's container is never taken,
-// nor one a job's share paid for, and only Carbyne's pass recalls: at
-// P(Altruism) 0 it is DRF's pass, which recalls nothing.
+// one round of this per ShareInterval. Borrowed are the containers the
+// leftover paid for: their tasks were ALTRUISTIC, their own AM said they
+// could wait. The job holding most for its share gives first, its
+// youngest containers first (they lose the least work); their tasks run
+// again later. An AM's container is never taken, nor one a job's share or
+// work conservation paid for (so a stock YARN AM, which never yields,
+// never loses one to recall: only preemption for queues, with its
+// PreemptionMessage and grace, takes those), and only Carbyne's pass
+// recalls: at P(Altruism) 0 it is DRF's pass, which recalls nothing.
 //
 // Measured on the heavy-tailed mix (docs/results/altruism.md): without
 // recall 7.6% of jobs ran below 0.8x of their DRF time and 2.4% below
@@ -156,10 +157,10 @@ func (c *Core) promised(a *app) int {
 }
 
 // recallRoom picks the node and the containers to take back there so
-// that demand fits: other apps' borrowed containers (see Recall), not an
-// AM's, not asked back already; those of the app holding the most for
-// its share first (DRF's own order, reversed), each app's youngest first;
-// the first node that enough of them in that order make room on wins. It returns no
+// that demand fits: other apps' leftover-paid containers, not an AM's,
+// not asked back already; those of the app holding the most for its share
+// first (DRF's own order, reversed), each app's youngest first; the first
+// node that enough of them in that order make room on wins. It returns no
 // victims when a node fits demand already (something else held the ask
 // back) or none can be made to.
 func (c *Core) recallRoom(a *app, demand fairness.Vector) (NodeID, []ContainerID) {
@@ -177,12 +178,10 @@ func (c *Core) recallRoom(a *app, demand fairness.Vector) (NodeID, []ContainerID
 		if b == a || b.nconts == 0 {
 			continue
 		}
-		use, share := b.usage.DominantShare(c.capacity), b.share.DominantShare(c.capacity)
-		over := use > share+1e-9
-		held := use / max(share, 1e-9)
+		held := b.usage.DominantShare(c.capacity) / max(b.share.DominantShare(c.capacity), 1e-9)
 		for i := len(b.ids) - 1; i >= 0; i-- {
 			k := c.conts.Get(b.ids[i])
-			if k == nil || c.pre.ams[k.ID] || k.Phase == altruism.InShare || k.Phase == altruism.OverShare && !over {
+			if k == nil || c.pre.ams[k.ID] || k.Phase != altruism.FromLeftover {
 				continue
 			}
 			if _, asked := c.pre.asked[k.ID]; asked {
