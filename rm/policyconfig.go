@@ -28,7 +28,7 @@ var PolicyNames = []string{PolicyDRF, PolicyTetris, PolicySJF, PolicyCarbyne}
 const DefaultLeftoverCap = 2
 
 // DefaultRecall is Loom's default for PolicyConfig.Recall: a job below its
-// share takes borrowed containers back once its due tasks have waited a
+// share takes leftover-paid containers back once its due tasks have waited a
 // quarter of its remaining critical path (recall.go). Off (0), 7.6% of
 // the heavy-tailed mix's jobs ran below 0.8x of their DRF time; at 0.25,
 // 0.4%, with TPC-H, TPC-DS and their mix within noise of off (measured

@@ -10,11 +10,12 @@ import (
 	"github.com/loomrm/loom/fairness"
 )
 
-// Recall, Loom's addition to Carbyne, keeps the promise against the leftover. A job below its
-// DRF share whose DEFAULT asks find no room waits for some container to
-// end; when the others' leftover-paid containers fill the cluster, that
-// can be seconds, which for a one-task job of a second is a promise
-// broken many times over (under DRF the same room would have been its).
+// Recall, Loom's addition to Carbyne, keeps the fair-share promise
+// against the leftover. A job below its DRF share whose DEFAULT asks find
+// no room waits for some container to end; when the others'
+// leftover-paid containers fill the cluster, that can be seconds, which
+// for a one-task job of a second is a promise broken many times over
+// (under DRF the same room would have been its).
 // Leftover is yielded room lent out: when a job below its share has
 // waited for a part of its remaining critical path (Config.Recall times
 // it), the core takes borrowed containers back on one node, just enough
@@ -33,7 +34,7 @@ import (
 // recall 7.6% of jobs ran below 0.8x of their DRF time and 2.4% below
 // 0.5x, nearly all one-task jobs that arrived while a large job's wave of
 // leftover-paid tasks filled every node; with Recall 0.25, 0.4% and none.
-//
+
 // recallWait is how long app a may wait: Recall times its remaining
 // critical path (an AM that sends none, a stock YARN AM, waits for the
 // next round).

@@ -10,7 +10,7 @@ import (
 
 // rmWhatIf is the RM web port's what-if (the operations page's curve): the
 // recorded jobs replayed by loom tune on the live cluster's shape, with the
-// RM's leftover cap, P(Altruism) and queue overrides, at each P(Altruism)
+// RM's leftover cap, recall, P(Altruism) and queue overrides, at each P(Altruism)
 // the page asks for (the cluster's, or one queue's override), one
 // simulation at a time so that the RM keeps a core. The objective is loom
 // tune's default: at most 5% of jobs slowed more than 20%. When ctx ends
@@ -21,7 +21,7 @@ func rmWhatIf(ctx context.Context, req webui.WhatIfRequest) (*webui.WhatIf, erro
 	}
 	cfg := sim.DefaultConfig()
 	cfg.Machines, cfg.Machine = req.Nodes, req.Node
-	cfg.PAltruism, cfg.QueuePAltruism = req.PAltruism, req.Overrides
+	cfg.PAltruism, cfg.QueuePAltruism, cfg.Recall = req.PAltruism, req.Overrides, req.Recall
 	obj := tune.Objective{MaxSlowed: 0.05, SlowdownOver: 0.2}
 	done := make(chan struct{})
 	var res *tune.Result

@@ -22,14 +22,15 @@ import (
 type WhatIfFunc func(ctx context.Context, req WhatIfRequest) (*WhatIf, error)
 
 // WhatIfRequest is one what-if: Jobs on Nodes machines of Node each, with
-// LeftoverCap, the cluster's P(Altruism) and the queues' Overrides as they
-// are now. Each of Ps is the cluster's P(Altruism), or with Queue set,
+// LeftoverCap, Recall, the cluster's P(Altruism) and the queues' Overrides
+// as they are now. Each of Ps is the cluster's P(Altruism), or with Queue set,
 // that queue's override, its jobs alone judged.
 type WhatIfRequest struct {
 	Jobs        []*workload.Job
 	Nodes       int
 	Node        fairness.Vector
 	LeftoverCap float64
+	Recall      float64
 	PAltruism   float64
 	Overrides   map[string]float64
 	Queue       string
@@ -190,10 +191,10 @@ func getWhatIf(c *call) error {
 	if err != nil {
 		return err
 	}
-	req := WhatIfRequest{Jobs: jobs, Nodes: nodes, Node: node, LeftoverCap: sched.LeftoverCap, PAltruism: sched.PAltruism,
+	req := WhatIfRequest{Jobs: jobs, Nodes: nodes, Node: node, LeftoverCap: sched.LeftoverCap, Recall: sched.Recall, PAltruism: sched.PAltruism,
 		Overrides: overrides, Queue: queue, Ps: whatIfSettings(current)}
 	// What the replay depends on; the overrides in sorted order.
-	key := fmt.Sprint(len(jobs), nodes, node, req.LeftoverCap, req.Ps, slices.Sorted(maps.Keys(overrides)), overrides)
+	key := fmt.Sprint(len(jobs), nodes, node, req.LeftoverCap, req.Recall, req.Ps, slices.Sorted(maps.Keys(overrides)), overrides)
 	if queue != "" {
 		key += fmt.Sprint(" cluster ", req.PAltruism)
 	}

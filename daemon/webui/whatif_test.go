@@ -29,7 +29,7 @@ type fakeWhatIf struct {
 type whatIfCall struct {
 	jobs, nodes int
 	node        fairness.Vector
-	cap         float64
+	cap, recall float64
 	ps          []float64
 	queue       string
 	p           float64
@@ -41,7 +41,7 @@ func (f *fakeWhatIf) run(ctx context.Context, req WhatIfRequest) (*WhatIf, error
 		<-f.gate
 	}
 	f.mu.Lock()
-	f.calls = append(f.calls, whatIfCall{len(req.Jobs), req.Nodes, req.Node, req.LeftoverCap, slices.Clone(req.Ps), req.Queue,
+	f.calls = append(f.calls, whatIfCall{len(req.Jobs), req.Nodes, req.Node, req.LeftoverCap, req.Recall, slices.Clone(req.Ps), req.Queue,
 		req.PAltruism, req.Overrides})
 	f.mu.Unlock()
 	ps, leftoverCap := req.Ps, req.LeftoverCap
@@ -112,8 +112,8 @@ func TestWhatIf(t *testing.T) {
 	fw.gate <- struct{}{}
 	ans := waitWhatIf(t, h, "ready")
 	c := fw.last()
-	if c.jobs != 3 || c.nodes != 2 || c.node != fairness.New(16384, 8) || c.cap != 2 {
-		t.Errorf("replayed %+v, want 3 jobs on 2 nodes of <16384, 8> at cap 2", c)
+	if c.jobs != 3 || c.nodes != 2 || c.node != fairness.New(16384, 8) || c.cap != 2 || c.recall != 0.25 {
+		t.Errorf("replayed %+v, want 3 jobs on 2 nodes of <16384, 8> at cap 2, recall 0.25", c)
 	}
 	if want := []float64{0, 0.25, 0.5, 0.75, 0.8, 1}; !slices.Equal(c.ps, want) {
 		t.Errorf("settings %v, want %v (the defaults and the current 0.8)", c.ps, want)

@@ -62,6 +62,7 @@ type Scheduler struct {
 	PAltruism     float64         `json:"pAltruism"`
 	LeftoverOrder string          `json:"leftoverOrder"`
 	LeftoverCap   float64         `json:"leftoverCap"`
+	Recall        float64         `json:"recall"`
 	Capacity      fairness.Vector `json:"capacity"`
 	Used          fairness.Vector `json:"used"`
 	Leftover      fairness.Vector `json:"leftover"`
