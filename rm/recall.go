@@ -227,20 +227,24 @@ func (c *Core) countDefaults(a *app) {
 		}
 	}
 	a.defaults = n
-	i, in := slices.BinarySearchFunc(c.withDefault, a.id, func(x *app, id AppID) int { return cmp.Compare(x.id, id) })
-	switch {
-	case n > 0 && !in:
-		c.withDefault = slices.Insert(c.withDefault, i, a)
-	case n == 0 && in:
-		c.withDefault = slices.Delete(c.withDefault, i, i+1)
-		a.waiting = false
+	if n == 0 {
+		c.dropDefault(a)
+		return
 	}
+	if i, in := c.withDefaultAt(a.id); !in {
+		c.withDefault = slices.Insert(c.withDefault, i, a)
+	}
+}
+
+// withDefaultAt is where app id sits in withDefault, or would.
+func (c *Core) withDefaultAt(id AppID) (int, bool) {
+	return slices.BinarySearchFunc(c.withDefault, id, func(x *app, id AppID) int { return cmp.Compare(x.id, id) })
 }
 
 // dropDefault takes app a, whose last DEFAULT ask was served, out of
 // withDefault.
 func (c *Core) dropDefault(a *app) {
-	if i, in := slices.BinarySearchFunc(c.withDefault, a.id, func(x *app, id AppID) int { return cmp.Compare(x.id, id) }); in {
+	if i, in := c.withDefaultAt(a.id); in {
 		c.withDefault = slices.Delete(c.withDefault, i, i+1)
 	}
 	a.waiting = false
