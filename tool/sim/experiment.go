@@ -29,6 +29,9 @@ type Outcome struct {
 	// MakespanBound is a lower bound on any policy's makespan
 	// (MakespanBound).
 	MakespanBound time.Duration
+	// Sizes are the jobs in SizeClasses classes by total work, with each
+	// policy's average JCT over each.
+	Sizes []SizeClass
 }
 
 // RunOptions are the optional hooks of RunPolicies.
@@ -72,6 +75,7 @@ func RunPolicies(cfg Config, policies []string, jobs []*workload.Job, opts RunOp
 		o.Results = append(o.Results, r)
 		o.Summaries = append(o.Summaries, r.Summarize())
 	}
+	o.Sizes = SizeClassesOf(jobs, o.Results, SizeClasses)
 	if i := slices.Index(policies, rm.PolicyCarbyne); i >= 0 {
 		for k, r := range o.Results {
 			if k != i {
@@ -121,6 +125,9 @@ func (o *Outcome) WriteTables(w io.Writer) error {
 			fmt.Fprintln(w, "\nLocality: the tasks that read an input, by where they ran against it")
 		}
 		fmt.Fprintf(w, "  %-8s node-local %5.1f%%  rack-local %5.1f%%  off-rack %5.1f%%\n", s.Policy, 100*s.NodeLocal, 100*s.RackLocal, 100*s.OffRack)
+	}
+	if err := o.writeSizeClasses(w); err != nil {
+		return err
 	}
 	if err := o.writeQueues(w); err != nil {
 		return err
@@ -278,6 +285,7 @@ type Report struct {
 	Misestimate  float64         `json:"misestimate_percent"`
 	Policies     []PolicyReport  `json:"policies"`
 	Improvements []Improvement   `json:"carbyne_improvements,omitempty"`
+	SizeClasses  []SizeClass     `json:"size_classes,omitempty"`
 	Sweeps       []SweepReport   `json:"sweeps,omitempty"`
 }
 
@@ -319,7 +327,7 @@ type SweepReport struct {
 // NewReport assembles the JSON view of a run.
 func NewReport(workloadDesc string, cfg Config, o *Outcome, sweeps []Sweep) Report {
 	r := Report{Workload: workloadDesc, Machines: cfg.Machines, Machine: cfg.Machine, Seed: cfg.Seed,
-		PAltruism: cfg.PAltruism, Misestimate: cfg.Misestimate, Improvements: o.Improvements}
+		PAltruism: cfg.PAltruism, Misestimate: cfg.Misestimate, Improvements: o.Improvements, SizeClasses: o.Sizes}
 	for i, res := range o.Results {
 		s := o.Summaries[i]
 		pr := PolicyReport{Policy: s.Policy, AvgJCT: s.AvgJCT.Seconds(), P50JCT: s.P50JCT.Seconds(),

@@ -373,11 +373,18 @@ func TestRunPoliciesAndReports(t *testing.T) {
 			t.Errorf("%s logged %d decisions, want 14", p, strings.Count(l.String(), "\n"))
 		}
 	}
+	// By size: job 2 (8 task-seconds) then job 1 (18): DRF 2 s and 5 s,
+	// Carbyne 1 s and 5 s.
+	if len(o.Sizes) != 2 || o.Sizes[0].MaxWork != 8 || o.Sizes[1].MinWork != 18 ||
+		o.Sizes[0].AvgJCT[0].AvgJCT != 2 || o.Sizes[0].AvgJCT[1].AvgJCT != 1 ||
+		o.Sizes[1].AvgJCT[0].AvgJCT != 5 || o.Sizes[1].AvgJCT[1].AvgJCT != 5 {
+		t.Errorf("size classes %+v", o.Sizes)
+	}
 	var buf bytes.Buffer
 	if err := o.WriteTables(&buf); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"factor of improvement", "drf", "carbyne", "1.17x"} {
+	for _, want := range []string{"factor of improvement", "drf", "carbyne", "1.17x", "By job size"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("tables lack %q:\n%s", want, buf.String())
 		}
@@ -391,7 +398,7 @@ func TestRunPoliciesAndReports(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil || back["workload"] != "two jobs" {
 		t.Errorf("report JSON: %v, %s", err, data)
 	}
-	if len(r.Policies) != 2 || r.Policies[1].AvgJCT != 3 || len(r.Policies[1].Jobs) != 2 {
+	if len(r.Policies) != 2 || r.Policies[1].AvgJCT != 3 || len(r.Policies[1].Jobs) != 2 || len(r.SizeClasses) != 2 {
 		t.Errorf("report %+v", r.Policies)
 	}
 }
