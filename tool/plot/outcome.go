@@ -19,7 +19,9 @@ import (
 //   - utilisation.svg: each window's utilisation of its most-used resource
 //     kind, per policy;
 //   - fairness.svg: Jain's index per window, per policy, leaving out the
-//     windows with no active jobs.
+//     windows with no active jobs;
+//   - jct-by-size.svg, when the outcome has two size classes or more:
+//     each policy's average JCT in each class of job size.
 //
 // It returns the paths written. Nothing is written if the outcome cannot
 // be plotted whole.
@@ -34,6 +36,12 @@ func WriteOutcome(dir string, o *sim.Outcome) ([]string, error) {
 		{"jct-cdf.svg", jctCDF},
 		{"utilisation.svg", utilisationFigure},
 		{"fairness.svg", fairnessFigure},
+	}
+	if len(o.Sizes) >= 2 {
+		builds = append(builds, struct {
+			name  string
+			build func(*sim.Outcome) (*figure, error)
+		}{"jct-by-size.svg", sizeFigure})
 	}
 	files := make([]file, 0, len(builds))
 	for _, b := range builds {
@@ -259,4 +267,44 @@ func windowLabel(o *sim.Outcome) string {
 		return fmt.Sprintf("%g s", d.Seconds())
 	}
 	return "simulation"
+}
+
+// sizeFigure plots each policy's average JCT in each size class, the
+// classes on the x axis smallest first, the y axis from 0 so that the
+// policies' heights read as the ratios they are.
+func sizeFigure(o *sim.Outcome) (*figure, error) {
+	n := len(o.Sizes[0].AvgJCT)
+	lines := make([]plotter.XYs, n)
+	var ticks []plot.Tick
+	for c, sc := range o.Sizes {
+		if len(sc.AvgJCT) != n {
+			return nil, fmt.Errorf("size class %d has %d policies' averages, class 1 has %d", c+1, len(sc.AvgJCT), n)
+		}
+		for i, p := range sc.AvgJCT {
+			if p.Policy != o.Sizes[0].AvgJCT[i].Policy {
+				return nil, fmt.Errorf("size class %d lists policy %q where class 1 lists %q", c+1, p.Policy, o.Sizes[0].AvgJCT[i].Policy)
+			}
+			if !finite(p.AvgJCT) || p.AvgJCT < 0 {
+				return nil, fmt.Errorf("size class %d: policy %q has average JCT %v", c+1, p.Policy, p.AvgJCT)
+			}
+			lines[i] = append(lines[i], plotter.XY{X: float64(c + 1), Y: p.AvgJCT})
+		}
+		ticks = append(ticks, plot.Tick{Value: float64(c + 1),
+			Label: fmt.Sprintf("%d: %s-%s", c+1, sim.WorkFigure(sc.MinWork), sim.WorkFigure(sc.MaxWork))})
+	}
+	f := newFigure("Average JCT by job size", "size class: total work (task-seconds), smallest first", "average JCT (s)")
+	f.p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	f.p.Y.Min = 0
+	var st styler
+	for i, line := range lines {
+		policy := o.Sizes[0].AvgJCT[i].Policy
+		l, sc, err := plotter.NewLinePoints(line)
+		if err != nil {
+			return nil, fmt.Errorf("policy %q: %w", policy, err)
+		}
+		l.LineStyle = st.line(policy)
+		sc.GlyphStyle = st.glyph(policy)
+		f.add(policy, l, sc)
+	}
+	return f, nil
 }

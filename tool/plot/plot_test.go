@@ -439,3 +439,53 @@ func TestWriteLoad(t *testing.T) {
 		}
 	}
 }
+
+func sized() *sim.Outcome {
+	o := outcome()
+	for c, w := range [][2]float64{{15, 2300}, {2300, 25500}} {
+		sc := sim.SizeClass{Jobs: 2, MinWork: w[0], MaxWork: w[1]}
+		for i, p := range []string{"drf", "tetris", "carbyne"} {
+			sc.AvgJCT = append(sc.AvgJCT, sim.PolicyJCT{Policy: p, AvgJCT: float64((c + 1) * (i + 2) * 10)})
+		}
+		o.Sizes = append(o.Sizes, sc)
+	}
+	return o
+}
+
+func TestJCTBySize(t *testing.T) {
+	dir := t.TempDir()
+	paths, err := WriteOutcome(dir, sized())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, dir, paths, "jct-cdf.svg", "utilisation.svg", "fairness.svg", "jct-by-size.svg")
+	ts := texts(t, paths[3])
+	for _, want := range []string{"Average JCT by job size", "drf", "tetris", "carbyne", "1: 15-2.3k", "2: 2.3k-25.5k", "average JCT (s)"} {
+		if !has(ts, want) {
+			t.Errorf("jct-by-size.svg: no text starting %q in %q", want, ts)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(*sim.Outcome)
+		want   string
+	}{
+		{"a policy missing", func(o *sim.Outcome) { o.Sizes[1].AvgJCT = o.Sizes[1].AvgJCT[:2] }, "class 2 has 2 policies' averages, class 1 has 3"},
+		{"policies swapped", func(o *sim.Outcome) {
+			o.Sizes[1].AvgJCT[0], o.Sizes[1].AvgJCT[1] = o.Sizes[1].AvgJCT[1], o.Sizes[1].AvgJCT[0]
+		}, `class 2 lists policy "tetris" where class 1 lists "drf"`},
+		{"NaN", func(o *sim.Outcome) { o.Sizes[0].AvgJCT[2].AvgJCT = math.NaN() }, `policy "carbyne" has average JCT NaN`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := sized()
+			tc.change(o)
+			dir := filepath.Join(t.TempDir(), "out")
+			if _, err := WriteOutcome(dir, o); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			}
+			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a rejected outcome still touched %s", dir)
+			}
+		})
+	}
+}

@@ -124,7 +124,7 @@ func (o *Outcome) writeSizeClasses(w io.Writer) error {
 	}
 	fmt.Fprintln(tw)
 	for c, sc := range o.Sizes {
-		fmt.Fprintf(tw, "%d\t%d\t%s-%s\t", c+1, sc.Jobs, workFigure(sc.MinWork), workFigure(sc.MaxWork))
+		fmt.Fprintf(tw, "%d\t%d\t%s-%s\t", c+1, sc.Jobs, WorkFigure(sc.MinWork), WorkFigure(sc.MaxWork))
 		for _, p := range sc.AvgJCT {
 			fmt.Fprintf(tw, "%s\t", round(seconds(p.AvgJCT)))
 		}
@@ -146,8 +146,9 @@ func (o *Outcome) writeSizeClasses(w io.Writer) error {
 	return tw.Flush()
 }
 
-// workFigure prints task-seconds with three significant figures.
-func workFigure(w float64) string {
+// WorkFigure prints task-seconds short, to three significant figures:
+// 15, 2.31k, 1.2M.
+func WorkFigure(w float64) string {
 	switch {
 	case w >= 1e6:
 		return fmt.Sprintf("%.3gM", w/1e6)
