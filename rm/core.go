@@ -95,6 +95,10 @@ type Config struct {
 	// job below its share whose DEFAULT asks have waited this many times
 	// its remaining critical path (recall.go); Carbyne's pass only.
 	Recall float64
+	// PromiseSlack, when positive, puts an app whose fluid finish has
+	// moved past 1 + PromiseSlack times the span it was first promised
+	// at the head of Carbyne's remaining-work orders (promise.go).
+	PromiseSlack float64
 }
 
 // Core is the RM's state machine.
@@ -267,6 +271,10 @@ type app struct {
 	waiting   bool
 	waitSince time.Duration
 	defaults  int
+	// promised: the app's first promise is kept (promise.go): from
+	// firstAt, a fluid finish firstSpan later.
+	promised           bool
+	firstAt, firstSpan time.Duration
 }
 
 // New returns an empty core.
@@ -1233,10 +1241,11 @@ func (c *Core) writeView(i int, a *app) {
 		// its queues'.
 		w = max(a.share.DominantShare(c.capacity), 1e-9)
 	}
-	workMoved := c.cands.Alt[i].RemainingWork != a.work
+	rank := c.leftoverRank(a)
+	workMoved := c.cands.Alt[i].RemainingWork != rank
 	c.cands.Apps[i] = AppView{Share: a.share, Usage: a.usage, RemainingWork: a.work,
 		Weight: w, CriticalTime: a.critical}
-	c.cands.Alt[i] = altruism.App{Share: a.share, Usage: a.usage, RemainingWork: a.work, Weight: w}
+	c.cands.Alt[i] = altruism.App{Share: a.share, Usage: a.usage, RemainingWork: rank, Weight: w}
 	if k := a.usage.DominantShare(c.capacity) / w; k != c.cands.drfKey[i] || workMoved {
 		c.cands.drfKey[i] = k
 		c.cands.noteChanged(i)

@@ -10,8 +10,24 @@ import (
 
 func TestPolicyConfig(t *testing.T) {
 	d := DefaultPolicyConfig()
-	if d != (PolicyConfig{Policy: PolicyCarbyne, PAltruism: 1, LeftoverOrder: altruism.SRTFFirst, LeftoverCap: 2, Recall: 0.25}) {
+	if d != (PolicyConfig{Policy: PolicyCarbyne, PAltruism: 1, LeftoverOrder: altruism.SRTFFirst, LeftoverCap: 2, Recall: 0.25, PromiseSlack: 1.5}) {
 		t.Fatalf("defaults %+v", d)
+	}
+	for _, bad := range []struct {
+		knob string
+		set  func(*PolicyConfig)
+	}{
+		{"recall", func(c *PolicyConfig) { c.Recall = -1 }},
+		{"recall", func(c *PolicyConfig) { c.Recall = math.Inf(1) }},
+		{"promise-slack", func(c *PolicyConfig) { c.PromiseSlack = -0.5 }},
+		{"promise-slack", func(c *PolicyConfig) { c.PromiseSlack = math.NaN() }},
+	} {
+		c := DefaultPolicyConfig()
+		bad.set(&c)
+		var pe *PolicyError
+		if err := c.Validate(); !errors.As(err, &pe) || pe.Knob != bad.knob {
+			t.Errorf("%+v: err = %v, want a PolicyError for %s", c, err, bad.knob)
+		}
 	}
 	tests := []struct {
 		name           string

@@ -18,6 +18,7 @@ type policyFlags struct {
 	leftoverCap float64
 	tetrisFair  float64
 	recall      float64
+	slack       float64
 }
 
 func (p *policyFlags) register(fl *pflag.FlagSet) {
@@ -30,13 +31,15 @@ func (p *policyFlags) register(fl *pflag.FlagSet) {
 		"Tetris's fairness knob f, 0 to 1: 0 packs across every job (the paper's baseline), 1 serves only the job furthest below its fair share")
 	fl.Float64Var(&p.recall, "recall", d.Recall,
 		"Carbyne: a job below its share whose due tasks have waited this many times its remaining critical path takes leftover-paid containers back (0: off)")
+	fl.Float64Var(&p.slack, "promise-slack", d.PromiseSlack,
+		"Carbyne: a job whose fluid finish moved past 1 + this times the span it was first promised goes first for the leftover (0: off)")
 }
 
 // config is the checked policy config; a bad knob is named by its flag.
 func (p policyFlags) config(policy string) (rm.PolicyConfig, error) {
 	c, err := rm.ParsePolicyConfig(policy, p.pAltruism, p.order, p.leftoverCap)
 	if err == nil {
-		c.TetrisFairness, c.Recall = p.tetrisFair, p.recall
+		c.TetrisFairness, c.Recall, c.PromiseSlack = p.tetrisFair, p.recall, p.slack
 		err = c.Validate()
 	}
 	var pe *rm.PolicyError

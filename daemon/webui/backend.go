@@ -139,6 +139,7 @@ type Scheduler struct {
 	LeftoverOrder string  // srtf, efficiency-first or jct-first
 	LeftoverCap   float64 // 0: none
 	Recall        float64 // Carbyne's recall (rm.PolicyConfig.Recall); 0: off
+	PromiseSlack  float64 // Carbyne's first-promise slack (rm.PolicyConfig.PromiseSlack); 0: off
 	Capacity      fairness.Vector
 	Used          fairness.Vector
 	// Leftover is what the last decisions left after every app's share:

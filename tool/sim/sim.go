@@ -181,7 +181,7 @@ func Run(cfg Config, jobs []*workload.Job) (*Result, error) {
 		return nil, err
 	}
 	rc := rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: cfg.QueuePAltruism, Preemption: cfg.Preemption,
-		Recall: cfg.Recall}
+		Recall: cfg.Recall, PromiseSlack: cfg.PromiseSlack}
 	if cfg.Locality != nil {
 		rc.Locality = &cfg.Locality.Delays
 	}

@@ -77,6 +77,7 @@ var Defaults = map[string]string{
 	"loom.scheduler.leftover-cap":    strconv.FormatFloat(rm.DefaultPolicyConfig().LeftoverCap, 'g', -1, 64),
 	"loom.scheduler.tetris-fairness": "0",
 	"loom.scheduler.recall":          strconv.FormatFloat(rm.DefaultPolicyConfig().Recall, 'g', -1, 64),
+	"loom.scheduler.promise-slack":   strconv.FormatFloat(rm.DefaultPolicyConfig().PromiseSlack, 'g', -1, 64),
 	"loom.heartbeat.interval-ms":     "${yarn.resourcemanager.nodemanagers.heartbeat-interval-ms}",
 	"loom.queues":                    "default",
 	// After recovering apps, no container is granted for this long, so
@@ -351,9 +352,14 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
+	slack, err := c.Float("loom.scheduler.promise-slack")
+	if err != nil {
+		return cfg, err
+	}
 	cfg.PolicyConfig, err = rm.ParsePolicyConfig(policy, p, order, leftoverCap)
 	if err == nil {
 		cfg.PolicyConfig.TetrisFairness, cfg.PolicyConfig.Recall = tetrisFair, recall
+		cfg.PolicyConfig.PromiseSlack = slack
 		err = cfg.PolicyConfig.Validate()
 	}
 	if err != nil {

@@ -63,6 +63,7 @@ type Scheduler struct {
 	LeftoverOrder string          `json:"leftoverOrder"`
 	LeftoverCap   float64         `json:"leftoverCap"`
 	Recall        float64         `json:"recall"`
+	PromiseSlack  float64         `json:"promiseSlack"`
 	Capacity      fairness.Vector `json:"capacity"`
 	Used          fairness.Vector `json:"used"`
 	Leftover      fairness.Vector `json:"leftover"`

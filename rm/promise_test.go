@@ -1,0 +1,123 @@
+package rm
+
+import (
+	"fmt"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/loomrm/loom/altruism"
+	"github.com/loomrm/loom/fairness"
+)
+
+// TestLeftoverRank works the first promise through by hand. The cluster is
+// <100, 100>; an app's fluid span is the larger of its remaining critical
+// path and its remaining work over its dominant share. Its first call with
+// a share keeps the span then; while now - first + span (its finish) is
+// above the limit, (1 + slack) x the first span, its rank is its work x
+// (limit / finish)^2.
+func TestLeftoverRank(t *testing.T) {
+	type call struct {
+		now      time.Duration
+		work     float64
+		share    float64 // dominant, of the cluster
+		critical time.Duration
+		want     float64
+	}
+	tests := []struct {
+		name  string
+		slack float64
+		calls []call
+	}{
+		{"on time, then late as the share shrinks", 1.5, []call{
+			// First: span max(20 s, 10 / 0.1 = 100 s) = 100 s, kept from 0.
+			{0, 10, 0.1, 20 * time.Second, 10},
+			// 50 s in, 5 left at 0.1: 50 + 50 = 100 <= 250.
+			{50 * time.Second, 5, 0.1, 20 * time.Second, 5},
+			// The share falls to 0.02: 50 + 250 = 300 > 250, late:
+			// 5 x (250 / 300)^2 = 3.4722...
+			{50 * time.Second, 5, 0.02, 20 * time.Second, 5 * 25.0 / 36},
+			// Back to 0.1 at 200 s with 1 left: 200 + max(20, 10) = 220 <= 250.
+			{200 * time.Second, 1, 0.1, 20 * time.Second, 1},
+			// Its critical path alone can make it late: 10 + 490 =
+			// 500 > 250, 1 x (1/2)^2.
+			{10 * time.Second, 1, 0.1, 490 * time.Second, 0.25},
+		}},
+		{"the line itself is not late", 1, []call{
+			{0, 4, 0.1, 0, 4},                 // 40 s
+			{40 * time.Second, 4, 0.1, 0, 4},  // 40 + 40 = 80 = 2 x 40
+			{120 * time.Second, 4, 0.1, 0, 1}, // 160 > 80: 4 x (1/2)^2
+		}},
+		{"off", 0, []call{
+			{0, 10, 0.1, 0, 10},
+			{500 * time.Second, 10, 0.01, 0, 10},
+		}},
+		{"no share yet: no promise until it has one", 1, []call{
+			{0, 10, 0, 0, 10},
+			// First with a share at 100 s: span 100 s from 100 s.
+			{100 * time.Second, 10, 0.1, 0, 10},
+			{150 * time.Second, 10, 0.1, 0, 10},  // 50 + 100 <= 200
+			{400 * time.Second, 10, 0.1, 0, 2.5}, // 300 + 100 = 400 > 200: 10 x (1/2)^2
+		}},
+		{"a stock AM sends no work: 0 either way", 1.5, []call{
+			{0, 0, 0.1, 0, 0},
+			{time.Hour, 0, 0.1, 0, 0},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := New(Config{PromiseSlack: tc.slack})
+			c.capacity = fairness.New(100, 100)
+			a := &app{}
+			for i, k := range tc.calls {
+				c.now, a.work, a.critical = k.now, k.work, k.critical
+				a.share = fairness.New(100*k.share, 100*k.share)
+				if got := c.leftoverRank(a); math.Abs(got-k.want) > 1e-9 {
+					t.Errorf("call %d (%+v): rank %v, want %v", i, k, got, k.want)
+				}
+			}
+		})
+	}
+}
+
+// TestLateAppGoesFirstForTheLeftover: one node <10, 10>. At 0 s app 1
+// (demand the node, remaining work 10, i.e. the whole cluster for 10 s) is
+// alone: share the node, first span 10 s. At 1 s apps 2 and 3 arrive with
+// the same demand: shares a third each, so app 1's span is 30 s and its
+// finish 1 + 30 = 31 s. Apps 1 and 2 (remaining work 8) each ask 10
+// ALTRUISTIC <1, 1>; the node is all leftover, and the lower rank takes
+// it all. App 1 ranks 10 until late, then 10 x (limit / 31)^2 with limit
+// (1 + slack) x 10 s: slack 1, 4.16 (app 1 first); 1.5, 6.50 (app 1); 2,
+// 9.37 (app 2); 2.1 and 3, not late (app 2); 0, off (app 2).
+func TestLateAppGoesFirstForTheLeftover(t *testing.T) {
+	node := fairness.New(10, 10)
+	unit := fairness.New(1, 1)
+	for _, tc := range []struct {
+		slack float64
+		want  AppID
+	}{{0, 2}, {1, 1}, {1.5, 1}, {2, 2}, {2.1, 2}, {3, 2}} {
+		t.Run(fmt.Sprint(tc.slack), func(t *testing.T) {
+			c := New(Config{PAltruism: 1, PromiseSlack: tc.slack})
+			stepAt(t, c, 0, NodeUp{Node: 0, Capacity: node}, AppAdded{App: 1, Queue: "default", User: "u"},
+				AppRequest{App: 1, Demand: node, RemainingWork: 10, CriticalTime: time.Second})
+			if got := allocated(stepAt(t, c, 0, Schedule{})); len(got) != 0 {
+				t.Fatalf("granted %+v with nothing asked", got)
+			}
+			asks := []Ask{{Priority: 1, Demand: unit, Count: 10, Kind: altruism.Altruistic}}
+			got := allocated(stepAt(t, c, time.Second,
+				AppAdded{App: 2, Queue: "default", User: "v"}, AppAdded{App: 3, Queue: "default", User: "w"},
+				AppRequest{App: 2, Demand: node, Asks: asks, RemainingWork: 8, CriticalTime: time.Second},
+				AppRequest{App: 3, Demand: node, RemainingWork: 50, CriticalTime: time.Second},
+				AppRequest{App: 1, Demand: node, Asks: asks, RemainingWork: 10, CriticalTime: time.Second},
+				Schedule{}))
+			if len(got) != 10 {
+				t.Fatalf("granted %d containers, want the node's 10", len(got))
+			}
+			for _, k := range got {
+				if k.App != tc.want || k.Phase != altruism.FromLeftover {
+					t.Fatalf("granted %+v; want all 10 to app %d from the leftover", got, tc.want)
+				}
+			}
+		})
+	}
+}
