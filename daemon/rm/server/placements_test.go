@@ -192,6 +192,11 @@ func TestPlacementsServed(t *testing.T) {
 	}
 	var sched dao.Scheduler
 	get("/ws/v1/loom/scheduler", &sched)
+	// The knobs it runs with, the defaults here.
+	if d := rm.DefaultPolicyConfig(); sched.Recall != d.Recall || sched.PromiseSlack != d.PromiseSlack || sched.LeftoverCap != d.LeftoverCap {
+		t.Errorf("/ws/v1/loom/scheduler knobs recall %v, promiseSlack %v, leftoverCap %v; want %v, %v, %v",
+			sched.Recall, sched.PromiseSlack, sched.LeftoverCap, d.Recall, d.PromiseSlack, d.LeftoverCap)
+	}
 	want := dao.Placements{NodeLocal: 1, RackLocal: 1, OffSwitch: 1, Any: 3, WithLocality: 3,
 		NodeLocalShare: 1.0 / 3, RackLocalShare: 1.0 / 3, OffSwitchShare: 1.0 / 3}
 	if d := cmp.Diff(want, sched.Placements); d != "" {
