@@ -95,9 +95,9 @@ type Config struct {
 	// job below its share whose DEFAULT asks have waited this many times
 	// its remaining critical path (recall.go); Carbyne's pass only.
 	Recall float64
-	// PromiseSlack, when positive, puts an app whose fluid finish has
-	// moved past 1 + PromiseSlack times the span it was first promised
-	// at the head of Carbyne's remaining-work orders (promise.go).
+	// PromiseSlack, when positive, moves an app whose fluid finish has
+	// passed 1 + PromiseSlack times the span it was first promised up
+	// Carbyne's remaining-work orders (promise.go).
 	PromiseSlack float64
 }
 
@@ -1242,7 +1242,7 @@ func (c *Core) writeView(i int, a *app) {
 		w = max(a.share.DominantShare(c.capacity), 1e-9)
 	}
 	rank := c.leftoverRank(a)
-	workMoved := c.cands.Alt[i].RemainingWork != rank
+	workMoved := c.cands.Alt[i].RemainingWork != rank || c.cands.Apps[i].RemainingWork != a.work
 	c.cands.Apps[i] = AppView{Share: a.share, Usage: a.usage, RemainingWork: a.work,
 		Weight: w, CriticalTime: a.critical}
 	c.cands.Alt[i] = altruism.App{Share: a.share, Usage: a.usage, RemainingWork: rank, Weight: w}

@@ -72,8 +72,8 @@ type PolicyConfig struct {
 	// leftover-paid containers back (recall.go); 0 is off.
 	Recall float64
 	// PromiseSlack (Carbyne only): a job whose fluid finish moved past
-	// 1 + PromiseSlack times the span it was first promised goes first
-	// for the leftover (promise.go); 0 is off.
+	// 1 + PromiseSlack times the span it was first promised moves up the
+	// leftover's order (promise.go); 0 is off.
 	PromiseSlack float64
 }
 

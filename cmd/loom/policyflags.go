@@ -32,7 +32,7 @@ func (p *policyFlags) register(fl *pflag.FlagSet) {
 	fl.Float64Var(&p.recall, "recall", d.Recall,
 		"Carbyne: a job below its share whose due tasks have waited this many times its remaining critical path takes leftover-paid containers back (0: off)")
 	fl.Float64Var(&p.slack, "promise-slack", d.PromiseSlack,
-		"Carbyne: a job whose fluid finish moved past 1 + this times the span it was first promised goes first for the leftover (0: off)")
+		"Carbyne: a job whose fluid finish moved past 1 + this times the span it was first promised moves up the leftover's order (0: off)")
 }
 
 // config is the checked policy config; a bad knob is named by its flag.
