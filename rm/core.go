@@ -275,6 +275,9 @@ type app struct {
 	// firstAt, a fluid finish firstSpan later.
 	promised           bool
 	firstAt, firstSpan time.Duration
+	// workFrom is the shares epoch after the one in which the app first
+	// sent its remaining work: its share from then on counts its demand.
+	workFrom uint64
 }
 
 // New returns an empty core.
@@ -678,6 +681,9 @@ func (c *Core) appRequest(e AppRequest) error {
 	c.segChanged(a)
 	c.setDemand(a, e.Demand)
 	a.work, a.critical = e.RemainingWork, e.CriticalTime
+	if a.workFrom == 0 && e.RemainingWork > 0 {
+		a.workFrom = c.shareEpoch + 1
+	}
 	c.viewChanged(a)
 	return nil
 }

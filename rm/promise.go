@@ -40,12 +40,17 @@ func (c *Core) leftoverRank(a *app) float64 {
 	if slack <= 0 || a.work <= 0 {
 		return a.work
 	}
-	sh := a.share.DominantShare(c.capacity)
-	if sh <= 0 {
+	span, ok := c.fluidSpan(a)
+	if !ok {
 		return a.work
 	}
-	span := max(a.critical, time.Duration(a.work/sh*float64(time.Second)))
 	if !a.promised {
+		// Not before the shares were computed with what it asked for:
+		// the daemon RM may step before the next refresh, when its share
+		// still counts its AM alone (a promise many times too long).
+		if c.shareEpoch < a.workFrom {
+			return a.work
+		}
 		a.promised, a.firstAt, a.firstSpan = true, c.now, span
 		return a.work
 	}
@@ -55,4 +60,47 @@ func (c *Core) leftoverRank(a *app) float64 {
 	}
 	r := limit / late
 	return a.work * r * r
+}
+
+// PromiseState is what the core knows of an app's first promise, for
+// operators: whether it has one yet, the fluid span it was first promised
+// (Span), its current fluid finish measured from that same instant
+// (Finish), the line past which it counts as late (Limit, 1 +
+// PromiseSlack times Span) and whether it is.
+type PromiseState struct {
+	Kept                bool
+	Span, Finish, Limit time.Duration
+	Late                bool
+}
+
+// Promise reads app id's first promise as of the core's last step. An
+// app not yet scheduled with a share, or any app with PromiseSlack off,
+// has none (Kept false).
+func (c *Core) Promise(id AppID) (PromiseState, error) {
+	a, err := c.app(id)
+	if err != nil {
+		return PromiseState{}, err
+	}
+	if c.cfg.PromiseSlack <= 0 || !a.promised {
+		return PromiseState{}, nil
+	}
+	span, ok := c.fluidSpan(a)
+	if !ok {
+		span = a.critical
+	}
+	p := PromiseState{Kept: true, Span: a.firstSpan, Finish: c.now - a.firstAt + span,
+		Limit: time.Duration((1 + c.cfg.PromiseSlack) * float64(a.firstSpan))}
+	p.Late = p.Finish > p.Limit
+	return p, nil
+}
+
+// fluidSpan is how long app a needs from now at its share: the larger of
+// its remaining critical path and its remaining work over its dominant
+// share; false while it has no share.
+func (c *Core) fluidSpan(a *app) (time.Duration, bool) {
+	sh := a.share.DominantShare(c.capacity)
+	if sh <= 0 {
+		return 0, false
+	}
+	return max(a.critical, time.Duration(a.work/sh*float64(time.Second))), true
 }

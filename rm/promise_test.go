@@ -118,6 +118,52 @@ func TestLateAppGoesFirstForTheLeftover(t *testing.T) {
 					t.Fatalf("granted %+v; want all 10 to app %d from the leftover", got, tc.want)
 				}
 			}
+			// What operators see: app 1 promised 10 s at 0, its finish now
+			// 31 s (before this pass's grants); app 2 promised at 1 s, a
+			// third of the node for work 8: 24 s, finish 24 s.
+			p1, err := c.Promise(1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p2, _ := c.Promise(2)
+			limit := time.Duration((1 + tc.slack) * float64(10*time.Second))
+			want1 := PromiseState{Kept: true, Span: 10 * time.Second, Finish: 31 * time.Second, Limit: limit, Late: 31*time.Second > limit}
+			want2 := PromiseState{Kept: true, Span: 24 * time.Second, Finish: 24 * time.Second, Limit: time.Duration((1 + tc.slack) * float64(24*time.Second))}
+			if tc.slack == 0 {
+				want1, want2 = PromiseState{}, PromiseState{}
+			}
+			if p1 != want1 || p2 != want2 {
+				t.Errorf("promises %+v, %+v; want %+v, %+v", p1, p2, want1, want2)
+			}
+			if _, err := c.Promise(9); err == nil {
+				t.Error("Promise(9) of no app: no error")
+			}
 		})
+	}
+}
+
+// TestFirstPromiseWaitsForAFreshShare: the daemon RM steps at heartbeats,
+// so an AM's first request can be scheduled before the shares count it.
+// One node <10, 10>. App 1 is added at 0 with its AM's demand <1, 1>
+// alone and scheduled: its share is <1, 1>. At 100 ms its AM asks, with a
+// demand of the whole node and remaining work 5 (half the cluster for
+// 10 s): the shares are not due again until 500 ms, so no promise is kept
+// at 100 ms (at the stale share of a tenth it would be 50 s). At 600 ms
+// the shares count the ask: a share of the node, a span of 5 s.
+func TestFirstPromiseWaitsForAFreshShare(t *testing.T) {
+	node := fairness.New(10, 10)
+	c := New(Config{PAltruism: 1, PromiseSlack: 1.5})
+	stepAt(t, c, 0, NodeUp{Node: 0, Capacity: node}, AppAdded{App: 1, Queue: "default", User: "u"},
+		AppDemand{App: 1, Demand: fairness.New(1, 1)}, Schedule{})
+	asks := []Ask{{Priority: 1, Demand: fairness.New(1, 1), Count: 9, Kind: altruism.Altruistic}}
+	stepAt(t, c, 100*time.Millisecond, AppRequest{App: 1, Demand: node, Asks: asks, RemainingWork: 5, CriticalTime: time.Second}, Schedule{})
+	if p, err := c.Promise(1); err != nil || p.Kept {
+		t.Fatalf("at 100 ms: promise %+v, %v; want none before the shares count the ask", p, err)
+	}
+	stepAt(t, c, 600*time.Millisecond, Schedule{})
+	p, err := c.Promise(1)
+	want := PromiseState{Kept: true, Span: 5 * time.Second, Finish: 5 * time.Second, Limit: 12500 * time.Millisecond}
+	if err != nil || p != want {
+		t.Errorf("at 600 ms: promise %+v, %v; want %+v", p, err, want)
 	}
 }
