@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loomrm/loom/daemon/webui/dao"
+	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -40,6 +43,38 @@ func TestRecallStartsAWaitingApp(t *testing.T) {
 	})
 	filled := time.Now()
 	second := c.mustSubmitTo(t, "default", "exec sleep 1000")
+	// The first promise, end to end: the DAG AM's remaining work reached
+	// the core, which keeps the job's first fluid span (14 tasks of 8 s
+	// on the 7 of 8 vcores beside the second app's AM: 16 s, taken once the
+	// shares count what it asked for, not its AM alone) and serves it
+	// in /ws/v1/loom/scheduler; the stock AM sent no work and has none.
+	promises := func() map[string]*dao.Promise {
+		var sched dao.Scheduler
+		resp, err := http.Get("http://" + c.web + "/ws/v1/loom/scheduler")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(&sched); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]*dao.Promise{}
+		for _, a := range sched.Apps {
+			out[a.ID] = a.Promise
+		}
+		return out
+	}
+	var promised map[string]*dao.Promise
+	c.waitWithin(t, 5*time.Second, "the DAG job's first promise", func() bool {
+		promised = promises()
+		return promised[rpc.AppIDString(first)] != nil
+	})
+	if p := promised[rpc.AppIDString(first)]; p == nil || p.SpanMs < 8000 || p.SpanMs > 30000 || p.LimitMs <= p.SpanMs {
+		t.Errorf("the DAG job's first promise %+v: want a span of 8-30 s (16 s) and a line beyond it", p)
+	}
+	if p := promised[rpc.AppIDString(second)]; p != nil {
+		t.Errorf("the stock AM's app has a first promise %+v", *p)
+	}
 	c.waitWithin(t, 20*time.Second, "the second app's AM to start", func() bool { return c.report(t, second).GetLaunchTime() != 0 })
 	if waited := time.Since(filled); waited > 6*time.Second {
 		t.Errorf("the second app's AM started %v after the cluster filled: no sooner than an 8 s task's end", waited)

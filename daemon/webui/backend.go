@@ -14,6 +14,7 @@ import (
 
 	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 	"github.com/loomrm/loom/workload"
 )
@@ -190,6 +191,9 @@ type AppShare struct {
 	// Placements counts the containers it was granted (since the RM
 	// started) by where each sits against its ask's locality.
 	Placements Placements
+	// Promise is its first promise as the core keeps it (Carbyne's
+	// promise slack; rm.Core.Promise).
+	Promise rm.PromiseState
 }
 
 // QueueShare is one queue's weight and usage.

@@ -85,7 +85,8 @@ var wantLoomScheduler = dao.Scheduler{Policy: "carbyne", PAltruism: 0.8, Leftove
 		Share: fairness.New(16384, 8), DominantShare: 0.5, Usage: fairness.New(6144, 3), DominantUsage: 0.1875,
 		Demand: fairness.New(20480, 6), RemainingWork: 120.5, PendingDefault: 2, PendingAltruistic: 3, Running: 3,
 		// 3, 0 and 1 of the 4 whose asks named hosts; its AM apart.
-		Placements: dao.Placements{NodeLocal: 3, OffSwitch: 1, Any: 1, WithLocality: 4, NodeLocalShare: 0.75, OffSwitchShare: 0.25}}},
+		Placements: dao.Placements{NodeLocal: 3, OffSwitch: 1, Any: 1, WithLocality: 4, NodeLocalShare: 0.75, OffSwitchShare: 0.25},
+		Promise:    &dao.Promise{SpanMs: 20000, FinishMs: 62000, LimitMs: 50000, Late: true}}},
 	Queues: []dao.QueueShare{{Name: "default", Weight: 1, PAltruism: 0.8, Usage: fairness.New(6144, 3), Apps: 1},
 		{Name: "etl", Weight: 3, PAltruism: 0.8}},
 	// 12, 4 and 4 of 20; the four AMs apart.

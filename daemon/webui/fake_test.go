@@ -13,6 +13,7 @@ import (
 
 	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/fairness"
+	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 	"github.com/loomrm/loom/rpc/hadooppb"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
@@ -205,7 +206,9 @@ func newFakeBackend() *fakeBackend {
 		Apps: []AppShare{{ID: "application_1700000000000_0001", Name: "tpch-q5", Queue: "default", User: "alice",
 			Share: fairness.New(16384, 8), DominantShare: 0.5, Usage: fairness.New(6144, 3), DominantUsage: 0.1875,
 			Demand: fairness.New(20480, 6), RemainingWork: 120.5, PendingDefault: 2, PendingAltruistic: 3, Running: 3,
-			Placements: a1.placements}},
+			Placements: a1.placements,
+			// Promised 20 s; its fluid finish now 62 s, past 2.5 x 20.
+			Promise: rm.PromiseState{Kept: true, Span: 20 * time.Second, Finish: 62 * time.Second, Limit: 50 * time.Second, Late: true}}},
 		Queues: []QueueShare{{Name: "default", Weight: 1, PAltruism: 0.8, Usage: fairness.New(6144, 3), Apps: 1},
 			{Name: "etl", Weight: 3, PAltruism: 0.8, Apps: 0}},
 		// The five apps' together.

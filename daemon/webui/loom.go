@@ -93,7 +93,7 @@ func getLoomScheduler(c *call) error {
 			Share: vec(a.Share), DominantShare: finite(a.DominantShare), Usage: vec(a.Usage),
 			DominantUsage: finite(a.DominantUsage), Demand: vec(a.Demand), RemainingWork: finite(a.RemainingWork),
 			PendingDefault: a.PendingDefault, PendingAltruistic: a.PendingAltruistic, Running: a.Running,
-			Placements: placements(a.Placements)})
+			Placements: placements(a.Placements), Promise: promise(a.Promise)})
 	}
 	if t := newQueueTree(s); t != nil {
 		// The tree, in its order, each queue once.
@@ -327,4 +327,13 @@ func setHAState(c *call) error {
 	c.s.cfg.Log.Warn().Str("state", body.State).Str("remote", remoteIP(c.r)).Msg("HA state change asked by an admin")
 	c.w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// promise is an app's first promise for the REST view; nil when the RM
+// keeps none for it.
+func promise(p rm.PromiseState) *dao.Promise {
+	if !p.Kept {
+		return nil
+	}
+	return &dao.Promise{SpanMs: p.Span.Milliseconds(), FinishMs: p.Finish.Milliseconds(), LimitMs: p.Limit.Milliseconds(), Late: p.Late}
 }

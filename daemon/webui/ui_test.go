@@ -239,6 +239,11 @@ func TestUI(t *testing.T) {
 	if n := count(`#altruism-live path`); n != 2 {
 		t.Errorf("%d lines in the altruism chart, want 2", n)
 	}
+	// The first promise: app 1 was promised 20 s and its finish is now
+	// 62 s, past the line at 50 s: 3.1x, late.
+	if cell := text(`#shares tr[data-app-id="application_1700000000000_0001"] td.promise`); cell != "3.1x, late" {
+		t.Errorf("app 1's first promise cell %q, want \"3.1x, late\"", cell)
+	}
 	shot("ui-cluster.png")
 
 	// Operations: a wrong credential is refused, the right one applies

@@ -197,6 +197,13 @@ func TestPlacementsServed(t *testing.T) {
 		t.Errorf("/ws/v1/loom/scheduler knobs recall %v, promiseSlack %v, leftoverCap %v; want %v, %v, %v",
 			sched.Recall, sched.PromiseSlack, sched.LeftoverCap, d.Recall, d.PromiseSlack, d.LeftoverCap)
 	}
+	// Stock YARN AMs send no remaining work: the core keeps no first
+	// promise for them.
+	for _, a := range sched.Apps {
+		if a.Promise != nil {
+			t.Errorf("app %s (a stock AM) has a first promise %+v", a.ID, *a.Promise)
+		}
+	}
 	want := dao.Placements{NodeLocal: 1, RackLocal: 1, OffSwitch: 1, Any: 3, WithLocality: 3,
 		NodeLocalShare: 1.0 / 3, RackLocalShare: 1.0 / 3, OffSwitchShare: 1.0 / 3}
 	if d := cmp.Diff(want, sched.Placements); d != "" {

@@ -270,6 +270,7 @@ func (b webBackend) Scheduler() webui.Scheduler {
 			}
 		}
 		as.Running = len(a.live)
+		as.Promise, _ = r.core.Promise(a.id)
 		s.Apps = append(s.Apps, as)
 		if q := queues[a.queue]; q != nil {
 			q.Usage = q.Usage.Add(usage)

@@ -119,6 +119,21 @@ type AppShare struct {
 	PendingAltruistic int             `json:"pendingAltruistic"`
 	Running           int             `json:"running"`
 	Placements        Placements      `json:"placements"`
+	// Promise is the app's first promise (Carbyne's promise slack), when
+	// the RM keeps one for it.
+	Promise *Promise `json:"promise,omitempty"`
+}
+
+// Promise is an app's first promise: the fluid span it was promised when
+// it first had a share, its fluid finish now measured from that instant,
+// the line past which it is late (1 + promise slack times the span), all
+// in milliseconds, and whether it is late (it then moves up the
+// leftover's order).
+type Promise struct {
+	SpanMs   int64 `json:"spanMs"`
+	FinishMs int64 `json:"finishMs"`
+	LimitMs  int64 `json:"limitMs"`
+	Late     bool  `json:"late"`
 }
 
 // QueueShare is one queue's weight and usage. With a queue tree every

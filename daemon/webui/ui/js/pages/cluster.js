@@ -136,13 +136,23 @@ function sharesTable(sched) {
   return h('div', { class: 'table-wrap' }, h('table', { id: 'shares' },
     h('thead', {}, h('tr', {}, h('th', {}, 'app'), h('th', {}, 'user'), h('th', {}, 'queue'), h('th', {}, 'DRF share A_k (dominant)'),
       h('th', {}, 'in use (dominant)'), h('th', {}, 'share'), h('th', { class: 'num' }, 'containers'),
-      h('th', { class: 'num' }, 'DEFAULT asks'), h('th', { class: 'num' }, 'ALTRUISTIC asks'), h('th', { class: 'num' }, 'remaining work'))),
+      h('th', { class: 'num' }, 'DEFAULT asks'), h('th', { class: 'num' }, 'ALTRUISTIC asks'), h('th', { class: 'num' }, 'remaining work'),
+      h('th', { title: 'its fluid finish now against the span it was first promised; late past 1 + promise slack times it, when it moves up the leftover order' }, 'first promise'))),
     h('tbody', {}, sched.apps.map((a) => h('tr', { 'data-app-id': a.id },
       h('td', {}, h('a', { href: `#/apps/${a.id}` }, a.name || a.id)), h('td', {}, a.user), h('td', {}, a.queue),
       h('td', {}, bar(a.dominantShare), pct(a.dominantShare, 1)), h('td', {}, bar(a.dominantUsage), pct(a.dominantUsage, 1)),
       h('td', {}, vector(a.share)), h('td', { class: 'num' }, num(a.running)),
       h('td', { class: 'num' }, num(a.pendingDefault)), h('td', { class: 'num' }, num(a.pendingAltruistic)),
-      h('td', { class: 'num' }, num(a.remainingWork)))))));
+      h('td', { class: 'num' }, num(a.remainingWork)), promiseCell(a.promise))))));
+}
+
+// promiseCell says how far an app's fluid finish has moved from the span
+// it was first promised: "1.2x", or "3.1x, late" past the line.
+function promiseCell(p) {
+  if (!p || !(p.spanMs > 0)) return h('td', { class: 'promise subtle' }, '\u2014');
+  const ratio = `${(p.finishMs / p.spanMs).toFixed(1)}x`;
+  const title = `finish ${(p.finishMs / 1000).toFixed(1)} s from its first promise of ${(p.spanMs / 1000).toFixed(1)} s; late past ${(p.limitMs / 1000).toFixed(1)} s`;
+  return h('td', { class: p.late ? 'promise late' : 'promise', title }, p.late ? `${ratio}, late` : ratio);
 }
 
 function panel(title) {
