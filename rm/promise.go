@@ -12,8 +12,8 @@ import "time"
 // least remaining work first (docs/results/altruism.md).
 //
 // The ask is that the leftover allocator keep the promise. The
-// core keeps each app's first promise: when the app first has a share, its
-// fluid finish then, the larger of its remaining critical path and its
+// core keeps each app's first promise: when the app first has a share that
+// counts what it asked for, its fluid finish then, the larger of its remaining critical path and its
 // remaining work over its dominant share (T_k for a job that could use its
 // whole share at once). While the app's current fluid finish lies beyond
 // (1 + PromiseSlack) times that first span from its start, it is late:
@@ -54,11 +54,11 @@ func (c *Core) leftoverRank(a *app) float64 {
 		a.promised, a.firstAt, a.firstSpan = true, c.now, span
 		return a.work
 	}
-	late, limit := float64(c.now-a.firstAt+span), (1+slack)*float64(a.firstSpan)
-	if late <= limit {
+	finish, limit := float64(c.now-a.firstAt+span), (1+slack)*float64(a.firstSpan)
+	if finish <= limit {
 		return a.work
 	}
-	r := limit / late
+	r := limit / finish
 	return a.work * r * r
 }
 
@@ -96,11 +96,15 @@ func (c *Core) Promise(id AppID) (PromiseState, error) {
 
 // fluidSpan is how long app a needs from now at its share: the larger of
 // its remaining critical path and its remaining work over its dominant
-// share; false while it has no share.
+// share (at most maxSpan, so that a sliver of a share cannot overflow a
+// Duration); false while it has no share.
 func (c *Core) fluidSpan(a *app) (time.Duration, bool) {
 	sh := a.share.DominantShare(c.capacity)
 	if sh <= 0 {
 		return 0, false
 	}
-	return max(a.critical, time.Duration(a.work/sh*float64(time.Second))), true
+	return max(a.critical, time.Duration(min(a.work/sh, maxSpan.Seconds())*float64(time.Second))), true
 }
+
+// maxSpan bounds a fluid span: a year.
+const maxSpan = 365 * 24 * time.Hour

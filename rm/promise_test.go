@@ -59,6 +59,13 @@ func TestLeftoverRank(t *testing.T) {
 			{150 * time.Second, 10, 0.1, 0, 10},  // 50 + 100 <= 200
 			{400 * time.Second, 10, 0.1, 0, 2.5}, // 300 + 100 = 400 > 200: 10 x (1/2)^2
 		}},
+		{"a sliver of a share is a year, not an overflow", 1, []call{
+			{0, 100, 1e-12, 0, 100},
+			// 1 h + a year <= 2 years: on time.
+			{time.Hour, 100, 1e-12, 0, 100},
+			// Then a share: 1 s, far inside the year promised.
+			{2 * time.Hour, 1, 1, 0, 1},
+		}},
 		{"a stock AM sends no work: 0 either way", 1.5, []call{
 			{0, 0, 0.1, 0, 0},
 			{time.Hour, 0, 0.1, 0, 0},
