@@ -28,7 +28,7 @@ type metrics struct {
 	allocCount, altruisticCount float64
 
 	appsDesc, pendingDesc, leftoverDesc, pDesc, rateDesc, nodesDesc *prometheus.Desc
-	yieldedDesc, overShareDesc, belowShareDesc                      *prometheus.Desc
+	yieldedDesc, overShareDesc, belowShareDesc, lateDesc            *prometheus.Desc
 	r                                                               *RM
 }
 
@@ -58,6 +58,7 @@ func newMetrics(r *RM) *metrics {
 	m.yieldedDesc = prometheus.NewDesc("loom_yielded", "Resources within running apps' fair shares that they neither hold nor ask for as DEFAULT: what they yield now, by resource.", []string{"resource"}, nil)
 	m.overShareDesc = prometheus.NewDesc("loom_held_over_share", "Resources running apps hold beyond their fair shares: leftover handed out, by resource.", []string{"resource"}, nil)
 	m.belowShareDesc = prometheus.NewDesc("loom_apps_waiting_below_share", "Running apps that hold less than their fair share of their dominant resource while DEFAULT asks of theirs wait: apps behind their fair-share pace.", nil, nil)
+	m.lateDesc = prometheus.NewDesc("loom_apps_late_for_first_promise", "Running apps whose fluid finish lies past 1 + loom.scheduler.promise-slack times the span they were first promised: they move up the leftover's order.", nil, nil)
 	for _, k := range []altruism.AskKind{altruism.Default, altruism.Altruistic} {
 		m.allocations.WithLabelValues(k.String())
 		m.asks.WithLabelValues(k.String())
@@ -151,12 +152,27 @@ func (r *RM) altruismNow() (yielded, over fairness.Vector, below int) {
 	return yielded, over, below
 }
 
+// lateApps counts the running apps late for their first promise
+// (rm.Core.Promise). Callers hold the RM's mu.
+func (r *RM) lateApps() int {
+	n := 0
+	for _, a := range r.appOrder {
+		if a.done() {
+			continue
+		}
+		if p, err := r.core.Promise(a.id); err == nil && p.Late {
+			n++
+		}
+	}
+	return n
+}
+
 func (m *metrics) observeDecision(d time.Duration) { m.decision.Observe(d.Seconds()) }
 
 // Describe and Collect make the state gauges a collector.
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{m.appsDesc, m.pendingDesc, m.leftoverDesc, m.pDesc, m.rateDesc, m.nodesDesc,
-		m.yieldedDesc, m.overShareDesc, m.belowShareDesc} {
+		m.yieldedDesc, m.overShareDesc, m.belowShareDesc, m.lateDesc} {
 		ch <- d
 	}
 }
@@ -179,6 +195,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	yielded, over, below := r.altruismNow()
+	late := r.lateApps()
 	nodes := map[string]int{}
 	for _, n := range r.nodes {
 		nodes[n.state.String()]++
@@ -204,6 +221,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(m.overShareDesc, prometheus.GaugeValue, over[k], k.String())
 	}
 	ch <- prometheus.MustNewConstMetric(m.belowShareDesc, prometheus.GaugeValue, float64(below))
+	ch <- prometheus.MustNewConstMetric(m.lateDesc, prometheus.GaugeValue, float64(late))
 	ch <- prometheus.MustNewConstMetric(m.pDesc, prometheus.GaugeValue, p)
 	ch <- prometheus.MustNewConstMetric(m.rateDesc, prometheus.GaugeValue, rate)
 }
