@@ -106,5 +106,18 @@ func (c *Core) fluidSpan(a *app) (time.Duration, bool) {
 	return max(a.critical, time.Duration(min(a.work/sh, maxSpan.Seconds())*float64(time.Second))), true
 }
 
+// late says whether app a's fluid finish lies past its first promise's
+// line now (leftoverRank's test, without taking a promise).
+func (c *Core) late(a *app) bool {
+	if c.cfg.PromiseSlack <= 0 || !a.promised || a.work <= 0 {
+		return false
+	}
+	span, ok := c.fluidSpan(a)
+	if !ok {
+		return false
+	}
+	return float64(c.now-a.firstAt+span) > (1+c.cfg.PromiseSlack)*float64(a.firstSpan)
+}
+
 // maxSpan bounds a fluid span: a year.
 const maxSpan = 365 * 24 * time.Hour

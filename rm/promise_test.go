@@ -3,6 +3,7 @@ package rm
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -172,5 +173,73 @@ func TestFirstPromiseWaitsForAFreshShare(t *testing.T) {
 	want := PromiseState{Kept: true, Span: 5 * time.Second, Finish: 5 * time.Second, Limit: 12500 * time.Millisecond}
 	if err != nil || p != want {
 		t.Errorf("at 600 ms: promise %+v, %v; want %+v", p, err, want)
+	}
+}
+
+// TestLateAppRecallsUpToItsShare: recall takes one ask's room per round,
+// but for an app late for its first promise, room for every DEFAULT ask
+// it is owed up to its share. One node <100, 100>, Recall 0.25. At 0 s
+// app 1 (demand the node) alone gets 10 DEFAULT and 90 ALTRUISTIC
+// containers of <1, 1>, ids 11-100 from the leftover. At 1 s app 2 asks
+// for five <2, 2> (demand <10, 10>: its share, a tenth), remaining work
+// 0.4 and critical path 4 s: promised max(4 s, 0.4 / 0.1) = 4 s. Its
+// recall wait is 1 s; at 2 s nothing has started, so its fluid finish is
+// 4 s + the time since its promise. With slack 0.01 (line 4.04 s) that is
+// late: the ten youngest leftover-paid containers (91-100) go and all five
+// asks are placed; with slack 1.5 (line 10 s) or off, one ask's room (99,
+// 100) and one grant, as before.
+func TestLateAppRecallsUpToItsShare(t *testing.T) {
+	unit, two := fairness.New(1, 1), fairness.New(2, 2)
+	for _, tc := range []struct {
+		slack   float64
+		late    bool
+		taken   []ContainerID
+		granted int
+	}{
+		{0.01, true, []ContainerID{91, 92, 93, 94, 95, 96, 97, 98, 99, 100}, 5},
+		{1.5, false, []ContainerID{99, 100}, 1},
+		{0, false, []ContainerID{99, 100}, 1},
+	} {
+		t.Run(fmt.Sprint(tc.slack), func(t *testing.T) {
+			c := New(Config{PAltruism: 1, Recall: 0.25, PromiseSlack: tc.slack})
+			stepAt(t, c, 0, NodeUp{Node: 0, Capacity: full}, AppAdded{App: 1, Queue: "default", User: "u"},
+				AppRequest{App: 1, Demand: full, CriticalTime: 100 * time.Second, RemainingWork: 100,
+					Asks: []Ask{{Priority: 1, Demand: unit, Count: 10}, {Priority: 2, Demand: unit, Count: 90, Kind: altruism.Altruistic}}})
+			if got := allocated(stepAt(t, c, 0, Schedule{})); len(got) != 100 {
+				t.Fatalf("app 1 got %d containers, want 100", len(got))
+			}
+			stepAt(t, c, time.Second, AppAdded{App: 2, Queue: "default", User: "v"},
+				AppRequest{App: 2, Demand: fairness.New(10, 10), Asks: []Ask{{Priority: 1, Demand: two, Count: 5}},
+					RemainingWork: 0.4, CriticalTime: 4 * time.Second},
+				Schedule{})
+			stepAt(t, c, 1500*time.Millisecond, Schedule{})
+			var taken []ContainerID
+			granted := 0
+			for _, a := range stepAt(t, c, 2*time.Second, Schedule{}) {
+				switch a := a.(type) {
+				case Preempted:
+					taken = append(taken, a.Container.ID)
+				case *Allocated:
+					if a.Container.App != 2 || a.Container.Resource != two || a.Container.Phase != altruism.InShare {
+						t.Errorf("granted %+v, want <2, 2> for app 2 from its share", a.Container)
+					}
+					granted++
+				}
+			}
+			slices.Sort(taken)
+			if !slices.Equal(taken, tc.taken) || granted != tc.granted {
+				t.Errorf("taken %v and %d granted, want %v and %d", taken, granted, tc.taken, tc.granted)
+			}
+			p, err := c.Promise(2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.slack > 0 && (p.Span != 4*time.Second || p.Finish <= 4*time.Second) {
+				t.Errorf("promise %+v: want a span of 4 s and a finish past it", p)
+			}
+			if p.Late != tc.late {
+				t.Errorf("promise %+v: late %v, want %v", p, p.Late, tc.late)
+			}
+		})
 	}
 }

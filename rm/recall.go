@@ -20,7 +20,12 @@ import (
 // waited for a part of its remaining critical path (Config.Recall times
 // it), the core takes borrowed containers back on one node, just enough
 // for one of its DEFAULT asks, and places that ask there at once; at most
-// one round of this per ShareInterval. Borrowed are the containers the
+// one round of this per ShareInterval. A job already late for its first
+// promise (promise.go) takes back room for each DEFAULT ask it is owed,
+// up to its share, in that one round (as the Fair Scheduler preempts a
+// starved app's whole deficit), not one per round: a one-stage job of 57
+// one-second tasks, served one task per round, had ended at 0.34x of its
+// DRF time. Borrowed are the containers the
 // leftover paid for: their tasks were ALTRUISTIC, their own AM said they
 // could wait. The job holding most for its share gives first, its
 // youngest containers first (they lose the least work); their tasks run
@@ -34,6 +39,9 @@ import (
 // recall 7.6% of jobs ran below 0.8x of their DRF time and 2.4% below
 // 0.5x, nearly all one-task jobs that arrived while a large job's wave of
 // leftover-paid tasks filled every node; with Recall 0.25, 0.4% and none.
+// Every job taking its whole deficit at once (late or not) cost 3-8% of
+// the average gain on every catalogue and put jobs of the large ones'
+// below 0.5x: the victims are large jobs' leftover-paid tasks, run again.
 
 // recallWait is how long app a may wait: Recall times its remaining
 // critical path (an AM that sends none, a stock YARN AM, waits for the
@@ -94,29 +102,47 @@ func (c *Core) recall(acts []Action) ([]Action, error) {
 			continue
 		}
 		ran = true
-		id, victims := c.recallRoom(a, a.asks[k].Demand)
-		if len(victims) == 0 {
+		since := a.waitSince
+		took := false
+		// One ask's room, or, for an app late for its first promise
+		// (promise.go), room for each DEFAULT ask it is owed up to its
+		// share, as the Fair Scheduler preempts a starved app's whole
+		// deficit at once. The bound only guards the loop: each turn
+		// places an ask or stops.
+		late, bound := c.late(a), a.defaults
+		for n := 0; k >= 0 && n < bound && (n == 0 || late); n++ {
+			id, victims := c.recallRoom(a, a.asks[k].Demand)
+			if len(victims) == 0 {
+				break
+			}
+			took = true
+			if c.pre.room == nil {
+				c.pre.room = map[NodeID][]heldRoom{}
+			}
+			for _, v := range victims {
+				k := *c.conts.Get(v)
+				acts = append(acts, Preempted{Container: k, Reason: fmt.Sprintf("recalled from the leftover for app %d, below its share for %v", a.id, c.now-since)})
+				c.free(v)
+				c.pre.room[id] = append(c.pre.room[id], heldRoom{queue: -1, app: a.id, res: k.Resource})
+			}
+			more, err := c.fill([]NodeID{id})
+			if err != nil {
+				return acts, err
+			}
+			acts = append(acts, more...)
+			if a.defaults == 0 {
+				break
+			}
+			k = c.promised(a)
+		}
+		if !took {
 			// Nothing to take: it waits for an end, as under DRF, and
 			// looks again once it has waited as long once more (at a
 			// pass then: no instant is due for it).
 			a.waitSince = c.now
 			continue
 		}
-		if c.pre.room == nil {
-			c.pre.room = map[NodeID][]heldRoom{}
-		}
-		for _, v := range victims {
-			k := *c.conts.Get(v)
-			acts = append(acts, Preempted{Container: k, Reason: fmt.Sprintf("recalled from the leftover for app %d, below its share for %v", a.id, c.now-a.waitSince)})
-			c.free(v)
-			c.pre.room[id] = append(c.pre.room[id], heldRoom{queue: -1, app: a.id, res: k.Resource})
-		}
 		a.waiting = false
-		more, err := c.fill([]NodeID{id})
-		if err != nil {
-			return acts, err
-		}
-		acts = append(acts, more...)
 	}
 	if ran {
 		c.recallRan, c.recallLast = true, c.now
