@@ -219,6 +219,13 @@ func TestLateAppRecallsUpToItsShare(t *testing.T) {
 				switch a := a.(type) {
 				case Preempted:
 					taken = append(taken, a.Container.ID)
+					why := "recalled from the leftover for app 2, below its share for 1s"
+					if tc.late {
+						why += " and late for its first promise"
+					}
+					if a.Reason != why {
+						t.Errorf("reason %q, want %q", a.Reason, why)
+					}
 				case *Allocated:
 					if a.Container.App != 2 || a.Container.Resource != two || a.Container.Phase != altruism.InShare {
 						t.Errorf("granted %+v, want <2, 2> for app 2 from its share", a.Container)

@@ -102,7 +102,6 @@ func (c *Core) recall(acts []Action) ([]Action, error) {
 			continue
 		}
 		ran = true
-		since := a.waitSince
 		took := false
 		// One ask's room, or, for an app late for its first promise
 		// (promise.go), room for each DEFAULT ask it is owed up to its
@@ -110,6 +109,10 @@ func (c *Core) recall(acts []Action) ([]Action, error) {
 		// deficit at once. The bound only guards the loop: each turn
 		// places an ask or stops.
 		late, bound := c.late(a), a.defaults
+		why := fmt.Sprintf("recalled from the leftover for app %d, below its share for %v", a.id, c.now-a.waitSince)
+		if late {
+			why += " and late for its first promise"
+		}
 		for n := 0; k >= 0 && n < bound && (n == 0 || late); n++ {
 			id, victims := c.recallRoom(a, a.asks[k].Demand)
 			if len(victims) == 0 {
@@ -121,7 +124,7 @@ func (c *Core) recall(acts []Action) ([]Action, error) {
 			}
 			for _, v := range victims {
 				k := *c.conts.Get(v)
-				acts = append(acts, Preempted{Container: k, Reason: fmt.Sprintf("recalled from the leftover for app %d, below its share for %v", a.id, c.now-since)})
+				acts = append(acts, Preempted{Container: k, Reason: why})
 				c.free(v)
 				c.pre.room[id] = append(c.pre.room[id], heldRoom{queue: -1, app: a.id, res: k.Resource})
 			}
