@@ -204,6 +204,9 @@ type Core struct {
 	// only ones recall looks at.
 	withDefault []*app
 	recallApps  []*app
+	// newPromises lists the apps promised since the last pass's end
+	// (promise.go), for their Promised actions.
+	newPromises []AppID
 	// recallLast is when recall last took room back, if recallRan.
 	recallRan  bool
 	recallLast time.Duration
@@ -420,6 +423,8 @@ func (c *Core) Step(now time.Duration, ev Event) ([]Action, error) {
 		return nil, c.appMoved(e)
 	case AppRequest:
 		return nil, c.appRequest(e)
+	case AppPromise:
+		return nil, c.appPromise(e)
 	case AppDemand:
 		return nil, c.appDemand(e)
 	case ContainerDone:
@@ -885,6 +890,7 @@ func (c *Core) schedule(ids []NodeID) ([]Action, error) {
 		return nil, err
 	}
 	acts, err = c.recall(acts)
+	acts = c.promisesTaken(acts)
 	return append(preempted, acts...), err
 }
 

@@ -1,6 +1,9 @@
 package rm
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // The first promise. Carbyne's AM plans against T_k, its finish within its
 // current DRF share, and yields whatever that plan says can wait. Online,
@@ -52,6 +55,7 @@ func (c *Core) leftoverRank(a *app) float64 {
 			return a.work
 		}
 		a.promised, a.firstAt, a.firstSpan = true, c.now, span
+		c.newPromises = append(c.newPromises, a.id)
 		return a.work
 	}
 	finish, limit := float64(c.now-a.firstAt+span), (1+slack)*float64(a.firstSpan)
@@ -60,6 +64,55 @@ func (c *Core) leftoverRank(a *app) float64 {
 	}
 	r := limit / finish
 	return a.work * r * r
+}
+
+// Promised is an action: app App's first promise was taken at this
+// step, a fluid span of Span from At (core time). The daemon RM keeps it
+// in its state store, so that after a restart or a failover the new RM
+// restores it (AppPromise) rather than promising the app afresh from its
+// share then, which would forgive a job all the time it had already lost.
+type Promised struct {
+	App      AppID
+	At, Span time.Duration
+}
+
+func (Promised) action() {}
+
+// AppPromise is an event: app App's first promise, taken before a restart
+// (a Promised action then), is restored. At is in this core's time, so
+// before its start for a promise taken by an earlier RM: negative.
+type AppPromise struct {
+	App      AppID
+	At, Span time.Duration
+}
+
+func (AppPromise) event() {}
+
+func (c *Core) appPromise(e AppPromise) error {
+	a, err := c.app(e.App)
+	if err != nil {
+		return err
+	}
+	if e.Span <= 0 || e.Span > maxSpan {
+		return fmt.Errorf("app %d: a promised span of %v is not in (0, %v]", e.App, e.Span, maxSpan)
+	}
+	if e.At > c.now {
+		return fmt.Errorf("app %d: a promise taken at %v is after now, %v", e.App, e.At, c.now)
+	}
+	a.promised, a.firstAt, a.firstSpan = true, e.At, e.Span
+	return nil
+}
+
+// promisesTaken appends a Promised action for each app promised since the
+// last call (at a pass's views) that is still in the core.
+func (c *Core) promisesTaken(acts []Action) []Action {
+	for _, id := range c.newPromises {
+		if a, err := c.app(id); err == nil && a.promised {
+			acts = append(acts, Promised{App: id, At: a.firstAt, Span: a.firstSpan})
+		}
+	}
+	c.newPromises = c.newPromises[:0]
+	return acts
 }
 
 // PromiseState is what the core knows of an app's first promise, for

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -248,5 +249,64 @@ func TestLateAppRecallsUpToItsShare(t *testing.T) {
 				t.Errorf("promise %+v: late %v, want %v", p, p.Late, tc.late)
 			}
 		})
+	}
+}
+
+// TestPromiseSurvivesARestart: a pass that takes a first promise says so
+// (Promised), once; a new core given it (AppPromise, in its own time)
+// keeps that promise instead of taking a fresh one. One node <10, 10>; at
+// 0 s app 1 asks with a demand of the node and remaining work 10: its
+// span is 10 s, promised at 0 s (the shares count its ask at once: it is
+// the first app). The second core starts 100 s later on the wall clock, so
+// the promise is at -100 s in its time; at its 5 s (105 s in all) the app
+// still has work 10 at a share of the node: finish 105 + 10 = 115 s,
+// past the line of (1 + 1.5) x 10 = 25 s: late. A fresh promise there would
+// have been 10 s from 5 s, on time.
+func TestPromiseSurvivesARestart(t *testing.T) {
+	node := fairness.New(10, 10)
+	unit := fairness.New(1, 1)
+	req := AppRequest{App: 1, Demand: node, RemainingWork: 10, CriticalTime: time.Second,
+		Asks: []Ask{{Priority: 1, Demand: unit, Count: 1}}}
+	c := New(Config{PAltruism: 1, PromiseSlack: 1.5})
+	stepAt(t, c, 0, NodeUp{Node: 0, Capacity: node}, AppAdded{App: 1, Queue: "default", User: "u"}, req)
+	var got []Promised
+	for _, now := range []time.Duration{0, time.Second} {
+		for _, a := range stepAt(t, c, now, Schedule{}) {
+			if p, ok := a.(Promised); ok {
+				got = append(got, p)
+			}
+		}
+	}
+	want := Promised{App: 1, At: 0, Span: 10 * time.Second}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("Promised actions %+v, want one %+v", got, want)
+	}
+
+	d := New(Config{PAltruism: 1, PromiseSlack: 1.5})
+	stepAt(t, d, 0, NodeUp{Node: 0, Capacity: node}, AppAdded{App: 1, Queue: "default", User: "u"},
+		AppPromise{App: 1, At: want.At - 100*time.Second, Span: want.Span}, req)
+	for _, a := range stepAt(t, d, 5*time.Second, Schedule{}) {
+		if p, ok := a.(Promised); ok {
+			t.Errorf("the restored app was promised afresh: %+v", p)
+		}
+	}
+	p, err := d.Promise(1)
+	wantState := PromiseState{Kept: true, Span: 10 * time.Second, Finish: 115 * time.Second, Limit: 25 * time.Second, Late: true}
+	if err != nil || p != wantState {
+		t.Errorf("restored promise %+v, %v; want %+v", p, err, wantState)
+	}
+
+	for _, tc := range []struct {
+		ev   AppPromise
+		want string
+	}{
+		{AppPromise{App: 9, Span: time.Second}, "app 9"},
+		{AppPromise{App: 1, Span: 0}, "a promised span of 0s is not in"},
+		{AppPromise{App: 1, Span: maxSpan + 1}, "is not in"},
+		{AppPromise{App: 1, At: time.Hour, Span: time.Second}, "a promise taken at 1h0m0s is after now"},
+	} {
+		if _, err := d.Step(5*time.Second, tc.ev); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want one saying %q", tc.ev, err, tc.want)
+		}
 	}
 }

@@ -41,6 +41,10 @@ type appRecord struct {
 	FinishMs    int64  `json:"finish_ms,omitempty"`
 	// Replay is a finished DAG job as the what-if replays it (history.go).
 	Replay json.RawMessage `json:"replay,omitempty"`
+	// PromisedAtMs and PromisedMs are a running app's first promise
+	// (rm/promise.go): when it was taken (Unix ms) and its span (ms).
+	PromisedAtMs int64 `json:"promised_at_ms,omitempty"`
+	PromisedMs   int64 `json:"promised_ms,omitempty"`
 }
 
 // attemptRecord is an attempt in the state store
@@ -71,6 +75,9 @@ func (r *RM) persistApp(a *appRec) {
 			State: a.state().String(), Final: a.final().String(), Diagnostics: a.lc.Diagnostics, Replay: encodeReplay(a.replay)}
 		if !a.lc.Finished.IsZero() {
 			rec.FinishMs = a.lc.Finished.UnixMilli()
+		}
+		if a.promised > 0 && !a.done() {
+			rec.PromisedAtMs, rec.PromisedMs = a.promisedAt.UnixMilli(), a.promised.Milliseconds()
 		}
 		var data []byte
 		if data, err = json.Marshal(rec); err == nil {
@@ -241,6 +248,15 @@ func (r *RM) recoverApp(id *pb.ApplicationIdProto, stored store.App) (*appRec, e
 		}
 		if err := r.step(rm.AppAdded{App: a.id, Queue: path, Weight: weight, User: a.user, Label: a.label}); err != nil {
 			return nil, err
+		}
+		if rec.PromisedMs > 0 {
+			a.promisedAt, a.promised = time.UnixMilli(rec.PromisedAtMs), time.Duration(rec.PromisedMs)*time.Millisecond
+			if err := r.step(rm.AppPromise{App: a.id, At: a.promisedAt.Sub(r.start), Span: a.promised}); err != nil {
+				// A record the core refuses (a clock set back past the
+				// promise, say): the app is promised afresh.
+				r.log.Warn().Err(err).Str("app", rpc.AppIDString(a.yid)).Msg("recovered app's first promise not restored")
+				a.promisedAt, a.promised = time.Time{}, 0
+			}
 		}
 	}
 	// The lifecycle core says how the app goes on: a new attempt if its

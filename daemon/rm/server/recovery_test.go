@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/internal/hadoopconf"
+	"github.com/loomrm/loom/rm"
 	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
@@ -250,5 +251,74 @@ func TestRecoverySchedulingWaitKey(t *testing.T) {
 	}
 	if cfg := testConfig(t, keySchedulingWait+"=2500"); cfg.RecoverySchedulingWait != 2500*time.Millisecond {
 		t.Errorf("the wait is %v, want 2.5s", cfg.RecoverySchedulingWait)
+	}
+}
+
+// TestFirstPromiseSurvivesARestart: a Loom AM's app is promised a fluid
+// span (rm/promise.go) at the first share that counts its ask; the RM
+// keeps the promise in the app's record, and an RM restarted on the same
+// store restores it: the same span (to the millisecond kept), taken at
+// the same wall-clock instant, so the time the app had already run counts
+// against it rather than being forgiven by a fresh promise.
+func TestFirstPromiseSurvivesARestart(t *testing.T) {
+	r1, conf := recoveringRM(t)
+	ctx := context.Background()
+	nm := startNM(t, r1.Addr("tracker"), 8192, 8)
+	ac := clientOf(t, r1, "ivy")
+	id := submit(t, ac, "default", 1024)
+	nm.beat()
+	am := amClient(t, r1, nm.waitStarts(1)[0])
+	if _, err := am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{}); err != nil {
+		t.Fatal(err)
+	}
+	ask := []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
+		Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(20),
+		LoomAskKind: pb.LoomAskKindProto_LOOM_DEFAULT.Enum(), LoomRemainingWork: proto.Float64(50)}}
+	resp, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: ask})
+	if err != nil {
+		t.Fatal(err)
+	}
+	promise := func(r *RM) rm.PromiseState {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		p, err := r.core.Promise(rm.AppID(id.GetId()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var before rm.PromiseState
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		nm.beat()
+		if resp, err = am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(resp.GetResponseId())}); err != nil {
+			t.Fatal(err)
+		}
+		if before = promise(r1); before.Kept {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no first promise in 10 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	r1.mu.Lock()
+	a := r1.apps[rm.AppID(id.GetId())]
+	takenAt, span := a.promisedAt, a.promised
+	r1.mu.Unlock()
+	if span != before.Span || takenAt.IsZero() || time.Since(takenAt) > 15*time.Second {
+		t.Fatalf("the app's record keeps a promise of %v at %v; the core's is %+v", span, takenAt, before)
+	}
+	r2 := restart(t, r1, conf)
+	after := promise(r2)
+	r2.mu.Lock()
+	restored := r2.apps[rm.AppID(id.GetId())]
+	r2.mu.Unlock()
+	if !after.Kept || after.Span != span.Truncate(time.Millisecond) || !restored.promisedAt.Equal(time.UnixMilli(takenAt.UnixMilli())) {
+		t.Fatalf("after the restart: promise %+v taken at %v; want the span %v taken at %v", after, restored.promisedAt, span, takenAt)
+	}
+	// Its finish counts from when it was first promised, not from the
+	// restart: at least the time since then plus the critical path (0).
+	if min := time.Since(takenAt) - 50*time.Millisecond; after.Finish < min {
+		t.Errorf("after the restart the fluid finish is %v from the promise, want at least %v", after.Finish, min)
 	}
 }

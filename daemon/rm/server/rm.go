@@ -210,6 +210,11 @@ type appRec struct {
 	label, amLabel string
 	work           float64
 	critical       time.Duration
+	// promisedAt and promised are the app's first promise (rm/promise.go)
+	// as the core took it, on the wall clock, kept in the state store so
+	// that a restarted RM restores it; promised is 0 until it is taken.
+	promisedAt time.Time
+	promised   time.Duration
 	// demand is what a Loom AM said it needs (loom_demand), nil until it
 	// does and for a stock AM.
 	demand    *fairness.Vector
@@ -602,9 +607,22 @@ func (r *RM) step(ev rm.Event) error {
 			r.preemptionAsked(a)
 		case rm.Preempted:
 			r.preempted(a)
+		case rm.Promised:
+			r.promiseTaken(a)
 		}
 	}
 	return err
+}
+
+// promiseTaken keeps an app's first promise, the core's, in its record.
+// Callers hold mu.
+func (r *RM) promiseTaken(p rm.Promised) {
+	a := r.apps[p.App]
+	if a == nil || a.done() {
+		return
+	}
+	a.promisedAt, a.promised = r.start.Add(p.At), p.Span
+	r.persistApp(a)
 }
 
 // monitor expires silent nodes and AMs.
