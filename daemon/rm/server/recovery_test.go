@@ -142,15 +142,9 @@ func TestWorkPreservingRestart(t *testing.T) {
 // it was held for an AM that had let it go, and enough of them filled a
 // small cluster so that nothing could run (TestRMFailoverUnderLoad hung).
 func TestReleaseBeforeTheNodeReportsIt(t *testing.T) {
-	r1, conf := recoveringRM(t)
+	run := recoveringAM(t)
+	r1, conf, nm, id, start, am := run.r, run.conf, run.nm, run.id, run.start, run.am
 	ctx := context.Background()
-	nm := startNM(t, r1.Addr("tracker"), 8192, 8)
-	ac := clientOf(t, r1, "ivy")
-	id := submit(t, ac, "default", 1024)
-	nm.beat()
-	start := nm.waitStarts(1)[0]
-	am := amClient(t, r1, start)
-	am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{})
 	ask := []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
 		Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(1)}}
 	resp, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: ask})
@@ -241,6 +235,32 @@ func recoveringRM(t *testing.T) (*RM, []string) {
 	return r, conf
 }
 
+// amRun is an RM with recovery on (conf says where its store is), one NM
+// of 8 GB and 8 vcores, and one app of ivy's in queue default whose AM
+// (launched by start) has registered.
+type amRun struct {
+	r     *RM
+	conf  []string
+	nm    *testNM
+	id    *pb.ApplicationIdProto
+	start *pb.StartContainerRequestProto
+	am    rpc.ApplicationMasterClient
+}
+
+func recoveringAM(t *testing.T) amRun {
+	t.Helper()
+	r, conf := recoveringRM(t)
+	nm := startNM(t, r.Addr("tracker"), 8192, 8)
+	id := submit(t, clientOf(t, r, "ivy"), "default", 1024)
+	nm.beat()
+	start := nm.waitStarts(1)[0]
+	am := amClient(t, r, start)
+	if _, err := am.RegisterApplicationMaster(context.Background(), &pb.RegisterApplicationMasterRequestProto{}); err != nil {
+		t.Fatal(err)
+	}
+	return amRun{r: r, conf: conf, nm: nm, id: id, start: start, am: am}
+}
+
 // TestRecoverySchedulingWaitKey: the recovery wait is YARN's key, 10 s
 // by default (its effect is exercised by the HA and restart integration
 // tests, where granting at once double-booked nodes).
@@ -261,16 +281,9 @@ func TestRecoverySchedulingWaitKey(t *testing.T) {
 // the same wall-clock instant, so the time the app had already run counts
 // against it rather than being forgiven by a fresh promise.
 func TestFirstPromiseSurvivesARestart(t *testing.T) {
-	r1, conf := recoveringRM(t)
+	run := recoveringAM(t)
+	r1, conf, nm, id, am := run.r, run.conf, run.nm, run.id, run.am
 	ctx := context.Background()
-	nm := startNM(t, r1.Addr("tracker"), 8192, 8)
-	ac := clientOf(t, r1, "ivy")
-	id := submit(t, ac, "default", 1024)
-	nm.beat()
-	am := amClient(t, r1, nm.waitStarts(1)[0])
-	if _, err := am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{}); err != nil {
-		t.Fatal(err)
-	}
 	ask := []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
 		Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(20),
 		LoomAskKind: pb.LoomAskKindProto_LOOM_DEFAULT.Enum(), LoomRemainingWork: proto.Float64(50)}}
