@@ -3,6 +3,7 @@ package rpc
 import (
 	"errors"
 	"net"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -165,7 +166,7 @@ func TestServerOptionsFromConf(t *testing.T) {
 	want := ServerOptions{MaxFrame: 1 << 20, MaxConns: 100, MaxSetupFrame: 4096, SetupTimeout: 2500 * time.Millisecond,
 		MaxConnsPerAddr: 9, MaxSetupConnsPerAddr: 3, CapLoopback: true, IdleTimeout: 30 * time.Second}
 	o.Policy = nil
-	if o != want {
+	if !reflect.DeepEqual(o, want) {
 		t.Errorf("options %+v, want %+v", o, want)
 	}
 	// Unset keys keep the defaults (zero here, filled by the server).

@@ -174,6 +174,15 @@ type ServerOptions struct {
 	// hadoop.security.authentication is kerberos; calls on a connection
 	// authenticated so run as the ticket's principal (see gssapi.go).
 	Kerberos *Kerberos
+	// Observe, when set, is told of every call a handler ran (not those
+	// answered with an error before: unknown protocols and methods,
+	// refusals, a standby's answer), as Hadoop's RPC metrics count them:
+	// how long the call waited from being read whole to its handler
+	// starting (RpcQueueTime) and how long the handler and the reply's
+	// encoding took (RpcProcessingTime). It runs on the call's goroutine
+	// and must be quick. Time a call spends in the socket before the
+	// server reads it is in neither.
+	Observe func(protocol, method string, queued, processing time.Duration)
 	// Policy, when set, decides each connection once its caller is
 	// known: proxy users, and service-level ACLs when authorization is
 	// on (see Policy). A refused connection gets a FATAL
@@ -1038,17 +1047,34 @@ func (c *serverConn) call(h *requestHeader, rest []byte) error {
 	// client id.
 	info := &CallInfo{User: c.user, RealUser: c.realUser, Protocol: p.name, Method: m.Name, CallID: id,
 		ClientID: bytes.Clone(h.clientID), Remote: c.nc.RemoteAddr(), Token: c.token, Principal: c.krbName}
+	var read time.Time
+	if c.s.opts.Observe != nil {
+		read = time.Now()
+	}
 	if m.Inline {
-		c.replyInline(c.runCall(m, info, retry, req))
+		c.replyInline(c.observedCall(m, info, retry, req, read))
 		return nil
 	}
 	c.slots <- struct{}{}
 	c.inflight.Add(1)
 	c.s.dispatch(func() {
 		defer func() { <-c.slots; c.inflight.Done() }()
-		c.reply(c.runCall(m, info, retry, req), false)
+		c.reply(c.observedCall(m, info, retry, req, read), false)
 	})
 	return nil
+}
+
+// observedCall is runCall, timed for ServerOptions.Observe from read, when
+// the call was read whole.
+func (c *serverConn) observedCall(m *Method, info *CallInfo, retry *int32, req proto.Message, read time.Time) []byte {
+	obs := c.s.opts.Observe
+	if obs == nil {
+		return c.runCall(m, info, retry, req)
+	}
+	start := time.Now()
+	frame := c.runCall(m, info, retry, req)
+	obs(info.Protocol, info.Method, start.Sub(read), time.Since(start))
+	return frame
 }
 
 func (h *requestHeader) retryPtr() *int32 {

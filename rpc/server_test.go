@@ -610,3 +610,60 @@ func TestInlineMethodsRunOnTheReader(t *testing.T) {
 	}()
 	e.protocol().WithInline("ehco")
 }
+
+// TestObserveTimesCalls: ServerOptions.Observe hears of every call a
+// handler ran, with its protocol and method, and times it: a "block" call
+// held 150 ms by its handler is processing for at least that long, inline
+// or not; a call to an unknown method, answered before any handler, is
+// not observed.
+func TestObserveTimesCalls(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inline=%v", inline), func(t *testing.T) {
+			type seen struct {
+				protocol, method  string
+				queued, processed time.Duration
+			}
+			var mu sync.Mutex
+			var got []seen
+			opts := ServerOptions{Observe: func(protocol, method string, queued, processing time.Duration) {
+				mu.Lock()
+				got = append(got, seen{protocol, method, queued, processing})
+				mu.Unlock()
+			}}
+			var e *echoServer
+			var addr string
+			if inline {
+				_, addr, e = startServerInline(t, opts, "echo", "block")
+			} else {
+				_, addr, e = startServer(t, opts)
+			}
+			c := dial(t, addr, ClientOptions{User: "bob"})
+			if _, err := echo(c, "x"); err != nil {
+				t.Fatal(err)
+			}
+			blocked := e.blockOn(c)
+			time.Sleep(150 * time.Millisecond)
+			close(e.release)
+			if err := <-blocked; err != nil {
+				t.Fatal(err)
+			}
+			var resp wrapperspb.StringValue
+			if err := c.Call(context.Background(), echoProtocol, "ehco", wrapperspb.String("x"), &resp); err == nil {
+				t.Fatal("an unknown method was answered")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != 2 || got[0].method != "echo" || got[1].method != "block" {
+				t.Fatalf("observed %+v; want echo, then block", got)
+			}
+			for _, g := range got {
+				if g.protocol != echoProtocol || g.queued < 0 || g.processed < 0 {
+					t.Errorf("observed %+v", g)
+				}
+			}
+			if got[1].processed < 150*time.Millisecond || got[0].processed > got[1].processed {
+				t.Errorf("block processed in %v (echo %v); want at least the 150 ms its handler was held", got[1].processed, got[0].processed)
+			}
+		})
+	}
+}

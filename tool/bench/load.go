@@ -199,6 +199,15 @@ type LoadReport struct {
 	// buckets), over DecisionCount passes.
 	DecisionP50, DecisionP99 time.Duration
 	DecisionCount            int
+	// RMHeartbeatQueueP99 and RMHeartbeatP50/P99 are the RM's own view
+	// of the heartbeats (loom_rpc_queue_seconds and
+	// loom_rpc_processing_seconds of nodeHeartbeat, interpolated within
+	// their buckets), over RMHeartbeats calls: from the call read whole
+	// to its handler starting, and the handler's time. What the round
+	// trip adds to them is the network, the time a call waits in the
+	// socket for the RM to read it and the generator's own delays.
+	RMHeartbeatQueueP99, RMHeartbeatP50, RMHeartbeatP99 time.Duration
+	RMHeartbeats                                        int
 	// Allocates are the AMs' allocate calls, with their round trips.
 	Allocates                int
 	AllocateP50, AllocateP99 time.Duration
@@ -338,6 +347,10 @@ func (r *LoadReport) WriteTable(w io.Writer) error {
 	}
 	row("heartbeats answered after the interval ("+o.Heartbeat.String()+")", strconv.Itoa(r.HeartbeatsMissed), "0", missed)
 	row("RM decision per pass p50 / p99", fmtDur(r.DecisionP50)+" / "+fmtDur(r.DecisionP99), "", fmt.Sprintf("(%d passes)", r.DecisionCount))
+	if r.RMHeartbeats > 0 {
+		row("RM's heartbeat handling p50 / p99 (queued p99)", fmtDur(r.RMHeartbeatP50)+" / "+fmtDur(r.RMHeartbeatP99)+" ("+fmtDur(r.RMHeartbeatQueueP99)+")",
+			"", fmt.Sprintf("(%d calls, the RM's metrics)", r.RMHeartbeats))
+	}
 	row("allocate round trip p50 / p99", fmtDur(r.AllocateP50)+" / "+fmtDur(r.AllocateP99), "", fmt.Sprintf("(%d calls)", r.Allocates))
 	row("allocations/s, median of seconds", fmt.Sprintf("%.0f", r.AllocationsMedian), "", fmt.Sprintf("(peak %.0f)", r.AllocationsPeak))
 	row("allocations/s, over the run", fmt.Sprintf("%.0f", r.AllocationsPerSecond), "", fmt.Sprintf("(%d task containers, %d ALTRUISTIC)", r.Allocations, r.Altruistic))
@@ -1337,9 +1350,14 @@ func (l *loadRun) measure(rep *LoadReport, before, after map[string]float64) {
 			}
 		}
 		rep.Undelivered = max(0, rep.RMAllocations-rep.Allocations-launched)
-		h := histDelta(before, after, "loom_heartbeat_decision_seconds")
+		h := histDelta(before, after, "loom_heartbeat_decision_seconds", "")
 		rep.DecisionCount = int(h.count)
 		rep.DecisionP50, rep.DecisionP99 = h.quantile(0.5), h.quantile(0.99)
+		const hb = `method="nodeHeartbeat",protocol="ResourceTracker"`
+		h = histDelta(before, after, "loom_rpc_processing_seconds", hb)
+		rep.RMHeartbeats = int(h.count)
+		rep.RMHeartbeatP50, rep.RMHeartbeatP99 = h.quantile(0.5), h.quantile(0.99)
+		rep.RMHeartbeatQueueP99 = histDelta(before, after, "loom_rpc_queue_seconds", hb).quantile(0.99)
 	}
 }
 
@@ -1441,10 +1459,15 @@ type hist struct {
 	count  float64
 }
 
-// histDelta is the histogram name's observations between two scrapes.
-func histDelta(before, after map[string]float64, name string) hist {
+// histDelta is the histogram name's observations between two scrapes, of
+// the series with exactly labels (as written, sorted by name: a="x",b="y";
+// "" for an unlabelled histogram).
+func histDelta(before, after map[string]float64, name, labels string) hist {
 	var h hist
-	prefix := name + `_bucket{le="`
+	prefix, count := name+`_bucket{le="`, name+"_count"
+	if labels != "" {
+		prefix, count = name+`_bucket{`+labels+`,le="`, name+"_count{"+labels+"}"
+	}
 	type b struct{ le, n float64 }
 	var bs []b
 	for k, v := range after {
@@ -1463,7 +1486,7 @@ func histDelta(before, after map[string]float64, name string) hist {
 		h.bounds = append(h.bounds, x.le)
 		h.counts = append(h.counts, x.n)
 	}
-	h.count = after[name+"_count"] - before[name+"_count"]
+	h.count = after[count] - before[count]
 	return h
 }
 

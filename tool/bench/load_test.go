@@ -63,6 +63,7 @@ func TestLoadSmall(t *testing.T) {
 	}
 	if rep.Heartbeats == 0 || rep.HeartbeatP50 <= 0 || rep.HeartbeatP99 < rep.HeartbeatP50 || rep.HBMax < rep.HeartbeatP99 ||
 		rep.DecisionCount == 0 || rep.DecisionP99 <= 0 || rep.AllocationsPerSecond <= 0 || rep.AllocationsMedian <= 0 ||
+		rep.RMHeartbeats < rep.Heartbeats || rep.RMHeartbeatP99 <= 0 || rep.RMHeartbeatP99 < rep.RMHeartbeatP50 ||
 		rep.Allocates == 0 || rep.Wall <= 0 {
 		t.Errorf("figures missing: %+v", rep)
 	}
@@ -101,11 +102,33 @@ func TestHistQuantile(t *testing.T) {
 	after := map[string]float64{
 		`h_bucket{le="0.001"}`: 50, `h_bucket{le="0.002"}`: 90, `h_bucket{le="0.004"}`: 100, `h_bucket{le="+Inf"}`: 100, "h_count": 100,
 	}
-	h := histDelta(before, after, "h")
+	h := histDelta(before, after, "h", "")
 	if got := h.quantile(0.5); got != time.Millisecond {
 		t.Errorf("p50 %v, want 1ms", got)
 	}
 	if got := h.quantile(0.95); got != 3*time.Millisecond {
 		t.Errorf("p95 %v, want 3ms", got)
+	}
+	// A labelled series, beside another one: only its own buckets, less
+	// what the first scrape had. 40 new calls: 30 under 1 ms, 10 in
+	// (1, 2] ms; p50 is 2/3 of the first bucket, p99 0.96 of the second.
+	const hb = `method="nodeHeartbeat",protocol="ResourceTracker"`
+	const alloc = `method="allocate",protocol="ApplicationMasterProtocol"`
+	before = map[string]float64{`h_bucket{` + hb + `,le="0.001"}`: 10, `h_bucket{` + hb + `,le="0.002"}`: 10, `h_bucket{` + hb + `,le="+Inf"}`: 10, `h_count{` + hb + `}`: 10}
+	after = map[string]float64{
+		`h_bucket{` + hb + `,le="0.001"}`: 40, `h_bucket{` + hb + `,le="0.002"}`: 50, `h_bucket{` + hb + `,le="+Inf"}`: 50, `h_count{` + hb + `}`: 50,
+		`h_bucket{` + alloc + `,le="0.001"}`: 0, `h_bucket{` + alloc + `,le="0.002"}`: 0, `h_bucket{` + alloc + `,le="+Inf"}`: 900, `h_count{` + alloc + `}`: 900,
+	}
+	h = histDelta(before, after, "h", hb)
+	if h.count != 40 {
+		t.Fatalf("%v calls, want 40", h.count)
+	}
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 666667 * time.Nanosecond}, {0.99, 1960 * time.Microsecond}} {
+		if got := h.quantile(c.q); (got - c.want).Abs() > time.Microsecond {
+			t.Errorf("labelled q%v %v, want %v", c.q, got, c.want)
+		}
 	}
 }

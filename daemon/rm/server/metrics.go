@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,9 @@ type metrics struct {
 	decision    prometheus.Histogram
 	preempted   prometheus.Counter
 	completed   *prometheus.CounterVec // by container (AM or task) and exit status
+	// rpcQueue and rpcProcessing time the RPC calls the RM's handlers
+	// ran, by protocol and method (rpc.ServerOptions.Observe).
+	rpcQueue, rpcProcessing *prometheus.HistogramVec
 	// allocCount is the sum of allocations, for the per-second rate;
 	// altruisticCount those for ALTRUISTIC asks.
 	allocCount, altruisticCount float64
@@ -48,6 +52,14 @@ func newMetrics(r *RM) *metrics {
 	m.decision = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "loom_heartbeat_decision_seconds",
 		Help:    "Time the scheduler took to decide on one NodeManager heartbeat.",
 		Buckets: prometheus.ExponentialBuckets(10e-6, 2, 14)}) // 10 µs to 82 ms
+	// Hadoop's RPC metrics (RpcQueueTime, RpcProcessingTime), per method.
+	rpcBuckets := prometheus.ExponentialBuckets(25e-6, 2, 19) // 25 µs to 6.6 s
+	m.rpcQueue = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "loom_rpc_queue_seconds",
+		Help:    "RPC calls the RM ran, by protocol and method: time from the call being read whole to its handler starting (Hadoop's RpcQueueTime). Time in the socket before the RM reads the call is not counted.",
+		Buckets: rpcBuckets}, []string{"protocol", "method"})
+	m.rpcProcessing = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "loom_rpc_processing_seconds",
+		Help:    "RPC calls the RM ran, by protocol and method: time in the handler, the reply's encoding included (Hadoop's RpcProcessingTime).",
+		Buckets: rpcBuckets}, []string{"protocol", "method"})
 	m.appsDesc = prometheus.NewDesc("loom_apps", "Applications the RM knows, by YARN state.", []string{"state"}, nil)
 	m.pendingDesc = prometheus.NewDesc("loom_pending_asks", "Containers asked for and not yet allocated, by kind.", []string{"kind"}, nil)
 	m.leftoverDesc = prometheus.NewDesc("loom_leftover", "Resources no container holds (the leftover pool ALTRUISTIC asks are served from), by resource.", []string{"resource"}, nil)
@@ -69,9 +81,18 @@ func newMetrics(r *RM) *metrics {
 	for _, c := range []string{"AM", "TASK"} {
 		m.completed.WithLabelValues(c, exitStatusName(0))
 	}
-	m.reg.MustRegister(m.allocations, m.placements, m.asks, m.decision, m.preempted, m.completed, m,
+	m.reg.MustRegister(m.allocations, m.placements, m.asks, m.decision, m.preempted, m.completed, m.rpcQueue, m.rpcProcessing, m,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// observeRPC times a call an RM handler ran (rpc.ServerOptions.Observe);
+// the protocol is named as its Java interface, without its package and
+// "PB" suffix (ApplicationClientProtocol).
+func (m *metrics) observeRPC(protocol, method string, queued, processing time.Duration) {
+	protocol = strings.TrimSuffix(protocol[strings.LastIndexByte(protocol, '.')+1:], "PB")
+	m.rpcQueue.WithLabelValues(protocol, method).Observe(queued.Seconds())
+	m.rpcProcessing.WithLabelValues(protocol, method).Observe(processing.Seconds())
 }
 
 // allocated counts a container. Callers hold the RM's mu.

@@ -153,3 +153,57 @@ func TestQueuePAltruism(t *testing.T) {
 		t.Error("an override for a queue not in loom.queues was taken")
 	}
 }
+
+// TestRPCMetrics: the RM times every call its handlers run, by protocol
+// and method, as Hadoop's RpcQueueTime and RpcProcessingTime: after one
+// registration, three heartbeats and one submission the histograms hold
+// exactly those counts, and no method that was not called has a series.
+func TestRPCMetrics(t *testing.T) {
+	r := startRM(t)
+	nm := startNM(t, r.Addr("tracker"), 4096, 4) // registers
+	for range 3 {
+		nm.beat()
+	}
+	submit(t, clientOf(t, r, "ann"), "default", 1024)
+	count := func(name, protocol, method string) uint64 {
+		fams, err := r.metrics.reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fams {
+			if f.GetName() != name {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				var p, me string
+				for _, l := range m.GetLabel() {
+					switch l.GetName() {
+					case "protocol":
+						p = l.GetValue()
+					case "method":
+						me = l.GetValue()
+					}
+				}
+				if p == protocol && me == method {
+					return m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+		return 0
+	}
+	for _, name := range []string{"loom_rpc_queue_seconds", "loom_rpc_processing_seconds"} {
+		for _, c := range []struct {
+			protocol, method string
+			want             uint64
+		}{
+			{"ResourceTracker", "registerNodeManager", 1},
+			{"ResourceTracker", "nodeHeartbeat", 3},
+			{"ApplicationClientProtocol", "submitApplication", 1},
+			{"ApplicationClientProtocol", "killApplication", 0},
+		} {
+			if got := count(name, c.protocol, c.method); got != c.want {
+				t.Errorf("%s{protocol=%q, method=%q}: %d calls, want %d", name, c.protocol, c.method, got, c.want)
+			}
+		}
+	}
+}

@@ -513,6 +513,7 @@ func (r *RM) Start() error {
 		}
 		opts := r.cfg.RPC
 		opts.ErrorClass, opts.Logger = rpc.ClassYarnException, &logger
+		opts.Observe = r.metrics.observeRPC
 		if ro.role == "scheduler" {
 			opts.Secrets = amrmSecrets{r}
 		}
