@@ -39,9 +39,9 @@ import (
 // recall 7.6% of jobs ran below 0.8x of their DRF time and 2.4% below
 // 0.5x, nearly all one-task jobs that arrived while a large job's wave of
 // leftover-paid tasks filled every node; with Recall 0.25, 0.4% and none.
-// Every job taking its whole deficit at once (late or not) cost 3-8% of
-// the average gain on every catalogue and put jobs of the large ones'
-// below 0.5x: the victims are large jobs' leftover-paid tasks, run again.
+// Every waiting job taking its whole deficit at once (late or not) cost
+// up to 8% of the average gain and put large jobs below 0.5x: they are
+// the victims, their leftover-paid tasks killed and run again.
 
 // recallWait is how long app a may wait: Recall times its remaining
 // critical path (an AM that sends none, a stock YARN AM, waits for the
