@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/daemon/webui"
@@ -15,6 +16,20 @@ import (
 
 // gauge reads one sample of the RM's metrics (a gauge's or a counter's).
 func gauge(t *testing.T, r *RM, name string, labels ...string) float64 {
+	t.Helper()
+	m := sample(t, r, name, labels...)
+	if m == nil {
+		t.Fatalf("no metric %s %v", name, labels)
+	}
+	if m.Counter != nil {
+		return m.GetCounter().GetValue()
+	}
+	return m.GetGauge().GetValue()
+}
+
+// sample is the RM's metric name with the given label pairs (name,
+// value, ...), or nil.
+func sample(t *testing.T, r *RM, name string, labels ...string) *dto.Metric {
 	t.Helper()
 	fams, err := r.metrics.reg.Gather()
 	if err != nil {
@@ -35,14 +50,10 @@ func gauge(t *testing.T, r *RM, name string, labels ...string) float64 {
 					continue next
 				}
 			}
-			if m.Counter != nil {
-				return m.GetCounter().GetValue()
-			}
-			return m.GetGauge().GetValue()
+			return m
 		}
 	}
-	t.Fatalf("no metric %s %v", name, labels)
-	return 0
+	return nil
 }
 
 // TestAltruismMetrics: what an AM yields, what is held over shares and
@@ -165,32 +176,6 @@ func TestRPCMetrics(t *testing.T) {
 		nm.beat()
 	}
 	submit(t, clientOf(t, r, "ann"), "default", 1024)
-	count := func(name, protocol, method string) uint64 {
-		fams, err := r.metrics.reg.Gather()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range fams {
-			if f.GetName() != name {
-				continue
-			}
-			for _, m := range f.GetMetric() {
-				var p, me string
-				for _, l := range m.GetLabel() {
-					switch l.GetName() {
-					case "protocol":
-						p = l.GetValue()
-					case "method":
-						me = l.GetValue()
-					}
-				}
-				if p == protocol && me == method {
-					return m.GetHistogram().GetSampleCount()
-				}
-			}
-		}
-		return 0
-	}
 	for _, name := range []string{"loom_rpc_queue_seconds", "loom_rpc_processing_seconds"} {
 		for _, c := range []struct {
 			protocol, method string
@@ -201,7 +186,7 @@ func TestRPCMetrics(t *testing.T) {
 			{"ApplicationClientProtocol", "submitApplication", 1},
 			{"ApplicationClientProtocol", "killApplication", 0},
 		} {
-			if got := count(name, c.protocol, c.method); got != c.want {
+			if got := sample(t, r, name, "protocol", c.protocol, "method", c.method).GetHistogram().GetSampleCount(); got != c.want {
 				t.Errorf("%s{protocol=%q, method=%q}: %d calls, want %d", name, c.protocol, c.method, got, c.want)
 			}
 		}
