@@ -93,7 +93,7 @@ func TestPreemptionGivesAQueueItsGuarantee(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp2.Body)
 	resp2.Body.Close()
-	if !strings.Contains(string(body), "loom_containers_preempted_total 1") {
+	if !strings.Contains(string(body), `loom_containers_preempted_total{cause="queue_starved"} 1`) {
 		t.Errorf("/metrics does not count one preemption")
 	}
 }

@@ -93,8 +93,10 @@ func TestRecallStartsAWaitingApp(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(body), "loom_containers_preempted_total") || strings.Contains(string(body), "loom_containers_preempted_total 0") {
-		t.Errorf("/metrics counts no container taken back")
+	if !strings.Contains(string(body), `loom_containers_preempted_total{cause="recall_below_share"}`) ||
+		strings.Contains(string(body), `loom_containers_preempted_total{cause="recall_below_share"} 0`) ||
+		!strings.Contains(string(body), `loom_containers_preempted_total{cause="queue_starved"} 0`) {
+		t.Errorf("/metrics counts no container recalled (or counts one taken for a queue)")
 	}
 	if !strings.Contains(c.rm.out.String(), "recalled from the leftover for app") {
 		t.Errorf("the RM's log names no recall")

@@ -60,11 +60,38 @@ type (
 		Deadline  time.Duration
 	}
 	// Preempted takes a container back: it is freed, its task ends.
+	// Cause says which of the core's rules took it; Reason says so in
+	// words, with the app it was taken for.
 	Preempted struct {
 		Container Container
 		Reason    string
+		Cause     PreemptCause
 	}
 )
+
+// PreemptCause is why the core took a container back.
+type PreemptCause int
+
+const (
+	// ForQueue: preemption for a starved queue, after its AM's grace.
+	ForQueue PreemptCause = iota
+	// RecallBelowShare: recall (recall.go), for an app below its share
+	// whose DEFAULT asks waited.
+	RecallBelowShare
+	// RecallLate: recall for an app also late for its first promise
+	// (promise.go), which takes its whole deficit at once.
+	RecallLate
+)
+
+func (p PreemptCause) String() string {
+	switch p {
+	case RecallBelowShare:
+		return "recall_below_share"
+	case RecallLate:
+		return "recall_late_for_promise"
+	}
+	return "queue_starved"
+}
 
 func (PreemptionAsked) action() {}
 func (Preempted) action()       {}

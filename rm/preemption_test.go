@@ -226,7 +226,10 @@ func TestGuaranteesMetWithinTheTimeout(t *testing.T) {
 					Asks: []Ask{{Priority: 1, Demand: unit, Count: lack}}})
 			}
 			for _, a := range stepAt(t, c, now, Schedule{}) {
-				if _, ok := a.(Preempted); ok {
+				if p, ok := a.(Preempted); ok {
+					if p.Cause != ForQueue {
+						t.Errorf("taken for a queue, cause %v", p.Cause)
+					}
 					taken++
 				}
 			}

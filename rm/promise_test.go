@@ -220,12 +220,12 @@ func TestLateAppRecallsUpToItsShare(t *testing.T) {
 				switch a := a.(type) {
 				case Preempted:
 					taken = append(taken, a.Container.ID)
-					why := "recalled from the leftover for app 2, below its share for 1s"
+					why, cause := "recalled from the leftover for app 2, below its share for 1s", RecallBelowShare
 					if tc.late {
-						why += " and late for its first promise"
+						why, cause = why+" and late for its first promise", RecallLate
 					}
-					if a.Reason != why {
-						t.Errorf("reason %q, want %q", a.Reason, why)
+					if a.Reason != why || a.Cause != cause {
+						t.Errorf("reason %q (%v), want %q (%v)", a.Reason, a.Cause, why, cause)
 					}
 				case *Allocated:
 					if a.Container.App != 2 || a.Container.Resource != two || a.Container.Phase != altruism.InShare {

@@ -110,8 +110,10 @@ func (c *Core) recall(acts []Action) ([]Action, error) {
 		// places an ask or stops.
 		late, bound := c.late(a), a.defaults
 		why := fmt.Sprintf("recalled from the leftover for app %d, below its share for %v", a.id, c.now-a.waitSince)
+		cause := RecallBelowShare
 		if late {
 			why += " and late for its first promise"
+			cause = RecallLate
 		}
 		for n := 0; k >= 0 && n < bound && (n == 0 || late); n++ {
 			id, victims := c.recallRoom(a, a.asks[k].Demand)
@@ -124,7 +126,7 @@ func (c *Core) recall(acts []Action) ([]Action, error) {
 			}
 			for _, v := range victims {
 				k := *c.conts.Get(v)
-				acts = append(acts, Preempted{Container: k, Reason: why})
+				acts = append(acts, Preempted{Container: k, Reason: why, Cause: cause})
 				c.free(v)
 				c.pre.room[id] = append(c.pre.room[id], heldRoom{queue: -1, app: a.id, res: k.Resource})
 			}

@@ -86,7 +86,7 @@ func TestRecall(t *testing.T) {
 				switch a := a.(type) {
 				case Preempted:
 					taken = append(taken, a.Container.ID)
-					if a.Container.App != 1 || a.Reason != "recalled from the leftover for app 2, below its share for 1s" {
+					if a.Container.App != 1 || a.Reason != "recalled from the leftover for app 2, below its share for 1s" || a.Cause != RecallBelowShare {
 						t.Errorf("preempted %+v", a)
 					}
 				case *Allocated:

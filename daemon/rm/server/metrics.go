@@ -22,7 +22,7 @@ type metrics struct {
 	placements  *prometheus.CounterVec // by locality: NODE_LOCAL, RACK_LOCAL, OFF_SWITCH, ANY
 	asks        *prometheus.CounterVec // by kind: asks received
 	decision    prometheus.Histogram
-	preempted   prometheus.Counter
+	preempted   *prometheus.CounterVec // by rm.PreemptCause
 	completed   *prometheus.CounterVec // by container (AM or task) and exit status
 	// rpcQueue and rpcProcessing time the RPC calls the RM's handlers
 	// ran, by protocol and method (rpc.ServerOptions.Observe).
@@ -44,8 +44,9 @@ func newMetrics(r *RM) *metrics {
 		Help: "Containers allocated, by how they sit against their asks' host and rack requests: NODE_LOCAL, RACK_LOCAL, OFF_SWITCH, or ANY for asks that named none."}, []string{"locality"})
 	m.asks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loom_asks_total",
 		Help: "Containers asked for by AMs (increases of outstanding asks), by kind."}, []string{"kind"})
-	m.preempted = prometheus.NewCounter(prometheus.CounterOpts{Name: "loom_containers_preempted_total",
-		Help: "Containers the RM took back for starved queues after their AMs' grace period."})
+	m.preempted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loom_containers_preempted_total",
+		Help: "Containers the RM took back, by cause: queue_starved (for a starved queue, after its AM's grace period), recall_below_share (leftover-paid containers recalled for an app below its share whose asks waited), recall_late_for_promise (the same for an app late for its first promise, which takes its whole deficit at once)."},
+		[]string{"cause"})
 	m.completed = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "loom_containers_completed_total",
 		Help: "Containers that ended, by container (AM or TASK) and exit status: YARN's ContainerExitStatus name (SUCCESS, ABORTED, PREEMPTED, KILLED_BY_APPMASTER, ...), or NONZERO for the process's own exit code. The RM keeps no record of a finished app's task containers; this is their count."},
 		[]string{"container", "exit_status"})
@@ -80,6 +81,9 @@ func newMetrics(r *RM) *metrics {
 	}
 	for _, c := range []string{"AM", "TASK"} {
 		m.completed.WithLabelValues(c, exitStatusName(0))
+	}
+	for _, c := range []rm.PreemptCause{rm.ForQueue, rm.RecallBelowShare, rm.RecallLate} {
+		m.preempted.WithLabelValues(c.String())
 	}
 	m.reg.MustRegister(m.allocations, m.placements, m.asks, m.decision, m.preempted, m.completed, m.rpcQueue, m.rpcProcessing, m,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -192,3 +192,18 @@ func TestRPCMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestPreemptedByCause: a fresh RM exports loom_containers_preempted_total
+// for each cause the core has, at 0, named as rm.PreemptCause says (the
+// integration tests count real preemptions and recalls in them).
+func TestPreemptedByCause(t *testing.T) {
+	r := startRM(t)
+	for _, cause := range []string{"queue_starved", "recall_below_share", "recall_late_for_promise"} {
+		if got := gauge(t, r, "loom_containers_preempted_total", "cause", cause); got != 0 {
+			t.Errorf("cause %s: %v containers on a fresh RM", cause, got)
+		}
+	}
+	if m := sample(t, r, "loom_containers_preempted_total", "cause", "other"); m != nil {
+		t.Errorf("a series for an unknown cause: %v", m)
+	}
+}

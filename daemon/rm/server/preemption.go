@@ -86,7 +86,7 @@ func (r *RM) preempted(a rm.Preempted) {
 		return
 	}
 	delete(cr.app.preempting, a.Container.ID)
-	r.metrics.preempted.Inc()
+	r.metrics.preempted.WithLabelValues(a.Cause.String()).Inc()
 	r.log.Info().Str("container", rpc.ContainerIDString(cr.yid)).Str("reason", a.Reason).Msg("container preempted")
 	r.endContainer(a.Container.ID, ExitPreempted, "Container preempted by scheduler: "+a.Reason, true)
 }
