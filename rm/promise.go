@@ -58,12 +58,18 @@ func (c *Core) leftoverRank(a *app) float64 {
 		c.newPromises = append(c.newPromises, a.id)
 		return a.work
 	}
-	finish, limit := float64(c.now-a.firstAt+span), (1+slack)*float64(a.firstSpan)
+	finish, limit := c.line(a, span)
 	if finish <= limit {
 		return a.work
 	}
 	r := limit / finish
 	return a.work * r * r
+}
+
+// line is promised app a's fluid finish, measured from its first
+// promise, given its fluid span now, and the line past which it is late.
+func (c *Core) line(a *app, span time.Duration) (finish, limit float64) {
+	return float64(c.now - a.firstAt + span), (1 + c.cfg.PromiseSlack) * float64(a.firstSpan)
 }
 
 // Promised is an action: app App's first promise was taken at this
@@ -169,7 +175,8 @@ func (c *Core) late(a *app) bool {
 	if !ok {
 		return false
 	}
-	return float64(c.now-a.firstAt+span) > (1+c.cfg.PromiseSlack)*float64(a.firstSpan)
+	finish, limit := c.line(a, span)
+	return finish > limit
 }
 
 // maxSpan bounds a fluid span: a year.
