@@ -211,6 +211,15 @@ type LoadReport struct {
 	// Allocates are the AMs' allocate calls, with their round trips.
 	Allocates                int
 	AllocateP50, AllocateP99 time.Duration
+	// AskToGrant tasks' scheduling latency, ask to grant: from the
+	// allocate call that first asked for a task's container (again for a
+	// task run again) to the reply that brought it, at p50 and p99; on a
+	// cluster the offered load fills this is mostly the wait for room.
+	// FirstGrant apps' first task container, from the app's first ask
+	// (YARN's AppAttemptFirstContainerAllocationDelay, for the tasks).
+	AskToGrant, FirstGrant       int
+	AskToGrantP50, AskToGrantP99 time.Duration
+	FirstGrantP50, FirstGrantP99 time.Duration
 
 	// Allocations are task containers the AMs received; RMAllocations
 	// every container the RM allocated (AM containers too), from
@@ -352,6 +361,10 @@ func (r *LoadReport) WriteTable(w io.Writer) error {
 			"", fmt.Sprintf("(%d calls, the RM's metrics)", r.RMHeartbeats))
 	}
 	row("allocate round trip p50 / p99", fmtDur(r.AllocateP50)+" / "+fmtDur(r.AllocateP99), "", fmt.Sprintf("(%d calls)", r.Allocates))
+	row("scheduling latency, ask to grant p50 / p99", fmtDur(r.AskToGrantP50)+" / "+fmtDur(r.AskToGrantP99), "",
+		fmt.Sprintf("(%d task containers: the wait for room included)", r.AskToGrant))
+	row("an app's first task container, from its first ask p50 / p99", fmtDur(r.FirstGrantP50)+" / "+fmtDur(r.FirstGrantP99), "",
+		fmt.Sprintf("(%d apps)", r.FirstGrant))
 	row("allocations/s, median of seconds", fmt.Sprintf("%.0f", r.AllocationsMedian), "", fmt.Sprintf("(peak %.0f)", r.AllocationsPeak))
 	row("allocations/s, over the run", fmt.Sprintf("%.0f", r.AllocationsPerSecond), "", fmt.Sprintf("(%d task containers, %d ALTRUISTIC)", r.Allocations, r.Altruistic))
 	verdict := func(ok bool) string {
@@ -1025,7 +1038,13 @@ type simAM struct {
 	granted, released, retried, altruists int
 	unaccounted, dupGrants, dupDone, unk  int
 	allocRTTs                             []time.Duration
-	finished                              bool
+	// askWaits are the measured tasks' waits from the allocate call that
+	// first asked for them to the reply that granted their container;
+	// firstWait the app's first task's (firstWaited: it was measured).
+	askWaits    []time.Duration
+	firstWait   time.Duration
+	firstWaited bool
+	finished    bool
 }
 
 type grant struct {
@@ -1068,6 +1087,10 @@ func (a *simAM) run(env map[string]string, credentials []byte, nm *simNM, amCont
 	for i := range pending {
 		pending[i] = len(pending) - 1 - i // task 0 first
 	}
+	// asked is when each pending task was first asked for; fresh are the
+	// pending tasks the next call asks for the first time.
+	asked := make([]time.Time, len(a.tasks))
+	fresh := slices.Clone(pending)
 	conts := map[int64]*grant{}
 	open, doneTasks := 0, 0
 	var mean time.Duration
@@ -1094,6 +1117,11 @@ func (a *simAM) run(env map[string]string, credentials []byte, nm *simNM, amCont
 				ask(alt, pb.LoomAskKindProto_LOOM_ALTRUISTIC, work)}}
 		var resp *pb.AllocateResponseProto
 		var err error
+		sent := time.Now()
+		for _, t := range fresh {
+			asked[t] = sent
+		}
+		fresh = fresh[:0]
 		// A reply lost with its connection is asked for again under the
 		// same response id: the RM sends it again.
 		for try := 0; ; try++ {
@@ -1146,6 +1174,13 @@ func (a *simAM) run(env map[string]string, credentials []byte, nm *simNM, amCont
 			}
 			t := pending[len(pending)-1]
 			pending = pending[:len(pending)-1]
+			if l.measuring.Load() {
+				wait := now.Sub(asked[t])
+				a.askWaits = append(a.askWaits, wait)
+				if !a.firstWaited {
+					a.firstWait, a.firstWaited = wait, true
+				}
+			}
 			conts[id] = &grant{task: t}
 			node.startTask(ct.GetId(), a.tasks[t])
 		}
@@ -1177,6 +1212,7 @@ func (a *simAM) run(env map[string]string, credentials []byte, nm *simNM, amCont
 			a.retried++
 			if a.done[g.task] == 0 {
 				pending = append(pending, g.task)
+				fresh = append(fresh, g.task)
 			}
 		}
 		if doneTasks == len(a.tasks) && open == 0 && len(release) == 0 {
@@ -1314,6 +1350,17 @@ func (l *loadRun) measure(rep *LoadReport, before, after map[string]float64) {
 			}
 		}
 	}
+	var waits, firsts []time.Duration
+	for _, a := range l.apps {
+		waits = append(waits, a.askWaits...)
+		if a.firstWaited {
+			firsts = append(firsts, a.firstWait)
+		}
+	}
+	slices.Sort(waits)
+	slices.Sort(firsts)
+	rep.AskToGrant, rep.AskToGrantP50, rep.AskToGrantP99 = len(waits), quantile(waits, 0.5), quantile(waits, 0.99)
+	rep.FirstGrant, rep.FirstGrantP50, rep.FirstGrantP99 = len(firsts), quantile(firsts, 0.5), quantile(firsts, 0.99)
 	slices.Sort(allocs)
 	rep.Allocates = len(allocs)
 	rep.AllocateP50, rep.AllocateP99 = quantile(allocs, 0.5), quantile(allocs, 0.99)

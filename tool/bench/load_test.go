@@ -67,6 +67,15 @@ func TestLoadSmall(t *testing.T) {
 		rep.Allocates == 0 || rep.Wall <= 0 {
 		t.Errorf("figures missing: %+v", rep)
 	}
+	// Every task's container is timed from its ask, once more for each
+	// task run again; 500 tasks on 200 vcores run in three waves, so the
+	// last wave's tasks waited at least the shortest task (100 ms).
+	if rep.AskToGrant < 500 || rep.AskToGrant > 500+rep.Retried || rep.FirstGrant != 5 ||
+		rep.AskToGrantP99 < 100*time.Millisecond || rep.AskToGrantP50 > rep.AskToGrantP99 ||
+		rep.FirstGrantP50 <= 0 || rep.FirstGrantP99 < rep.FirstGrantP50 || rep.FirstGrantP99 > rep.AskToGrantP99 {
+		t.Errorf("ask to grant: %d containers, p50 %v, p99 %v; first of %d apps: p50 %v, p99 %v (%d retried)", rep.AskToGrant,
+			rep.AskToGrantP50, rep.AskToGrantP99, rep.FirstGrant, rep.FirstGrantP50, rep.FirstGrantP99, rep.Retried)
+	}
 	// A heartbeat answered after the interval is missed: there is one
 	// exactly when the slowest was.
 	if rep.HeartbeatsMissed < 0 || rep.HeartbeatsMissed > rep.HeartbeatOverTarget || rep.HBMax <= o.Heartbeat && rep.HeartbeatsMissed != 0 ||
@@ -74,7 +83,7 @@ func TestLoadSmall(t *testing.T) {
 		t.Errorf("%d heartbeats counted as missed, the slowest took %v against a %v interval", rep.HeartbeatsMissed, rep.HBMax, o.Heartbeat)
 	}
 	for _, want := range []string{"heartbeat round trip p99", "< 10ms", "allocations/s, median of seconds", "heartbeats answered after the interval (100ms)",
-		"tasks completed exactly once", "500/500", "apps FINISHED SUCCEEDED", "5/5"} {
+		"tasks completed exactly once", "500/500", "scheduling latency, ask to grant p50 / p99", "apps FINISHED SUCCEEDED", "5/5"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q", want)
 		}
