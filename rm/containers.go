@@ -3,6 +3,8 @@ package rm
 import (
 	"maps"
 	"slices"
+
+	"github.com/loomrm/loom/altruism"
 )
 
 // containerTable holds the running containers by ID. The core hands IDs
@@ -141,17 +143,23 @@ func (t *containerTable) All(fn func(*Container)) {
 	}
 }
 
-// addToApp records that app a holds container id.
-func (c *Core) addToApp(a *app, id ContainerID) {
-	a.ids = append(a.ids, id)
+// addToApp records that app a holds container k.
+func (c *Core) addToApp(a *app, k *Container) {
+	a.ids = append(a.ids, k.ID)
 	a.nconts++
+	if k.Phase == altruism.FromLeftover {
+		a.leftovers++
+	}
 }
 
-// dropFromApp records that one of app a's containers ended (the table no
+// dropFromApp records that app a's container k ended (the table no
 // longer holds it). Ended IDs are swept out once they outnumber the live
 // ones, so an app's list stays within twice what it holds.
-func (c *Core) dropFromApp(a *app) {
+func (c *Core) dropFromApp(a *app, k *Container) {
 	a.nconts--
+	if k.Phase == altruism.FromLeftover {
+		a.leftovers--
+	}
 	if len(a.ids) > 2*a.nconts+64 {
 		a.ids = slices.DeleteFunc(a.ids, func(id ContainerID) bool {
 			k := c.conts.Get(id)

@@ -250,6 +250,9 @@ type app struct {
 	// ones (nconts); ended ones are told apart by the core's table.
 	ids    []ContainerID
 	nconts int
+	// leftovers counts the live ones the leftover paid for (Phase
+	// FromLeftover): recall takes only those, and most apps hold none.
+	leftovers int
 	// viewDirty: the app is in the core's dirtyViews.
 	viewDirty bool
 	// seg is the app's outstanding asks as the node passes take them
@@ -483,7 +486,7 @@ func (c *Core) containerRecovered(ct Container) error {
 	c.roomChanged(n)
 	c.used = c.used.Add(ct.Resource)
 	c.charge(a, ct.Resource)
-	c.addToApp(a, ct.ID)
+	c.addToApp(a, &ct)
 	c.next = max(c.next, ct.ID)
 	c.sharesStale = true
 	return nil
@@ -784,7 +787,7 @@ func (c *Core) free(id ContainerID) {
 	}
 	if a := c.byID[k.App]; a != nil {
 		c.charge(a, k.Resource.Scale(-1))
-		c.dropFromApp(a)
+		c.dropFromApp(a, k)
 	}
 }
 
@@ -1061,7 +1064,7 @@ func (c *Core) grant(acts []Action, n *node, cands *Candidates, owner []int, as 
 		n.used = n.used.Add(k.Demand)
 		c.used = c.used.Add(k.Demand)
 		c.charge(a, k.Demand)
-		c.addToApp(a, ct.ID)
+		c.addToApp(a, ct)
 		if len(c.allocs) == 0 {
 			c.allocs = make([]Allocated, 256)
 		}

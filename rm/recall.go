@@ -207,13 +207,13 @@ func (c *Core) recallRoom(a *app, demand fairness.Vector) (NodeID, []ContainerID
 	}
 	var cands []victim
 	for _, b := range c.apps {
-		if b == a || b.nconts == 0 {
+		if b == a || b.leftovers == 0 {
 			continue
 		}
 		held := b.usage.DominantShare(c.capacity) / max(b.share.DominantShare(c.capacity), 1e-9)
 		for i := len(b.ids) - 1; i >= 0; i-- {
 			k := c.conts.Get(b.ids[i])
-			if k == nil || c.pre.ams[k.ID] || k.Phase != altruism.FromLeftover {
+			if k == nil || k.Phase != altruism.FromLeftover || c.pre.ams[k.ID] {
 				continue
 			}
 			if _, asked := c.pre.asked[k.ID]; asked {

@@ -177,9 +177,11 @@ func TestRecallTakesFromTheMostServed(t *testing.T) {
 }
 
 // TestWithDefaultTracksAsks checks the core's list of apps with DEFAULT
-// asks outstanding against a count over every app's asks, after each of
-// 2,000 random steps (asks replaced, passes granting them, containers
-// ending, apps leaving and arriving).
+// asks outstanding against a count over every app's asks, and each app's
+// count of leftover-paid containers (the only ones recall looks at)
+// against a count over the running containers, after each of 2,000
+// random steps (asks replaced, passes granting them, containers ending,
+// apps leaving and arriving).
 func TestWithDefaultTracksAsks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 9))
 	c := New(Config{PAltruism: 1, Recall: 0.25})
@@ -187,6 +189,7 @@ func TestWithDefaultTracksAsks(t *testing.T) {
 	var live []AppID
 	var conts []ContainerID
 	next := AppID(1)
+	maxLeftovers := 0
 	for step := 0; step < 2000; step++ {
 		now := time.Duration(step) * time.Millisecond
 		switch r := rng.IntN(10); {
@@ -239,5 +242,20 @@ func TestWithDefaultTracksAsks(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("step %d: withDefault %v, want %v", step, got, want)
 		}
+		leftovers := map[AppID]int{}
+		c.conts.All(func(k *Container) {
+			if k.Phase == altruism.FromLeftover {
+				leftovers[k.App]++
+			}
+		})
+		for _, a := range c.apps {
+			if a.leftovers != leftovers[a.id] {
+				t.Fatalf("step %d: app %d counts %d leftover-paid containers, holds %d", step, a.id, a.leftovers, leftovers[a.id])
+			}
+			maxLeftovers = max(maxLeftovers, a.leftovers)
+		}
+	}
+	if maxLeftovers == 0 {
+		t.Error("no app ever held a leftover-paid container: the count was never tried")
 	}
 }
