@@ -227,7 +227,9 @@ ALTRUISTIC), starts each granted container on its node (in process), sees
 the completions in its allocate replies and finishes SUCCEEDED.
 
 Prints allocations/s, heartbeat round trips (p50, p99 against the 10 ms
-target, max) and the checks: every task completed exactly once, every app
+target, max), allocate round trips, scheduling latency (each task's wait
+from its first ask to its grant, and each app's first task container)
+and the checks: every task completed exactly once, every app
 FINISHED SUCCEEDED, no container lost. Exits non-zero when a check fails.
 A run of the defaults takes about 70 s.`,
 		Example: "  loom bench load\n  loom bench load --nodes 200 --apps 20 --tasks 20000\n  loom bench load --cpuprofile rm.pprof\n  loom bench load --nodes 10000 --nm-conns 100 --apps 2000 --tasks 200000 --async 10ms --cpu-load 1",
