@@ -23,6 +23,7 @@ type miniSummary struct {
 	Tasks      int                `json:"tasks"`
 	Altruistic int                `json:"altruistic_tasks"`
 	Asks       map[string]float64 `json:"asks"`
+	TakenBack  int                `json:"containers_taken_back"`
 	HistoryDir string             `json:"history_dir"`
 	Sim        *struct {
 		AvgJCTMs     int64   `json:"avg_jct_ms"`
@@ -86,7 +87,7 @@ func TestMini(t *testing.T) {
 		t.Fatalf("loom mini: %v\n%s", err, out)
 	}
 	for _, want := range []string{"SUCCEEDED", "avg JCT", "makespan", "Jain avg", "altruistic", "carbyne (P=1)",
-		"fidelity", "simulated", "web UI: http://127.0.0.1:"} {
+		"fidelity", "simulated", "containers taken back by recall", "web UI: http://127.0.0.1:"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
@@ -123,11 +124,15 @@ func TestMiniPolicies(t *testing.T) {
 	if drf.Asks["ALTRUISTIC"] != 0 {
 		t.Errorf("drf: %v ALTRUISTIC asks, want none (its AMs are greedy)", drf.Asks["ALTRUISTIC"])
 	}
+	// Recall lends the leftover and calls it back: only Carbyne's.
+	if drf.TakenBack != 0 {
+		t.Errorf("drf: %d containers taken back by recall, want none", drf.TakenBack)
+	}
 
 	never := runMini(t, "--nodes", "2", "--jobs", "3", "--policy", "carbyne", "--p-altruism", "0")
 	checkAllSucceeded(t, never, 3)
-	if never.Asks["ALTRUISTIC"] != 0 || never.Altruistic != 0 || never.Asks["DEFAULT"] == 0 {
-		t.Errorf("P(Altruism) 0: asks %v and %d altruistic tasks; want DEFAULT asks only", never.Asks, never.Altruistic)
+	if never.Asks["ALTRUISTIC"] != 0 || never.Altruistic != 0 || never.Asks["DEFAULT"] == 0 || never.TakenBack != 0 {
+		t.Errorf("P(Altruism) 0: asks %v, %d altruistic tasks, %d containers taken back; want DEFAULT asks only, none taken", never.Asks, never.Altruistic, never.TakenBack)
 	}
 }
 

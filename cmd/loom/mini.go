@@ -143,6 +143,9 @@ type miniSummary struct {
 	// Asks are the containers the AMs asked for, by kind, as the RM
 	// counted them (loom_asks_total).
 	Asks map[string]float64 `json:"asks"`
+	// TakenBack are the containers the RM's recall took back under
+	// running tasks (loom_containers_preempted_total, its recall causes).
+	TakenBack int `json:"containers_taken_back"`
 	// Placements are the RM's containers by locality (/ws/v1/loom/scheduler).
 	Placements dao.Placements `json:"placements"`
 	WebUI      string         `json:"web_ui"`
@@ -168,6 +171,8 @@ type miniSim struct {
 	AvgJCTDiff   float64 `json:"avg_jct_diff"`
 	MakespanDiff float64 `json:"makespan_diff"`
 	Within       bool    `json:"within_target"`
+	// TakenBack are the containers the simulated RM's recall took back.
+	TakenBack int `json:"containers_taken_back"`
 	// What the simulator was told of the live system's overheads.
 	AMStartupMs    int64   `json:"am_startup_ms"`
 	TaskOverheadMs float64 `json:"task_overhead_ms"`
@@ -256,6 +261,13 @@ func runMini(ctx context.Context, cmd *cobra.Command, c *mini.Cluster, o mini.Op
 		}
 		sum.Asks[kind] = n
 	}
+	for _, cause := range []rm.PreemptCause{rm.RecallBelowShare, rm.RecallLate} {
+		n, err := mini.Counter(ctx, c.WebAddr, "loom_containers_preempted_total", map[string]string{"cause": cause.String()})
+		if err != nil {
+			return fmt.Errorf("reading the RM's metrics: %w", err)
+		}
+		sum.TakenBack += int(n)
+	}
 	placements, err := mini.Placements(ctx, c.WebAddr)
 	if err != nil {
 		return fmt.Errorf("reading the RM's placements: %w", err)
@@ -275,7 +287,7 @@ func runMini(ctx context.Context, cmd *cobra.Command, c *mini.Cluster, o mini.Op
 		if err != nil {
 			return fmt.Errorf("simulating the same workload: %w", err)
 		}
-		ms := &miniSim{AvgJCTMs: s.AvgJCT.Milliseconds(), MakespanMs: s.Makespan.Milliseconds(),
+		ms := &miniSim{AvgJCTMs: s.AvgJCT.Milliseconds(), MakespanMs: s.Makespan.Milliseconds(), TakenBack: s.TakenBack,
 			AMStartupMs: so.AMStartup.Milliseconds(), TaskOverheadMs: float64(so.TaskOverhead) / float64(time.Millisecond)}
 		ms.AvgJCTDiff = float64(avg-s.AvgJCT) / float64(max(s.AvgJCT, 1))
 		ms.MakespanDiff = float64(makespan-s.Makespan) / float64(max(s.Makespan, 1))
@@ -326,6 +338,7 @@ func (s miniSummary) write(out io.Writer) error {
 		fmt.Fprintf(tw, "\nfidelity\tlive\tsimulated\tdifference\n")
 		fmt.Fprintf(tw, "avg JCT\t%v\t%v\t%+.1f%%\n", ms(s.AvgJCTMs), ms(s.Sim.AvgJCTMs), 100*s.Sim.AvgJCTDiff)
 		fmt.Fprintf(tw, "makespan\t%v\t%v\t%+.1f%%\n", ms(s.MakespanMs), ms(s.Sim.MakespanMs), 100*s.Sim.MakespanDiff)
+		fmt.Fprintf(tw, "containers taken back by recall\t%d\t%d\t%+d\n", s.TakenBack, s.Sim.TakenBack, s.TakenBack-s.Sim.TakenBack)
 		if err := tw.Flush(); err != nil {
 			return err
 		}
