@@ -48,6 +48,57 @@ func (r *RM) schedule(nodes []rm.NodeID, why string) {
 		r.log.Error().Err(err).Msg(why)
 	}
 	r.metrics.observeDecision(time.Since(t0))
+	r.armDue()
+}
+
+// armDue makes sure a pass runs when the core next has preemption or
+// recall due (a queue's starvation timeout, a grace ending, an app's wait
+// for recall running out), as the simulator steps at that instant rather
+// than at the next event: without it the RM acted only at the next pass a
+// heartbeat or an AM brought, up to a heartbeat interval late, and took
+// back other containers than the simulator did. Callers hold mu.
+func (r *RM) armDue() {
+	due, ok := r.core.PreemptionDue()
+	if !ok || r.dueArmed && r.dueAt <= due {
+		return
+	}
+	r.dueAt, r.dueArmed = due, true
+	select {
+	case r.dueMoved <- struct{}{}:
+	default:
+	}
+}
+
+// dueLoop runs a scheduling pass at each instant armDue sets, over the
+// core's unsettled nodes (as the simulator's passes), after applying the
+// reports the nodes left (asynchronous scheduling).
+func (r *RM) dueLoop() {
+	defer r.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-r.dueMoved:
+			r.mu.Lock()
+			at, armed := r.dueAt, r.dueArmed
+			r.mu.Unlock()
+			if armed {
+				timer.Reset(max(at-r.now(), 0))
+			}
+		case <-timer.C:
+			r.mu.Lock()
+			r.dueArmed = false
+			var live []rm.NodeID
+			if r.cfg.AsyncInterval > 0 {
+				live = r.applyQueued()
+			}
+			r.schedule(live, "scheduling pass when preemption or recall fell due failed")
+			r.mu.Unlock()
+		}
+	}
 }
 
 // trackerProtocol is the resource tracker as the RM serves it. Under

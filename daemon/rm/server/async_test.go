@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/loomrm/loom/lifecycle"
+	"github.com/loomrm/loom/rpc"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
 
@@ -125,5 +126,76 @@ func TestAsyncHeartbeatDoesNotWaitForTheRM(t *testing.T) {
 			t.Fatalf("the AM container is %s 5 s after its node reported it COMPLETE", st)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRecallRunsWhenDueWithoutAHeartbeat: the RM runs a scheduling pass at
+// the instant the core has recall due, as the simulator does, rather than
+// at the next heartbeat. App A fills the node with ALTRUISTIC tasks (paid
+// by the leftover); app B then asks for DEFAULT ones below its share and
+// a heartbeat once the shares moved sees it waiting. No heartbeat
+// follows, yet once B's wait
+// (recall 0.25 of its 2 s critical path) runs out one of A's containers is
+// taken back and B is granted it.
+func TestRecallRunsWhenDueWithoutAHeartbeat(t *testing.T) {
+	r := startRM(t)
+	nm := startNM(t, r.Addr("tracker"), 8192, 8)
+	ctx := context.Background()
+	start := func(user string, k int) rpc.ApplicationMasterClient {
+		submit(t, clientOf(t, r, user), "default", 1024)
+		nm.beat()
+		am := amClient(t, r, nm.waitStarts(k)[k-1])
+		if _, err := am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{}); err != nil {
+			t.Fatal(err)
+		}
+		return am
+	}
+	ask := func(n int32, kind pb.LoomAskKindProto) []*pb.ResourceRequestProto {
+		return []*pb.ResourceRequestProto{{Priority: &pb.PriorityProto{Priority: proto.Int32(1)}, ResourceName: proto.String("*"),
+			Capability: &pb.ResourceProto{Memory: proto.Int64(1024), VirtualCores: proto.Int32(1)}, NumContainers: proto.Int32(n),
+			LoomAskKind: kind.Enum(), LoomRemainingWork: proto.Float64(10), LoomCriticalPathMs: proto.Int64(2000)}}
+	}
+	a := start("ann", 1)
+	b := start("bob", 2)
+	respA, err := a.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: ask(20, pb.LoomAskKindProto_LOOM_ALTRUISTIC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nm.beat()
+	if respA, err = a.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(respA.GetResponseId())}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(respA.GetAllocatedContainers()); n != 6 {
+		t.Fatalf("A got %d ALTRUISTIC containers, want the 6 the two AMs leave", n)
+	}
+	respB, err := b.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: ask(2, pb.LoomAskKindProto_LOOM_DEFAULT)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Shares follow moved demands at most every 500 ms: the first pass
+	// after that sees B below its share on a full node, and B waits from
+	// then on.
+	time.Sleep(600 * time.Millisecond)
+	nm.beat()
+	asked := time.Now()
+	taken := func() float64 {
+		return gauge(t, r, "loom_containers_preempted_total", "cause", "recall_below_share") +
+			gauge(t, r, "loom_containers_preempted_total", "cause", "recall_late_for_promise")
+	}
+	for taken() == 0 {
+		if time.Since(asked) > 5*time.Second {
+			t.Fatal("no container taken back 5 s after B's wait began, with no heartbeat since")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Not before B's wait ran out.
+	if waited := time.Since(asked); waited < 400*time.Millisecond {
+		t.Errorf("a container was taken back %v after B began to wait, before its 500 ms wait ran out", waited)
+	}
+	if respB, err = b.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(respB.GetResponseId())}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(respB.GetAllocatedContainers()); n != 1 {
+		t.Errorf("B got %d containers after the recall, want the 1 it freed", n)
 	}
 }

@@ -62,6 +62,12 @@ type RM struct {
 	treeFile string
 	// holdUntil: no scheduling pass before it (after a recovery).
 	holdUntil time.Time
+	// dueAt is when the core next has preemption or recall due, armed
+	// when dueLoop's timer is set for it; dueMoved tells dueLoop it
+	// moved (async.go).
+	dueAt     time.Duration
+	dueArmed  bool
+	dueMoved  chan struct{}
 	life      *lifecycle.Core
 	start     time.Time
 	clusterTS int64
@@ -320,7 +326,7 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 	r := &RM{cfg: cfg, log: log,
 		start: now, clusterTS: now.UnixMilli(), reserved: map[int32]bool{}, apps: map[rm.AppID]*appRec{},
 		nodes: map[string]*nodeRec{}, conts: map[rm.ContainerID]*contRec{}, addrs: map[string]string{},
-		stop:         make(chan struct{}),
+		stop: make(chan struct{}), dueMoved: make(chan struct{}, 1),
 		timeline:     timeline{apps: map[rm.AppID][]webui.AppSample{}},
 		altChanges:   []webui.AltruismChange{{UnixMs: now.UnixMilli(), P: cfg.PAltruism, Who: "config"}},
 		reservations: map[string]*resvRec{}, resvIssued: map[int64]bool{}, fenced: make(chan struct{}),
@@ -561,7 +567,8 @@ func (r *RM) Start() error {
 		r.wg.Add(1)
 		go r.scheduleLoop()
 	}
-	r.wg.Add(3)
+	r.wg.Add(4)
+	go r.dueLoop()
 	go r.monitor()
 	go r.sampler()
 	go func() {
