@@ -282,6 +282,16 @@ func (j *Job) TotalTasks() int {
 	return n
 }
 
+// ScaleTime multiplies every stage's task duration by f (a demo runs
+// queries in a minute), keeping each at least a millisecond. The
+// simulator's replay of a mini run and the live AM scale a job with it,
+// so that both plan with the durations its tasks really take.
+func (j *Job) ScaleTime(f float64) {
+	for i := range j.Stages {
+		j.Stages[i].Duration = max(time.Duration(float64(j.Stages[i].Duration)*f), time.Millisecond)
+	}
+}
+
 // Clone returns a deep copy, so that catalogue jobs can be adjusted freely.
 func (j *Job) Clone() *Job {
 	c := *j

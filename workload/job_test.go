@@ -170,3 +170,17 @@ func TestPercentile(t *testing.T) {
 		t.Error("Percentile of nothing should be NaN")
 	}
 }
+
+// TestScaleTime: every stage's duration is multiplied, none below a
+// millisecond, and the rest of the job is left as it was.
+func TestScaleTime(t *testing.T) {
+	j := &Job{Name: "j", Stages: []Stage{{Name: "a", Tasks: 3, Duration: 10 * time.Second},
+		{Name: "b", Tasks: 1, Duration: 40 * time.Millisecond, Parents: []string{"a"}}}}
+	j.ScaleTime(0.02)
+	if got := []time.Duration{j.Stages[0].Duration, j.Stages[1].Duration}; got[0] != 200*time.Millisecond || got[1] != time.Millisecond {
+		t.Errorf("scaled by 0.02: %v, want [200ms 1ms] (0.8 ms kept at a millisecond)", got)
+	}
+	if j.Stages[0].Tasks != 3 || len(j.Stages[1].Parents) != 1 {
+		t.Errorf("scaling changed more than durations: %+v", j.Stages)
+	}
+}

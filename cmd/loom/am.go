@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/signal"
 	"syscall"
@@ -47,6 +48,9 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 			if err := checkFollowPart(planFollowPart); err != nil {
 				return err
 			}
+			if !(timeScale > 0) || math.IsInf(timeScale, 1) {
+				return fmt.Errorf("--time-scale %v: must be a positive number (1 runs the tasks as long as the job says)", timeScale)
+			}
 			job, err := amJob(jobFile, catalogue, name)
 			if err != nil {
 				return err
@@ -82,6 +86,14 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 					job.Stages[i].Demand[k] = 0
 				}
 			}
+			// The AM plans with the durations its tasks will take, as
+			// the simulator's replay of a scaled run does: with the
+			// catalogue's, a demo's AM planned a job 50 times longer than
+			// it ran (yielding nearly everything) and told the RM a
+			// critical path as long, which put off recall.
+			if timeScale != 1 {
+				job.ScaleTime(timeScale)
+			}
 			// Under the baseline policies the AM asks as the simulator's
 			// baseline AM does: every runnable task DEFAULT, breadth-first.
 			altruistic := !greedy && (first.Policy == "" || rm.Altruistic(first.Policy))
@@ -91,7 +103,7 @@ run again. A history it cannot read fails the attempt, naming the file.`,
 			if err != nil {
 				return err
 			}
-			r := &driver.Runner{Client: cl, DAG: dag, TaskKind: taskKind, TimeScale: timeScale, Log: daemonLogger(),
+			r := &driver.Runner{Client: cl, DAG: dag, TaskKind: taskKind, Log: daemonLogger(),
 				HistoryPath: history, Tick: tick}
 			return r.Run(ctx)
 		},

@@ -117,3 +117,14 @@ func TestWorkloadCommands(t *testing.T) {
 		t.Errorf("export parses to %d jobs, %v", len(jobs), err)
 	}
 }
+
+// TestAMRefusesABadTimeScale: loom am says what is wrong with a time
+// scale it cannot plan with, before it looks for its job or its RM.
+func TestAMRefusesABadTimeScale(t *testing.T) {
+	for _, v := range []string{"0", "-0.5", "NaN", "+Inf"} {
+		_, err := run(t, "am", "--catalogue", "tpch:100g", "--name", "q5", "--time-scale", v)
+		if err == nil || !strings.Contains(err.Error(), "--time-scale") || !strings.Contains(err.Error(), "must be a positive number") {
+			t.Errorf("--time-scale %s: %v", v, err)
+		}
+	}
+}

@@ -491,9 +491,7 @@ func Simulate(o Options, js []*workload.Job, so SimOptions) (sim.Summary, error)
 	jobs := make([]*workload.Job, len(js))
 	for i, j := range js {
 		c := j.Clone()
-		for k := range c.Stages {
-			c.Stages[k].Duration = max(time.Duration(float64(c.Stages[k].Duration)*o.TimeScale), time.Millisecond)
-		}
+		c.ScaleTime(o.TimeScale)
 		jobs[i] = c
 	}
 	r, err := sim.Run(cfg, jobs)

@@ -36,9 +36,6 @@ type Runner struct {
 	// TaskKind is the executor task kind stages run as: synthetic (they
 	// really use their demand for their duration) or noop.
 	TaskKind string
-	// TimeScale multiplies every stage's duration (a demo runs queries
-	// in a minute).
-	TimeScale float64
 	// Tick bounds how long the AM waits between allocate calls (YARN's
 	// AMs heartbeat every second; 100 ms by default).
 	Tick time.Duration
@@ -128,9 +125,6 @@ func (r *Runner) now() time.Duration { return time.Since(r.start) }
 // with an error naming the file, rather than running the job again from
 // scratch over it (see recoverHistory).
 func (r *Runner) Run(ctx context.Context) error {
-	if r.TimeScale <= 0 {
-		r.TimeScale = 1
-	}
 	if r.Tick <= 0 {
 		r.Tick = 100 * time.Millisecond
 	}
@@ -163,7 +157,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.templates = map[string]execproto.Template{}
 	for _, s := range r.DAG.Job().Stages {
 		t := execproto.Template{ID: s.Name, Kind: r.TaskKind, Demand: s.Demand,
-			Duration: time.Duration(float64(s.Duration) * r.TimeScale)}
+			Duration: s.Duration}
 		if len(s.Command) > 0 {
 			t.Kind, t.Command = execproto.KindCommand, s.Command
 		}
