@@ -55,8 +55,8 @@ func (r *RM) schedule(nodes []rm.NodeID, why string) {
 // recall due (a queue's starvation timeout, a grace ending, an app's wait
 // for recall running out), as the simulator steps at that instant rather
 // than at the next event: without it the RM acted only at the next pass a
-// heartbeat or an AM brought, up to a heartbeat interval late, and took
-// back other containers than the simulator did. Callers hold mu.
+// heartbeat or an AM brought, up to a heartbeat interval late (a grace
+// kill, a recall), at other instants than the simulator. Callers hold mu.
 func (r *RM) armDue() {
 	due, ok := r.core.PreemptionDue()
 	if !ok || r.dueArmed && r.dueAt <= due {
