@@ -171,8 +171,10 @@ type miniSim struct {
 	AvgJCTDiff   float64 `json:"avg_jct_diff"`
 	MakespanDiff float64 `json:"makespan_diff"`
 	Within       bool    `json:"within_target"`
-	// TakenBack are the containers the simulated RM's recall took back.
-	TakenBack int `json:"containers_taken_back"`
+	// TakenBack are the containers the simulated RM's recall took back;
+	// AltruisticShare the simulated tasks run on ALTRUISTIC grants.
+	TakenBack       int     `json:"containers_taken_back"`
+	AltruisticShare float64 `json:"altruistic_share"`
 	// What the simulator was told of the live system's overheads.
 	AMStartupMs    int64   `json:"am_startup_ms"`
 	TaskOverheadMs float64 `json:"task_overhead_ms"`
@@ -288,7 +290,8 @@ func runMini(ctx context.Context, cmd *cobra.Command, c *mini.Cluster, o mini.Op
 			return fmt.Errorf("simulating the same workload: %w", err)
 		}
 		ms := &miniSim{AvgJCTMs: s.AvgJCT.Milliseconds(), MakespanMs: s.Makespan.Milliseconds(), TakenBack: s.TakenBack,
-			AMStartupMs: so.AMStartup.Milliseconds(), TaskOverheadMs: float64(so.TaskOverhead) / float64(time.Millisecond)}
+			AltruisticShare: s.AltruisticTasks,
+			AMStartupMs:     so.AMStartup.Milliseconds(), TaskOverheadMs: float64(so.TaskOverhead) / float64(time.Millisecond)}
 		ms.AvgJCTDiff = float64(avg-s.AvgJCT) / float64(max(s.AvgJCT, 1))
 		ms.MakespanDiff = float64(makespan-s.Makespan) / float64(max(s.Makespan, 1))
 		ms.Within = math.Abs(ms.AvgJCTDiff) <= fidelityTarget && math.Abs(ms.MakespanDiff) <= fidelityTarget
@@ -338,6 +341,8 @@ func (s miniSummary) write(out io.Writer) error {
 		fmt.Fprintf(tw, "\nfidelity\tlive\tsimulated\tdifference\n")
 		fmt.Fprintf(tw, "avg JCT\t%v\t%v\t%+.1f%%\n", ms(s.AvgJCTMs), ms(s.Sim.AvgJCTMs), 100*s.Sim.AvgJCTDiff)
 		fmt.Fprintf(tw, "makespan\t%v\t%v\t%+.1f%%\n", ms(s.MakespanMs), ms(s.Sim.MakespanMs), 100*s.Sim.MakespanDiff)
+		live := float64(s.Altruistic) / float64(max(s.Tasks, 1))
+		fmt.Fprintf(tw, "tasks run ALTRUISTIC\t%.0f%%\t%.0f%%\t%+.0f points\n", 100*live, 100*s.Sim.AltruisticShare, 100*(live-s.Sim.AltruisticShare))
 		fmt.Fprintf(tw, "containers taken back by recall\t%d\t%d\t%+d\n", s.TakenBack, s.Sim.TakenBack, s.TakenBack-s.Sim.TakenBack)
 		if err := tw.Flush(); err != nil {
 			return err
