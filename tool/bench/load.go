@@ -1038,13 +1038,11 @@ type simAM struct {
 	granted, released, retried, altruists int
 	unaccounted, dupGrants, dupDone, unk  int
 	allocRTTs                             []time.Duration
-	// askWaits are the measured tasks' waits from the allocate call that
-	// first asked for them to the reply that granted their container;
-	// firstWait the app's first task's (firstWaited: it was measured).
-	askWaits    []time.Duration
-	firstWait   time.Duration
-	firstWaited bool
-	finished    bool
+	// askWaits are the measured tasks' waits, in the order they were
+	// granted, from the allocate call that first asked for them to the
+	// reply that granted their container: the first is the app's first.
+	askWaits []time.Duration
+	finished bool
 }
 
 type grant struct {
@@ -1175,11 +1173,7 @@ func (a *simAM) run(env map[string]string, credentials []byte, nm *simNM, amCont
 			t := pending[len(pending)-1]
 			pending = pending[:len(pending)-1]
 			if l.measuring.Load() {
-				wait := now.Sub(asked[t])
-				a.askWaits = append(a.askWaits, wait)
-				if !a.firstWaited {
-					a.firstWait, a.firstWaited = wait, true
-				}
+				a.askWaits = append(a.askWaits, now.Sub(asked[t]))
 			}
 			conts[id] = &grant{task: t}
 			node.startTask(ct.GetId(), a.tasks[t])
@@ -1353,8 +1347,8 @@ func (l *loadRun) measure(rep *LoadReport, before, after map[string]float64) {
 	var waits, firsts []time.Duration
 	for _, a := range l.apps {
 		waits = append(waits, a.askWaits...)
-		if a.firstWaited {
-			firsts = append(firsts, a.firstWait)
+		if len(a.askWaits) > 0 {
+			firsts = append(firsts, a.askWaits[0])
 		}
 	}
 	slices.Sort(waits)
