@@ -3,8 +3,9 @@
 # at each size, asynchronous scheduling, the RM in a process of its own
 # (--rm-process: its CPU and memory apart from the generator's), then
 # 10,000 NMs beside a competing CPU load, then 10,000 NMs with the RM in the
-# generator's process for comparison. Run from the repository root on a quiet machine; each run's
-# table (<nodes>.txt), second-by-second CSV (<nodes>.csv) and figure
+# generator's process for comparison, then 10,000 NMs with heartbeats only.
+# Run from the repository root on a quiet machine; each run's table
+# (<nodes>.txt), second-by-second CSV (<nodes>.csv) and figure
 # (load-<nodes>.svg) go beside this script. About 5 minutes on 2 cores.
 set -e
 out=docs/results/load
@@ -19,3 +20,8 @@ $loom bench load --nodes 10000 --nm-conns 100 --apps 2000 --tasks 200000 --async
 	--series $out/10000-cpu-load.csv > $out/10000-cpu-load.txt
 $loom bench load --nodes 10000 --nm-conns 100 --apps 2000 --tasks 200000 --async 10ms --quiet \
 	--series $out/10000-one-process.csv > $out/10000-one-process.txt
+# The same 10,000 NMs heartbeating for 20 s with almost nothing to
+# allocate (10 apps of 2 long tasks): the heartbeat path alone, with the
+# machine's cores to spare.
+$loom bench load --nodes 10000 --nm-conns 100 --apps 10 --tasks 20 --task-ms 15000 --async 10ms --rm-process --quiet \
+	--series $out/10000-heartbeats-only.csv > $out/10000-heartbeats-only.txt
