@@ -6,7 +6,7 @@
 # generator's process for comparison, then 10,000 NMs with heartbeats only.
 # Run from the repository root on a quiet machine; each run's table
 # (<nodes>.txt), second-by-second CSV (<nodes>.csv) and figure
-# (load-<nodes>.svg) go beside this script. About 5 minutes on 2 cores.
+# (load-<nodes>.svg) go beside this script. About 4 minutes on 2 cores.
 set -e
 out=docs/results/load
 go build -o /tmp/loom-load ./cmd/loom
