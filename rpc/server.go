@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -151,7 +152,9 @@ type ServerOptions struct {
 	ReadTimeout time.Duration
 	// WriteTimeout bounds a reply's write to a slow reader (20 s).
 	WriteTimeout time.Duration
-	// MaxConns refuses connections beyond this many (4096).
+	// MaxConns refuses connections beyond this many (defaultMaxConns:
+	// the process's open-file limit, less what it keeps for its own
+	// files).
 	MaxConns int
 	// MaxInFlight is how many calls one connection may have in flight
 	// before the server stops reading from it (256).
@@ -217,7 +220,7 @@ func (o *ServerOptions) defaults() {
 		o.WriteTimeout = 20 * time.Second
 	}
 	if o.MaxConns <= 0 {
-		o.MaxConns = 4096
+		o.MaxConns = defaultMaxConns()
 	}
 	if o.MaxInFlight <= 0 {
 		o.MaxInFlight = 256
@@ -452,6 +455,35 @@ func (s *Server) setUp(c *serverConn) {
 			n.setup--
 		}
 	}
+}
+
+// Connections need descriptors: MaxConns defaults to the process's
+// open-file limit less fdReserve kept for its files, listeners and
+// outgoing connections, and to at least minMaxConns. Hadoop's
+// ipc.server.max.connections has no limit by default. A fixed 4,096
+// turned away the 4,097th NodeManager of a larger cluster, where each NM
+// holds a connection of its own to the resource tracker (`loom rm` lifts
+// its open-file limit to the hard limit before it serves).
+const (
+	fdReserve   = 256
+	minMaxConns = 1024
+	maxMaxConns = 1 << 20
+)
+
+func defaultMaxConns() int {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 4096
+	}
+	return maxConnsFor(lim.Cur)
+}
+
+// maxConnsFor is the connection limit for an open-file limit.
+func maxConnsFor(files uint64) int {
+	if files > maxMaxConns+fdReserve {
+		return maxMaxConns
+	}
+	return max(int(files)-fdReserve, minMaxConns)
 }
 
 func isTemporary(err error) bool {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -371,6 +372,63 @@ func TestConnectionLimit(t *testing.T) {
 	}
 	if _, err := echo(dial(t, addr, ClientOptions{}), "z"); err != nil {
 		t.Errorf("a new connection once below the limit: %v", err)
+	}
+}
+
+func TestMaxConnsFor(t *testing.T) {
+	for _, tc := range []struct {
+		files uint64
+		want  int
+	}{
+		{files: 256, want: 1024},            // below the floor
+		{files: 1024, want: 1024},           // 768 after the reserve: the floor
+		{files: 4096, want: 3840},           // the usual hard limit
+		{files: 20000, want: 19744},         // 20,000 less 256
+		{files: 1 << 20, want: 1048320},     // 1,048,576 less 256
+		{files: 1<<20 + 256, want: 1 << 20}, // the cap exactly
+		{files: 1 << 62, want: 1 << 20},     // unlimited
+	} {
+		if got := maxConnsFor(tc.files); got != tc.want {
+			t.Errorf("maxConnsFor(%d) = %d, want %d", tc.files, got, tc.want)
+		}
+	}
+}
+
+// A server with the default limit takes more than 4,096 connections when
+// the process may open enough files: each NodeManager of a large cluster
+// holds one of its own to the resource tracker.
+func TestDefaultConnectionLimitPasses4096(t *testing.T) {
+	const conns = 4200
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Skip(err)
+	}
+	if need := uint64(2*conns + 1000); lim.Cur < need {
+		// Both ends of each connection are in this process.
+		if lim.Max < need {
+			t.Skipf("the open-file limit (hard %d) is below the %d this test needs", lim.Max, need)
+		}
+		old := lim
+		lim.Cur = need
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			t.Skip(err)
+		}
+		t.Cleanup(func() { syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old) })
+	}
+	srv, addr, _ := startServer(t, ServerOptions{})
+	for i := 0; i < conns; i++ {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatalf("connection %d: %v", i+1, err)
+		}
+		t.Cleanup(func() { nc.Close() })
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.Conns() < conns && srv.Refused() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got, refused := srv.Conns(), srv.Refused(); got != conns || refused != 0 {
+		t.Errorf("server holds %d connections and refused %d, want %d and 0", got, refused, conns)
 	}
 }
 
