@@ -161,6 +161,10 @@ type reply struct {
 	err     error
 }
 
+// clientBuf is a client connection's buffer each way: a client holds
+// few connections, each often pipelining many calls.
+const clientBuf = 16 << 10
+
 // Dial connects to addr, sends the preamble, negotiates SASL when asked
 // and sends the connection context.
 func Dial(ctx context.Context, addr string, opts ClientOptions) (*Conn, error) {
@@ -173,7 +177,7 @@ func Dial(ctx context.Context, addr string, opts ClientOptions) (*Conn, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	c := &Conn{addr: addr, opts: opts, nc: nc, bw: bufio.NewWriterSize(nc, connBuf),
+	c := &Conn{addr: addr, opts: opts, nc: nc, bw: bufio.NewWriterSize(nc, clientBuf),
 		pending: map[int32]chan reply{}}
 	if err := c.handshake(ctx); err != nil {
 		nc.Close()
@@ -466,7 +470,7 @@ func (c *Conn) failAfterRead(err error) {
 }
 
 func (c *Conn) readLoop() {
-	br := bufio.NewReaderSize(c.nc, connBuf)
+	br := bufio.NewReaderSize(c.nc, clientBuf)
 	var buf []byte
 	for {
 		var err error

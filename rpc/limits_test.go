@@ -277,9 +277,9 @@ func TestOversizedSetupFramesAllocateNothing(t *testing.T) {
 	}
 }
 
-// The server answers calls as before once a connection is set up: the
-// buffers it grows at the context keep what the client pipelined behind
-// it.
+// The server answers every call a client pipelined behind the connection
+// context in the same write, each larger than a third of the server's
+// buffer.
 func TestCallsPipelinedBehindTheContext(t *testing.T) {
 	_, addr, _ := startServer(t, ServerOptions{})
 	nc := rawConn(t, addr)
@@ -318,5 +318,50 @@ func TestCallsPipelinedBehindTheContext(t *testing.T) {
 		if _, err := unmarshalDelimited(rest, &v); err != nil || v.GetValue() != "p:"+strings.Repeat("v", 3000) {
 			t.Fatalf("reply value of %d bytes, %v", len(v.GetValue()), err)
 		}
+	}
+}
+
+// An RM holds a connection per NodeManager and AM: a set-up server
+// connection keeps small buffers (serverBuf each way), not the client's.
+func TestSetUpConnectionsStaySmall(t *testing.T) {
+	const peers = 300
+	srv, addr, _ := startServer(t, ServerOptions{})
+	hdr := func(id int32) *hadooppb.RpcRequestHeaderProto {
+		return &hadooppb.RpcRequestHeaderProto{RpcKind: hadooppb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(), CallId: proto.Int32(id),
+			ClientId: []byte("0123456789abcdef")}
+	}
+	setup := AppendPreamble(nil, Preamble{Version: Version})
+	setup, _ = AppendFrame(setup, hdr(ConnectionContextCallID), &hadooppb.IpcConnectionContextProto{
+		UserInfo: &hadooppb.UserInformationProto{EffectiveUser: proto.String("p")}})
+	setup, err := AppendFrame(setup, hdr(0), &hadooppb.RequestHeaderProto{MethodName: proto.String("echo"),
+		DeclaringClassProtocolName: proto.String(echoProtocol), ClientProtocolVersion: proto.Uint64(1)}, wrapperspb.String("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range peers {
+		nc := rawConn(t, addr)
+		if _, err := nc.Write(setup); err != nil {
+			t.Fatal(err)
+		}
+		// The reply to the call says the connection is set up.
+		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := ReadFrame(nc, DefaultMaxFrame, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if srv.Conns() != peers {
+		t.Fatalf("%d connections open, want %d", srv.Conns(), peers)
+	}
+	per := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / peers
+	t.Logf("%d set-up connections: %d bytes of heap each (the test's side included)", peers, per)
+	// Two 4 KB buffers and the connection's state; 16 KB buffers each
+	// way would be over 32 KB.
+	if per > 20<<10 {
+		t.Errorf("%d bytes of heap per set-up connection, want under 20 KB", per)
 	}
 }
