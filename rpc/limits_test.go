@@ -283,16 +283,10 @@ func TestOversizedSetupFramesAllocateNothing(t *testing.T) {
 func TestCallsPipelinedBehindTheContext(t *testing.T) {
 	_, addr, _ := startServer(t, ServerOptions{})
 	nc := rawConn(t, addr)
-	hdr := func(id int32) *hadooppb.RpcRequestHeaderProto {
-		return &hadooppb.RpcRequestHeaderProto{RpcKind: hadooppb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(), CallId: proto.Int32(id),
-			ClientId: []byte("0123456789abcdef")}
-	}
-	b := AppendPreamble(nil, Preamble{Version: Version})
-	b, _ = AppendFrame(b, hdr(ConnectionContextCallID), &hadooppb.IpcConnectionContextProto{
-		UserInfo: &hadooppb.UserInformationProto{EffectiveUser: proto.String("p")}})
+	b := rawSetup("p")
 	for i := range 3 {
 		var err error
-		b, err = AppendFrame(b, hdr(int32(i)), &hadooppb.RequestHeaderProto{MethodName: proto.String("echo"),
+		b, err = AppendFrame(b, rawHeader(int32(i)), &hadooppb.RequestHeaderProto{MethodName: proto.String("echo"),
 			DeclaringClassProtocolName: proto.String(echoProtocol), ClientProtocolVersion: proto.Uint64(1)},
 			wrapperspb.String(strings.Repeat("v", 3000)))
 		if err != nil {
@@ -326,14 +320,7 @@ func TestCallsPipelinedBehindTheContext(t *testing.T) {
 func TestSetUpConnectionsStaySmall(t *testing.T) {
 	const peers = 300
 	srv, addr, _ := startServer(t, ServerOptions{})
-	hdr := func(id int32) *hadooppb.RpcRequestHeaderProto {
-		return &hadooppb.RpcRequestHeaderProto{RpcKind: hadooppb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(), CallId: proto.Int32(id),
-			ClientId: []byte("0123456789abcdef")}
-	}
-	setup := AppendPreamble(nil, Preamble{Version: Version})
-	setup, _ = AppendFrame(setup, hdr(ConnectionContextCallID), &hadooppb.IpcConnectionContextProto{
-		UserInfo: &hadooppb.UserInformationProto{EffectiveUser: proto.String("p")}})
-	setup, err := AppendFrame(setup, hdr(0), &hadooppb.RequestHeaderProto{MethodName: proto.String("echo"),
+	setup, err := AppendFrame(rawSetup("p"), rawHeader(0), &hadooppb.RequestHeaderProto{MethodName: proto.String("echo"),
 		DeclaringClassProtocolName: proto.String(echoProtocol), ClientProtocolVersion: proto.Uint64(1)}, wrapperspb.String("x"))
 	if err != nil {
 		t.Fatal(err)
@@ -364,4 +351,19 @@ func TestSetUpConnectionsStaySmall(t *testing.T) {
 	if per > 20<<10 {
 		t.Errorf("%d bytes of heap per set-up connection, want under 20 KB", per)
 	}
+}
+
+// rawHeader is a call's RPC header as a client writes it.
+func rawHeader(id int32) *hadooppb.RpcRequestHeaderProto {
+	return &hadooppb.RpcRequestHeaderProto{RpcKind: hadooppb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(), CallId: proto.Int32(id),
+		ClientId: []byte("0123456789abcdef")}
+}
+
+// rawSetup is what a client without SASL sends to set a connection up:
+// the preamble and the connection context for user.
+func rawSetup(user string) []byte {
+	b := AppendPreamble(nil, Preamble{Version: Version})
+	b, _ = AppendFrame(b, rawHeader(ConnectionContextCallID), &hadooppb.IpcConnectionContextProto{
+		UserInfo: &hadooppb.UserInformationProto{EffectiveUser: proto.String(user)}})
+	return b
 }
