@@ -610,9 +610,9 @@ type serverConn struct {
 // larger than the buffer is read and written past it, so a small buffer
 // costs larger frames nothing while an RM holds one per NodeManager and
 // AM. At 16 KB each way (until 2026-11-29) 5,000 NMs with a connection
-// each took the RM's process to 950-961 MiB; at 4 KB, 658-674 MiB, with
-// less CPU (0.73-0.75 cores against 0.79-0.82) and no worse a heartbeat
-// tail (alternated runs of loom bench load --nm-conns 0).
+// each took the RM's process to 943-961 MiB; at 4 KB, 658-674 MiB, with
+// the heartbeat tail within the run-to-run noise (loom bench load
+// --nm-conns 0; docs/results/load.md).
 const serverBuf = 4 << 10
 
 func newServerConn(s *Server, nc net.Conn) *serverConn {
