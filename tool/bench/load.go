@@ -36,6 +36,15 @@ import (
 // SUCCEEDED, nothing lost) are LoadReport.Failures.
 const LoadHeartbeatP99Target = 10 * time.Millisecond
 
+// Issue 19's scale targets: at LoadScaleNodes NMs or more, at least
+// LoadAllocationsTarget containers allocated a second over the whole
+// run, and the RM's memory under LoadRMMemoryTarget.
+const (
+	LoadScaleNodes        = 10000
+	LoadAllocationsTarget = 10000
+	LoadRMMemoryTarget    = 2 << 30
+)
+
 // envApp names, in an AM container's launch environment, which of the
 // load test's apps the AM drives; the submitter sets it, as a real
 // client puts its job's description in the AM's environment.
@@ -366,7 +375,26 @@ func (r *LoadReport) WriteTable(w io.Writer) error {
 	row("an app's first task container, from its first ask p50 / p99", fmtDur(r.FirstGrantP50)+" / "+fmtDur(r.FirstGrantP99), "",
 		fmt.Sprintf("(%d apps)", r.FirstGrant))
 	row("allocations/s, median of seconds", fmt.Sprintf("%.0f", r.AllocationsMedian), "", fmt.Sprintf("(peak %.0f)", r.AllocationsPeak))
-	row("allocations/s, over the run", fmt.Sprintf("%.0f", r.AllocationsPerSecond), "", fmt.Sprintf("(%d task containers, %d ALTRUISTIC)", r.Allocations, r.Altruistic))
+	// Issue 19's targets at 10,000 NMs: allocations per second over the
+	// whole run, and the RM's memory (measurable apart when it runs in a
+	// process of its own).
+	allocTarget, allocVerdict := "", fmt.Sprintf("(%d task containers, %d ALTRUISTIC)", r.Allocations, r.Altruistic)
+	if o.Nodes >= LoadScaleNodes {
+		allocTarget = fmt.Sprintf(">= %d", LoadAllocationsTarget)
+		v := "met"
+		if r.AllocationsPerSecond < LoadAllocationsTarget {
+			v = "MISSED"
+		}
+		allocVerdict = v + " " + allocVerdict
+	}
+	row("allocations/s, over the run", fmt.Sprintf("%.0f", r.AllocationsPerSecond), allocTarget, allocVerdict)
+	if r.RMPeakRSS > 0 {
+		v := "met"
+		if r.RMPeakRSS >= LoadRMMemoryTarget {
+			v = "MISSED"
+		}
+		row("the RM's peak RSS", fmt.Sprintf("%d MiB", r.RMPeakRSS>>20), fmt.Sprintf("< %d MiB", LoadRMMemoryTarget>>20), v)
+	}
 	verdict := func(ok bool) string {
 		if ok {
 			return "met"

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -139,5 +140,51 @@ func TestHistQuantile(t *testing.T) {
 		if got := h.quantile(c.q); (got - c.want).Abs() > time.Microsecond {
 			t.Errorf("labelled q%v %v, want %v", c.q, got, c.want)
 		}
+	}
+}
+
+// The report prints issue 19's scale targets beside their figures: the
+// allocation rate at 10,000 NMs and more, the RM's memory when it ran
+// apart.
+func TestLoadTableScaleTargets(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		nodes         int
+		perSecond     float64
+		rss           uint64
+		alloc, memory string // the rows' endings; "" for no row
+	}{
+		{name: "10K met", nodes: 10000, perSecond: 11500, rss: 900 << 20,
+			alloc: ">= 10000 met (", memory: "900 MiB < 2048 MiB met"},
+		{name: "10K missed", nodes: 10000, perSecond: 9000, rss: 3 << 30,
+			alloc: ">= 10000 MISSED (", memory: "3072 MiB < 2048 MiB MISSED"},
+		{name: "below 10K, the RM in this process", nodes: 1000, perSecond: 1200, alloc: "1200", memory: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &LoadReport{Options: LoadOptions{Nodes: tc.nodes, Heartbeat: time.Second}, AllocationsPerSecond: tc.perSecond, RMPeakRSS: tc.rss}
+			var out bytes.Buffer
+			if err := r.WriteTable(&out); err != nil {
+				t.Fatal(err)
+			}
+			var allocRow, memRow string
+			for _, l := range strings.Split(out.String(), "\n") {
+				l = strings.Join(strings.Fields(l), " ") // the table's padding aside
+				switch {
+				case strings.HasPrefix(l, "allocations/s, over the run"):
+					allocRow = l
+				case strings.HasPrefix(l, "the RM's peak RSS"):
+					memRow = l
+				}
+			}
+			if !strings.Contains(allocRow, tc.alloc) {
+				t.Errorf("allocations row %q, want it to hold %q", allocRow, tc.alloc)
+			}
+			if tc.nodes < 10000 && strings.Contains(allocRow, ">=") {
+				t.Errorf("allocations row %q has a target below 10,000 NMs", allocRow)
+			}
+			if tc.memory == "" && memRow != "" || tc.memory != "" && !strings.Contains(memRow, tc.memory) {
+				t.Errorf("memory row %q, want %q", memRow, tc.memory)
+			}
+		})
 	}
 }
