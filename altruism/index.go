@@ -51,7 +51,11 @@ type AskIndex struct {
 	// passed over without working the shares out again at every node.
 	round   uint32
 	overCap []uint32
-	cursors [][]int // pack's, one per shape
+	// overShare[i] is the round in which DEFAULT ask i was found not to
+	// fit within its app's share: the share is fixed for the round and
+	// the app's holdings only grow, so it stays out until the next one.
+	overShare []uint32
+	cursors   [][]int // pack's, one per shape
 }
 
 // NewRound starts a round of node passes in which the apps' shares stay
@@ -62,6 +66,7 @@ type AskIndex struct {
 func (x *AskIndex) NewRound() {
 	if x.round++; x.round == 0 {
 		clear(x.overCap)
+		clear(x.overShare)
 		x.round = 1
 	}
 }
@@ -83,6 +88,7 @@ func NewAskIndex(apps []App, asks []Ask) *AskIndex {
 func (x *AskIndex) Reset(apps []App, asks []Ask) {
 	x.placed = resize(x.placed, len(asks))
 	x.overCap = resize(x.overCap, len(asks))
+	x.overShare = resize(x.overShare, len(asks))
 	x.usage = resizeVec(x.usage, len(apps))
 	x.dirty = resize(x.dirty, len(apps))
 	x.touched = x.touched[:0]
@@ -323,8 +329,15 @@ func FillNodeIndexed(free, capacity fairness.Vector, apps []App, asks []Ask, pol
 	inShare, leftover := pol.Order.orders()
 	// Fair share: DEFAULT asks within their apps' shares.
 	p.pack(Default, inShare, InShare, func(i int) bool {
+		if x.round != 0 && x.overShare[i] == x.round {
+			return false
+		}
 		a := &asks[i]
-		return a.Demand.FitsIn(apps[a.App].Share.Sub(p.usageOf(a.App)))
+		if a.Demand.FitsIn(apps[a.App].Share.Sub(p.usageOf(a.App))) {
+			return true
+		}
+		x.overShare[i] = x.round
+		return false
 	})
 	// Leftover within the cap.
 	if pol.LeftoverCap > 0 {
@@ -466,6 +479,11 @@ func (p *indexedPass) beats(order packing.Order, i int, si float64, j int, sj fl
 // at a time: the least-served app (by weighted dominant share) with a
 // DEFAULT ask that fits, then its best such ask by alignment.
 func (p *indexedPass) overShare() {
+	// A node with no room for any DEFAULT ask's demand (most nodes of a
+	// busy cluster) is passed over without a look at each ask.
+	if !slices.ContainsFunc(p.x.shapes[Default], func(sh shapeLists) bool { return sh.demand.FitsIn(p.free) }) {
+		return
+	}
 	score := packing.Tetris(0)
 	live := p.x.defaults
 	for {

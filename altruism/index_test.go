@@ -174,3 +174,69 @@ func TestLeftoverCapRoundMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestOverShareRoundMemory works through FillNodeIndexed's memory of the
+// DEFAULT asks found over their apps' shares in a round, against
+// FillNode, by hand. Cluster <1M MB, 10 vcores>; apps A (remaining work
+// 1) and B (5) have shares of 2 vcores and one DEFAULT ask each of
+// <1 MB, 1 vcore> tasks; SRTF-first, so A is looked at first in its share.
+func TestOverShareRoundMemory(t *testing.T) {
+	capacity := fairness.New(1<<20, 10)
+	task := fairness.New(1, 1)
+	share := fairness.New(1<<10, 2)
+	pol := NodePolicy{Order: SRTFFirst, Cluster: capacity}
+	const a, b = 0, 1
+	tests := []struct {
+		name         string
+		usage        [2]float64 // vcores held by A and B
+		free         float64
+		newRound     bool
+		want         []Assignment
+		wantMemoryOf []int // asks remembered as over the share this round
+	}{
+		// A holds its share: over. B takes 2 within its share, then is
+		// over too. Beyond the shares DRF alternates: A and B both hold
+		// 0.2 of the cluster (A, the lower index, first), then B at 0.2
+		// against A's 0.3, then A at 0.3 against B's 0.3.
+		{"both over after the share", [2]float64{2, 0}, 5, true,
+			[]Assignment{{Ask: b, Count: 2, Phase: InShare}, {Ask: a, Count: 1, Phase: OverShare},
+				{Ask: b, Count: 1, Phase: OverShare}, {Ask: a, Count: 1, Phase: OverShare}}, []int{a, b}},
+		// Same round, the next node: both are remembered over; DRF gives
+		// the one free vcore to B (0.3 against A's 0.4).
+		{"same round", [2]float64{4, 3}, 1, false,
+			[]Assignment{{Ask: b, Count: 1, Phase: OverShare}}, []int{a, b}},
+		// Next round A's tasks ended: within its share it takes 2 and is
+		// over; B is over; DRF gives the last vcore to A (0.2 against 0.3).
+		{"next round", [2]float64{0, 3}, 3, true,
+			[]Assignment{{Ask: a, Count: 2, Phase: InShare}, {Ask: a, Count: 1, Phase: OverShare}}, []int{a, b}},
+		// A round in which A fills its share and B takes the last vcore
+		// within its own: only A was found over.
+		{"only A over", [2]float64{0, 0}, 3, true,
+			[]Assignment{{Ask: a, Count: 2, Phase: InShare}, {Ask: b, Count: 1, Phase: InShare}}, []int{a}},
+	}
+	apps := []App{{Share: share, RemainingWork: 1}, {Share: share, RemainingWork: 5}}
+	asks := []Ask{{App: a, Kind: Default, Demand: task, Count: 10}, {App: b, Kind: Default, Demand: task, Count: 10}}
+	x := NewAskIndex(apps, asks)
+	for _, tc := range tests {
+		if tc.newRound {
+			x.NewRound()
+		}
+		apps[a].Usage, apps[b].Usage = fairness.New(0, tc.usage[a]), fairness.New(0, tc.usage[b])
+		free := fairness.New(1<<19, tc.free)
+		if ref := FillNode(free, capacity, apps, asks, pol); !reflect.DeepEqual(ref, tc.want) {
+			t.Fatalf("%s: FillNode placed %v, the hand-worked %v", tc.name, ref, tc.want)
+		}
+		if got := FillNodeIndexed(free, capacity, apps, asks, pol, x); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: FillNodeIndexed placed %v, want %v", tc.name, got, tc.want)
+		}
+		var over []int
+		for i := range asks {
+			if x.overShare[i] == x.round {
+				over = append(over, i)
+			}
+		}
+		if !reflect.DeepEqual(over, tc.wantMemoryOf) {
+			t.Errorf("%s: asks remembered over the share %v, want %v", tc.name, over, tc.wantMemoryOf)
+		}
+	}
+}
