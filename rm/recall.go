@@ -201,48 +201,59 @@ func (c *Core) recallRoom(a *app, demand fairness.Vector) (NodeID, []ContainerID
 			return 0, nil
 		}
 	}
-	type victim struct {
-		k    *Container
-		held float64 // its app's dominant usage over its dominant share
+	// The order is by held (most first), then container id (youngest
+	// first). Apps are sorted, not every candidate container: the walk
+	// mostly ends within the first app or two, and only the apps with
+	// the held value being walked have their containers gathered and
+	// sorted.
+	type holder struct {
+		b    *app
+		held float64 // its dominant usage over its dominant share
 	}
-	var cands []victim
+	var holders []holder
 	for _, b := range c.apps {
 		if b == a || b.leftovers == 0 {
 			continue
 		}
-		held := b.usage.DominantShare(c.capacity) / max(b.share.DominantShare(c.capacity), 1e-9)
-		for i := len(b.ids) - 1; i >= 0; i-- {
-			k := c.conts.Get(b.ids[i])
-			if k == nil || k.Phase != altruism.FromLeftover || c.pre.ams[k.ID] {
-				continue
-			}
-			if _, asked := c.pre.asked[k.ID]; asked {
-				continue
-			}
-			cands = append(cands, victim{k, held})
-		}
+		holders = append(holders, holder{b, b.usage.DominantShare(c.capacity) / max(b.share.DominantShare(c.capacity), 1e-9)})
 	}
-	slices.SortFunc(cands, func(x, y victim) int { return cmp.Or(cmp.Compare(y.held, x.held), cmp.Compare(y.k.ID, x.k.ID)) })
+	slices.SortFunc(holders, func(x, y holder) int { return cmp.Compare(y.held, x.held) })
+	var walked []*Container
 	freed := map[NodeID]fairness.Vector{}
-	for _, v := range cands {
-		k := v.k
-		n := c.nodes[k.Node]
-		if n == nil || n.part != "" {
-			continue
-		}
-		f := freed[k.Node].Add(k.Resource)
-		freed[k.Node] = f
-		if demand.FitsIn(n.capacity.Sub(n.used).Add(f)) {
-			var out []ContainerID
-			for _, w := range cands {
-				if w.k.Node == k.Node {
-					out = append(out, w.k.ID)
+	for g := 0; g < len(holders); {
+		held := holders[g].held
+		from := len(walked)
+		for ; g < len(holders) && holders[g].held == held; g++ {
+			b := holders[g].b
+			for i := len(b.ids) - 1; i >= 0; i-- {
+				k := c.conts.Get(b.ids[i])
+				if k == nil || k.Phase != altruism.FromLeftover || c.pre.ams[k.ID] {
+					continue
 				}
-				if w.k == k {
-					break
+				if _, asked := c.pre.asked[k.ID]; asked {
+					continue
 				}
+				walked = append(walked, k)
 			}
-			return k.Node, out
+		}
+		slices.SortFunc(walked[from:], func(x, y *Container) int { return cmp.Compare(y.ID, x.ID) })
+		for j := from; j < len(walked); j++ {
+			k := walked[j]
+			n := c.nodes[k.Node]
+			if n == nil || n.part != "" {
+				continue
+			}
+			f := freed[k.Node].Add(k.Resource)
+			freed[k.Node] = f
+			if demand.FitsIn(n.capacity.Sub(n.used).Add(f)) {
+				var out []ContainerID
+				for _, w := range walked[:j+1] {
+					if w.Node == k.Node {
+						out = append(out, w.ID)
+					}
+				}
+				return k.Node, out
+			}
 		}
 	}
 	return 0, nil

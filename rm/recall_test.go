@@ -1,6 +1,7 @@
 package rm
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -183,43 +184,8 @@ func TestRecallTakesFromTheMostServed(t *testing.T) {
 // random steps (asks replaced, passes granting them, containers ending,
 // apps leaving and arriving).
 func TestWithDefaultTracksAsks(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 9))
-	c := New(Config{PAltruism: 1, Recall: 0.25})
-	stepAt(t, c, 0, NodeUp{Node: 0, Capacity: full}, NodeUp{Node: 1, Capacity: full})
-	var live []AppID
-	var conts []ContainerID
-	next := AppID(1)
 	maxLeftovers := 0
-	for step := 0; step < 2000; step++ {
-		now := time.Duration(step) * time.Millisecond
-		switch r := rng.IntN(10); {
-		case r < 2 || len(live) == 0:
-			stepAt(t, c, now, AppAdded{App: next, Queue: "default", User: "u"})
-			live = append(live, next)
-			next++
-		case r < 5:
-			id := live[rng.IntN(len(live))]
-			asks := []Ask{{Priority: 1, Demand: fairness.New(1, 1), Count: rng.IntN(4)},
-				{Priority: 2, Demand: fairness.New(2, 1), Count: rng.IntN(6), Kind: altruism.Altruistic}}
-			stepAt(t, c, now, AppRequest{App: id, Demand: fairness.New(30, 30), Asks: asks, CriticalTime: time.Second})
-		case r < 7:
-			conts = append(conts, func() (ids []ContainerID) {
-				for _, k := range allocated(stepAt(t, c, now, Schedule{})) {
-					ids = append(ids, k.ID)
-				}
-				return ids
-			}()...)
-		case r < 9 && len(conts) > 0:
-			i := rng.IntN(len(conts))
-			if _, running := c.Container(conts[i]); running {
-				stepAt(t, c, now, ContainerDone{Container: conts[i]})
-			}
-			conts = slices.Delete(conts, i, i+1)
-		default:
-			i := rng.IntN(len(live))
-			stepAt(t, c, now, AppRemoved{App: live[i]})
-			live = slices.Delete(live, i, i+1)
-		}
+	randomSteps(t, 2000, func(step int, c *Core) {
 		var want []AppID
 		for _, a := range c.apps {
 			n := 0
@@ -254,8 +220,139 @@ func TestWithDefaultTracksAsks(t *testing.T) {
 			}
 			maxLeftovers = max(maxLeftovers, a.leftovers)
 		}
-	}
+	})
 	if maxLeftovers == 0 {
 		t.Error("no app ever held a leftover-paid container: the count was never tried")
 	}
+}
+
+// randomSteps drives a core through random steps (apps arriving and
+// leaving, asks replaced, passes granting them, containers ending) on two
+// nodes, calling check after each.
+func randomSteps(t *testing.T, steps int, check func(step int, c *Core)) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 9))
+	c := New(Config{PAltruism: 1, Recall: 0.25})
+	stepAt(t, c, 0, NodeUp{Node: 0, Capacity: full}, NodeUp{Node: 1, Capacity: full})
+	var live []AppID
+	var conts []ContainerID
+	next := AppID(1)
+	for step := 0; step < steps; step++ {
+		now := time.Duration(step) * time.Millisecond
+		switch r := rng.IntN(10); {
+		case r < 2 || len(live) == 0:
+			stepAt(t, c, now, AppAdded{App: next, Queue: "default", User: "u"})
+			live = append(live, next)
+			next++
+		case r < 5:
+			id := live[rng.IntN(len(live))]
+			asks := []Ask{{Priority: 1, Demand: fairness.New(1, 1), Count: rng.IntN(4)},
+				{Priority: 2, Demand: fairness.New(2, 1), Count: rng.IntN(6), Kind: altruism.Altruistic}}
+			stepAt(t, c, now, AppRequest{App: id, Demand: fairness.New(30, 30), Asks: asks, CriticalTime: time.Second})
+		case r < 7:
+			conts = append(conts, func() (ids []ContainerID) {
+				for _, k := range allocated(stepAt(t, c, now, Schedule{})) {
+					ids = append(ids, k.ID)
+				}
+				return ids
+			}()...)
+		case r < 9 && len(conts) > 0:
+			i := rng.IntN(len(conts))
+			if _, running := c.Container(conts[i]); running {
+				stepAt(t, c, now, ContainerDone{Container: conts[i]})
+			}
+			conts = slices.Delete(conts, i, i+1)
+		default:
+			i := rng.IntN(len(live))
+			stepAt(t, c, now, AppRemoved{App: live[i]})
+			live = slices.Delete(live, i, i+1)
+		}
+		check(step, c)
+	}
+}
+
+// TestRecallRoomMatchesFullSort checks recallRoom, which sorts apps and
+// only the containers of those it walks, against the order it keeps:
+// every candidate container sorted by its app's held share (most first),
+// then id (youngest first), walked until a node has room. Apps here hold
+// equal shares often, so ties between apps are walked by id across them.
+func TestRecallRoomMatchesFullSort(t *testing.T) {
+	found, ties := 0, 0
+	randomSteps(t, 2000, func(step int, c *Core) {
+		if step%4 != 0 {
+			return
+		}
+		helds := map[float64]int{}
+		for _, b := range c.apps {
+			if b.leftovers > 0 {
+				helds[b.usage.DominantShare(c.capacity)/max(b.share.DominantShare(c.capacity), 1e-9)]++
+			}
+		}
+		for _, n := range helds {
+			if n > 1 {
+				ties++
+			}
+		}
+		for _, a := range c.apps {
+			for _, d := range []fairness.Vector{fairness.New(1, 1), fairness.New(30, 30), fairness.New(90, 90)} {
+				node, ids := c.recallRoom(a, d)
+				wantNode, wantIDs := recallRoomByFullSort(c, a, d)
+				if node != wantNode || !slices.Equal(ids, wantIDs) {
+					t.Fatalf("step %d, app %d, demand %v: recallRoom took %v on node %d, the full sort %v on node %d",
+						step, a.id, d, ids, node, wantIDs, wantNode)
+				}
+				if len(ids) > 0 {
+					found++
+				}
+			}
+		}
+	})
+	if found == 0 || ties == 0 {
+		t.Errorf("%d recalls found, %d steps with apps holding equal shares: the order was not tried", found, ties)
+	}
+}
+
+// recallRoomByFullSort is recallRoom's order by brute force.
+func recallRoomByFullSort(c *Core, a *app, demand fairness.Vector) (NodeID, []ContainerID) {
+	for _, n := range c.nodes {
+		if n != nil && n.part == "" && demand.FitsIn(n.capacity.Sub(n.used)) {
+			return 0, nil
+		}
+	}
+	type victim struct {
+		k    *Container
+		held float64
+	}
+	held := map[AppID]float64{}
+	for _, b := range c.apps {
+		if b != a {
+			held[b.id] = b.usage.DominantShare(c.capacity) / max(b.share.DominantShare(c.capacity), 1e-9)
+		}
+	}
+	var cands []victim
+	c.conts.All(func(k *Container) {
+		h, other := held[k.App]
+		if _, asked := c.pre.asked[k.ID]; other && k.Phase == altruism.FromLeftover && !c.pre.ams[k.ID] && !asked {
+			cands = append(cands, victim{k, h})
+		}
+	})
+	slices.SortFunc(cands, func(x, y victim) int { return cmp.Or(cmp.Compare(y.held, x.held), cmp.Compare(y.k.ID, x.k.ID)) })
+	freed := map[NodeID]fairness.Vector{}
+	for j, v := range cands {
+		n := c.nodes[v.k.Node]
+		if n == nil || n.part != "" {
+			continue
+		}
+		freed[v.k.Node] = freed[v.k.Node].Add(v.k.Resource)
+		if demand.FitsIn(n.capacity.Sub(n.used).Add(freed[v.k.Node])) {
+			var out []ContainerID
+			for _, w := range cands[:j+1] {
+				if w.k.Node == v.k.Node {
+					out = append(out, w.k.ID)
+				}
+			}
+			return v.k.Node, out
+		}
+	}
+	return 0, nil
 }
