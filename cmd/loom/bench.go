@@ -248,6 +248,10 @@ A run of the defaults takes about 70 s.`,
 			if mutexProfile != "" {
 				runtime.SetMutexProfileFraction(5)
 			}
+			if memProfile != "" && o.RMCommand != nil {
+				// The RM's own profile beside the generator's.
+				o.RMCommand = append(o.RMCommand, "--memprofile", memProfile+".rm")
+			}
 			if cpuProfile != "" {
 				if o.RMCommand != nil {
 					// The RM's own profile beside the generator's.
@@ -336,7 +340,7 @@ A run of the defaults takes about 70 s.`,
 	f.BoolVar(&rmProcess, "rm-process", false, "run the RM as a process of its own (this binary's `loom rm`), to measure its CPU and memory apart from the simulated NMs' and AMs'")
 	f.StringVar(&plotDir, "plot", "", "draw the heartbeats' p50 and p99 second by second as load-<nodes>.svg in this directory")
 	f.StringVar(&seriesFile, "series", "", "write the run second by second (heartbeats, their p50 and p99, allocations, other processes' CPU) to this CSV file")
-	f.StringVar(&memProfile, "memprofile", "", "write a memory profile (what the run allocated, and what is live at its end) to this file")
+	f.StringVar(&memProfile, "memprofile", "", "write a memory profile (what the run allocated, and what is live at its end) to this file; with --rm-process the RM's own to FILE.rm")
 	return cmd
 }
 

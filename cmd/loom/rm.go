@@ -62,7 +62,7 @@ func untilSignal() os.Signal {
 
 func rmCommand() *cobra.Command {
 	var cf confFlags
-	var haID, cpuProfile string
+	var haID, cpuProfile, memProfile string
 	cmd := &cobra.Command{
 		Use:   "rm",
 		Short: "Run the ResourceManager",
@@ -128,6 +128,13 @@ A broken or contradictory config is refused at start, naming the key.`,
 				}
 				defer stop()
 			}
+			if memProfile != "" {
+				defer func() {
+					if err := writeProfile("allocs", memProfile); err != nil {
+						log.Error().Err(err).Msg("--memprofile")
+					}
+				}()
+			}
 			raiseFileLimit(log)
 			if cfg.HA.Enabled {
 				// One of several RMs: standby until elected (RunHA).
@@ -154,6 +161,7 @@ A broken or contradictory config is refused at start, naming the key.`,
 	cf.add(cmd)
 	cmd.Flags().StringVar(&haID, "ha-id", "", "this RM's id among yarn.resourcemanager.ha.rm-ids (yarn.resourcemanager.ha.id)")
 	cmd.Flags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the RM to this file, until it stops (for diagnosis: loom bench load --rm-process --cpuprofile uses it)")
+	cmd.Flags().StringVar(&memProfile, "memprofile", "", "write a memory profile of the RM (what it allocated, and what is live) to this file when it stops (for diagnosis: loom bench load --rm-process --memprofile uses it)")
 	return cmd
 }
 
