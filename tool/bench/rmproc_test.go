@@ -2,9 +2,14 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,10 +24,7 @@ func TestStartRMProcessRetriesATakenPort(t *testing.T) {
 		t.Skip("starts an RM")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "loom")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/loom").CombinedOutput(); err != nil {
-		t.Fatalf("building loom: %v\n%s", err, out)
-	}
+	bin := buildLoom(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -47,5 +49,73 @@ func TestStartRMProcessRetriesATakenPort(t *testing.T) {
 	defer c.stop()
 	if picks != 2 || c.addr("client") == taken.Addr().String() {
 		t.Errorf("picked ports %d times, client address %s (the taken one %s); want 2 picks and another port", picks, c.addr("client"), taken.Addr())
+	}
+}
+
+var loomBin struct {
+	once      sync.Once
+	dir, path string
+	err       error
+}
+
+// buildLoom builds the loom binary once for the package's tests.
+func buildLoom(t *testing.T) string {
+	t.Helper()
+	loomBin.once.Do(func() {
+		if loomBin.dir, loomBin.err = os.MkdirTemp("", "loom-bench-test-"); loomBin.err != nil {
+			return
+		}
+		loomBin.path = filepath.Join(loomBin.dir, "loom")
+		if out, err := exec.Command("go", "build", "-o", loomBin.path, "../../cmd/loom").CombinedOutput(); err != nil {
+			loomBin.err = fmt.Errorf("building loom: %v\n%s", err, out)
+		}
+	})
+	if loomBin.err != nil {
+		t.Fatal(loomBin.err)
+	}
+	return loomBin.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if loomBin.dir != "" {
+		os.RemoveAll(loomBin.dir)
+	}
+	os.Exit(code)
+}
+
+// TestLoadSimProcs: with the RM in a process of its own, the simulation
+// runs with SimProcs Ps, says so in the table, and gives the process its
+// GOMAXPROCS back afterwards.
+func TestLoadSimProcs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts an RM")
+	}
+	before := runtime.GOMAXPROCS(0)
+	o := DefaultLoadOptions()
+	o.Nodes, o.Apps, o.Tasks = 20, 2, 40
+	o.TaskTime, o.Heartbeat, o.AMInterval = 100*time.Millisecond, 100*time.Millisecond, 50*time.Millisecond
+	o.Timeout = time.Minute
+	o.RMCommand = []string{buildLoom(t), "rm"}
+	o.SimProcs = before + 3
+	rep, err := RunLoad(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := rep.Failures(); len(f) > 0 {
+		t.Fatalf("failures: %v", f)
+	}
+	if rep.SimProcs != before+3 {
+		t.Errorf("the simulation ran with GOMAXPROCS %d, want %d", rep.SimProcs, before+3)
+	}
+	if now := runtime.GOMAXPROCS(0); now != before {
+		t.Errorf("GOMAXPROCS is %d after the run, was %d", now, before)
+	}
+	var out strings.Builder
+	if err := rep.WriteTable(&out); err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("the simulation's (GOMAXPROCS %d)", before+3); !strings.Contains(out.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, out.String())
 	}
 }
