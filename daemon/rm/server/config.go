@@ -34,6 +34,7 @@ var Defaults = map[string]string{
 	"loom.scheduler.async.interval-ms":                                   "0",
 	keyGCPercent:                                                         "400",
 	keyMemoryLimit:                                                       "0",
+	keyMinProcs:                                                          strconv.Itoa(defaultMinProcs),
 	"yarn.resourcemanager.ha.automatic-failover.zk-base-path":            "/yarn-leader-election",
 	"yarn.resourcemanager.ha.automatic-failover.enabled":                 "true",
 	keyReservations:                                                      "false",
@@ -184,6 +185,9 @@ type Config struct {
 	// and the collector's flags steer YARN's JVM (see memory.go).
 	GCPercent     int
 	MemoryLimitMB int64
+	// MinProcs is the fewest Ps (GOMAXPROCS) the RM runs with
+	// (loom.resourcemanager.min-procs; see memory.go).
+	MinProcs int
 	// MaxAppPriority is the highest application priority
 	// (yarn.cluster.max-application-priority): higher ones are capped to
 	// it. Loom's policies do not order apps by priority.

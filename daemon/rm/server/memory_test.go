@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"testing"
 
 	"github.com/rs/zerolog"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/internal/hostmem"
 	pb "github.com/loomrm/loom/rpc/yarnpb"
 )
@@ -53,6 +55,42 @@ func TestMemoryKeysSetTheCollector(t *testing.T) {
 	}
 	if got := debug.SetMemoryLimit(-1); got != 1<<30 {
 		t.Errorf("memory limit %d with GOMEMLIMIT=1GiB set, want 1 GiB", got)
+	}
+}
+
+// TestMinProcsRaisesGOMAXPROCS: loom.resourcemanager.min-procs raises
+// Go's Ps to it, never lowers them, and GOMAXPROCS in the environment
+// wins.
+func TestMinProcsRaisesGOMAXPROCS(t *testing.T) {
+	old := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(old) })
+	if v, ok := os.LookupEnv("GOMAXPROCS"); ok {
+		os.Unsetenv("GOMAXPROCS")
+		t.Cleanup(func() { os.Setenv("GOMAXPROCS", v) })
+	}
+	for _, tc := range []struct{ before, min, want int }{
+		{1, 3, 3},
+		{5, 3, 5}, // never lowered
+		{2, 0, 2}, // 0: Go's default kept
+	} {
+		runtime.GOMAXPROCS(tc.before)
+		applyProcs(Config{MinProcs: tc.min}, zerolog.Nop())
+		if got := runtime.GOMAXPROCS(0); got != tc.want {
+			t.Errorf("GOMAXPROCS %d with min-procs %d: %d, want %d", tc.before, tc.min, got, tc.want)
+		}
+	}
+	t.Setenv("GOMAXPROCS", "1")
+	runtime.GOMAXPROCS(1)
+	applyProcs(Config{MinProcs: 4}, zerolog.Nop())
+	if got := runtime.GOMAXPROCS(0); got != 1 {
+		t.Errorf("GOMAXPROCS=1 in the environment, min-procs 4: %d Ps, want 1", got)
+	}
+	c, err := LoadConfig(hadoopconf.New(Defaults))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MinProcs != 4 {
+		t.Errorf("default min-procs %d, want 4", c.MinProcs)
 	}
 }
 

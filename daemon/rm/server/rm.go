@@ -503,6 +503,7 @@ func (r *RM) openStore() (*store.State, error) {
 func (r *RM) Start() error {
 	logger := r.log
 	applyMemory(r.cfg, logger)
+	applyProcs(r.cfg, logger)
 	roles := []struct {
 		role, addr string
 		p          rpc.Protocol

@@ -602,6 +602,8 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{"loom.resourcemanager.gc-percent=5", "loom.resourcemanager.gc-percent: 5 is not between 10 and 10000"},
 		{"loom.resourcemanager.gc-percent=off", `loom.resourcemanager.gc-percent: "off" is not an integer`},
 		{"loom.resourcemanager.memory-limit-mb=-1", "loom.resourcemanager.memory-limit-mb: -1 must not be negative"},
+		{"loom.resourcemanager.min-procs=-1", "loom.resourcemanager.min-procs: -1 is not between 0 and 1024"},
+		{"loom.resourcemanager.min-procs=many", `loom.resourcemanager.min-procs: "many" is not an integer`},
 		{"loom.resourcemanager.app.max-completed-containers=-5", "loom.resourcemanager.app.max-completed-containers: -5 is below the minimum of 0"},
 	}
 	for _, tc := range tests {
