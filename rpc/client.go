@@ -158,7 +158,37 @@ type Conn struct {
 type reply struct {
 	hdr     *hadooppb.RpcResponseHeaderProto
 	payload []byte
+	buf     *[]byte // payload's, from callBufs
 	err     error
+}
+
+// callBufs hold the byte slices a call lives in only briefly: a
+// request's frame until it is copied into the connection's writer, and a
+// reply's payload until it is decoded (protobuf copies what it keeps).
+// A process making thousands of calls a second (an AM, the load
+// generator's simulated NMs) would otherwise collect them all.
+var callBufs sync.Pool
+
+// poolMax is the largest slice kept in callBufs: a rare huge reply is
+// let go rather than held.
+const poolMax = 64 << 10
+
+func getBuf(n int) *[]byte {
+	p, _ := callBufs.Get().(*[]byte)
+	if p == nil {
+		p = new([]byte)
+	}
+	if cap(*p) < n {
+		*p = make([]byte, 0, max(n, 512))
+	}
+	*p = (*p)[:0]
+	return p
+}
+
+func putBuf(p *[]byte) {
+	if p != nil && cap(*p) <= poolMax {
+		callBufs.Put(p)
+	}
 }
 
 // clientBuf is a client connection's buffer each way: a client holds
@@ -390,7 +420,8 @@ func (c *Conn) Call(ctx context.Context, protocol, method string, req, resp prot
 	c.mu.Unlock()
 
 	size := marshal.Size(req)
-	frame := make([]byte, 4, 4+40+len(c.opts.ClientID)+len(method)+len(protocol)+size)
+	fb := getBuf(4 + 40 + len(c.opts.ClientID) + len(method) + len(protocol) + size)
+	frame := (*fb)[:4]
 	frame = appendDelimitedWith(frame, func(b []byte) []byte { return appendRequestHeader(b, id, c.opts.ClientID) })
 	frame = appendDelimitedWith(frame, func(b []byte) []byte { return appendMethodHeader(b, method, protocol) })
 	frame, err := appendSized(frame, req, size)
@@ -399,7 +430,10 @@ func (c *Conn) Call(ctx context.Context, protocol, method string, req, resp prot
 		return fmt.Errorf("encode %s request: %w", method, err)
 	}
 	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
-	if err := c.write(frame); err != nil {
+	err = c.write(frame)
+	*fb = frame
+	putBuf(fb)
+	if err != nil {
 		// The server may have said why it closed the connection (a FATAL
 		// reply: no such auth, a frame too large) before the write
 		// failed; the read loop fails this call with that reason, or
@@ -423,7 +457,9 @@ func (c *Conn) Call(ctx context.Context, protocol, method string, req, resp prot
 		if r.hdr != nil {
 			return remoteError(r.hdr)
 		}
-		if _, err := unmarshalDelimited(r.payload, resp); err != nil {
+		_, err := unmarshalDelimited(r.payload, resp)
+		putBuf(r.buf)
+		if err != nil {
 			return fmt.Errorf("decode %s reply: %w", method, err)
 		}
 		return nil
@@ -502,7 +538,9 @@ func (c *Conn) readLoop() {
 				return
 			}
 		} else {
-			r.payload = append([]byte(nil), rest...)
+			r.buf = getBuf(len(rest))
+			*r.buf = append(*r.buf, rest...)
+			r.payload = *r.buf
 		}
 		c.mu.Lock()
 		ch, ok := c.pending[id]

@@ -137,6 +137,10 @@ func TestPipelinedCallsReplyOutOfOrder(t *testing.T) {
 	}
 }
 
+// TestConcurrentCallersShareOneConnection: 64 goroutines call over one
+// connection; each value's length varies from call to call (up to 3 KB),
+// so the request frames and reply payloads the client reuses (callBufs)
+// come back holding longer, older bytes than the next call writes.
 func TestConcurrentCallersShareOneConnection(t *testing.T) {
 	_, addr, _ := startServer(t, ServerOptions{})
 	c := dial(t, addr, ClientOptions{User: "u"})
@@ -147,7 +151,7 @@ func TestConcurrentCallersShareOneConnection(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 50 {
-				v := fmt.Sprintf("%d-%d", g, i)
+				v := fmt.Sprintf("%d-%d-%s", g, i, strings.Repeat("x", (g*131+i*977)%3000))
 				if got, err := echo(c, v); err != nil || got != "u:"+v {
 					errs <- fmt.Errorf("echo %s = %q, %v", v, got, err)
 					return
