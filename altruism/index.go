@@ -56,6 +56,7 @@ type AskIndex struct {
 	// the app's holdings only grow, so it stays out until the next one.
 	overShare []uint32
 	cursors   [][]int // pack's, one per shape
+	live      []int   // overShare's
 }
 
 // NewRound starts a round of node passes in which the apps' shares stay
@@ -485,10 +486,13 @@ func (p *indexedPass) overShare() {
 		return
 	}
 	score := packing.Tetris(0)
-	live := p.x.defaults
+	// The DEFAULT asks still fitting, narrowed at each placement in a
+	// copy the index keeps (not in x.defaults itself).
+	p.x.live = append(p.x.live[:0], p.x.defaults...)
+	live := p.x.live
 	for {
 		best, bestShare := -1, 0.0
-		keep := live[:0:0]
+		keep := live[:0]
 		for _, i := range live {
 			a := &p.asks[i]
 			if p.left(i) <= 0 || !a.Demand.FitsIn(p.free) {

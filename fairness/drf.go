@@ -24,6 +24,17 @@ type Claim struct {
 	Min Vector
 }
 
+// zeroed sets *p to n zero values, in its memory when it has room.
+func zeroed[T any](p *[]T, n int) []T {
+	if cap(*p) < n {
+		*p = make([]T, n)
+	} else {
+		*p = (*p)[:n]
+		clear(*p)
+	}
+	return *p
+}
+
 // DRF computes weighted Dominant Resource Fair allocations by exact
 // progressive filling. Every app's allocation grows along its Task vector,
 // each at a rate that keeps dominant share / weight equal across apps, until
@@ -43,6 +54,23 @@ func DRF(capacity Vector, claims []Claim) []Vector {
 // queue's share among its children: dominant shares are of the whole
 // cluster (total), and the allocations add up to no more than within.
 func DRFWithin(total, within Vector, claims []Claim) []Vector {
+	var s DRFScratch
+	return s.Within(total, within, claims)
+}
+
+// DRFScratch is DRFWithin's working memory, kept by a caller that computes
+// shares often (the RM, at every scheduling pass) so that each computation
+// does not allocate its own. The zero value is ready to use.
+type DRFScratch struct {
+	alloc, rate, capAt []Vector
+	growing            [][NumKinds]bool
+	active, heapApps   []int
+	heapAt             []float64
+}
+
+// Within is DRFWithin in s's memory. The slice it returns is s's: it
+// holds until the next call.
+func (s *DRFScratch) Within(total, within Vector, claims []Claim) []Vector {
 	for _, c := range claims {
 		if !c.Min.IsZero() {
 			return drfWithFloors(total, within, claims)
@@ -50,20 +78,20 @@ func DRFWithin(total, within Vector, claims []Claim) []Vector {
 	}
 	capacity := within
 	n := len(claims)
-	alloc := make([]Vector, n)
+	alloc := zeroed(&s.alloc, n)
 	// rate[k][r] is how fast app k's allocation of r grows per unit of the
 	// fill level t: weight·task[r]/dominantShare(task).
-	rate := make([]Vector, n)
-	growing := make([][NumKinds]bool, n)
-	active := make([]int, n) // number of kinds app k still grows in
+	rate := zeroed(&s.rate, n)
+	growing := zeroed(&s.growing, n)
+	active := zeroed(&s.active, n) // number of kinds app k still grows in
 	var slope, fixed Vector
 	var users [NumKinds]int // growing components per kind
 
 	// capAt[k][r] is the fill level at which app k reaches its demand in
 	// kind r. The heap holds each app's next such level, so only the caps
 	// that happen before the cluster fills are ever ordered.
-	capAt := make([]Vector, n)
-	h := capHeap{apps: make([]int, 0, n), at: make([]float64, n)}
+	capAt := zeroed(&s.capAt, n)
+	h := capHeap{apps: zeroed(&s.heapApps, n)[:0], at: zeroed(&s.heapAt, n)}
 	for k, c := range claims {
 		dir, ds, ok := c.growth(total)
 		if !ok {

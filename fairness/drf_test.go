@@ -361,3 +361,26 @@ func randomClaims(rng *rand.Rand, most int) (Vector, []Claim) {
 	}
 	return capacity, claims
 }
+
+// TestDRFScratchReuse: one DRFScratch computing shares for claim sets of
+// varying sizes (larger, then smaller, then larger again, so that its
+// memory holds an earlier set's values) gives what a fresh DRFWithin
+// gives for each, exactly.
+func TestDRFScratchReuse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	total := New(1000, 100)
+	var s DRFScratch
+	for round, n := range []int{40, 3, 25, 0, 60, 1, 60} {
+		claims := make([]Claim, n)
+		for i := range claims {
+			claims[i] = Claim{Weight: float64(1 + rng.IntN(3)),
+				Demand: New(float64(rng.IntN(400)), float64(rng.IntN(40)))}
+		}
+		within := New(float64(500+rng.IntN(500)), float64(50+rng.IntN(50)))
+		want := DRFWithin(total, within, claims)
+		got := s.Within(total, within, claims)
+		if !cmp.Equal(got, want, cmpopts.EquateEmpty()) {
+			t.Errorf("round %d (%d claims): reused scratch %v, fresh %v", round, n, got, want)
+		}
+	}
+}

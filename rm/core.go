@@ -103,6 +103,11 @@ type Config struct {
 
 // Core is the RM's state machine.
 type Core struct {
+	// claims and drf are splitShares' working memory, kept from pass to
+	// pass: shares are computed at every pass, for every app.
+	claims []fairness.Claim
+	drf    fairness.DRFScratch
+
 	cfg   Config
 	nodes []*node // by NodeID; nil for an unknown or removed node
 	apps  []*app  // active apps, ordered by ID
@@ -848,11 +853,12 @@ func (c *Core) splitShares(capacity fairness.Vector, apps []*app) {
 		c.treeShares(capacity, running)
 		return
 	}
-	claims := make([]fairness.Claim, len(apps))
+	claims := slices.Grow(c.claims[:0], len(apps))[:len(apps)]
 	for i, a := range apps {
 		claims[i] = fairness.Claim{Weight: a.weight, Demand: a.demand}
 	}
-	for i, s := range fairness.DRFWithin(c.capacity, capacity, claims) {
+	c.claims = claims
+	for i, s := range c.drf.Within(c.capacity, capacity, claims) {
 		apps[i].share = s
 	}
 }
