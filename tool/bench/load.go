@@ -206,6 +206,10 @@ type LoadReport struct {
 	AppTasksMin, AppTasksMax int
 	// SimProcs is the simulation's GOMAXPROCS during the run.
 	SimProcs int
+	// RMCollections and SimCollections are the garbage collections the
+	// RM's process (go_gc_duration_seconds_count) and this one ran
+	// during the run.
+	RMCollections, SimCollections int
 
 	// Heartbeats is how many node heartbeats ran during the run; their
 	// round trips are measured by the NM around nodeHeartbeat.
@@ -387,6 +391,11 @@ func (r *LoadReport) WriteTable(w io.Writer) error {
 	if r.RMHeartbeats > 0 {
 		row("RM's heartbeat handling p50 / p99 (queued p99)", fmtDur(r.RMHeartbeatP50)+" / "+fmtDur(r.RMHeartbeatP99)+" ("+fmtDur(r.RMHeartbeatQueueP99)+")",
 			"", fmt.Sprintf("(%d calls, the RM's metrics)", r.RMHeartbeats))
+	}
+	if len(o.RMCommand) > 0 {
+		// Each process's marking takes CPU from the other's on a small
+		// machine: the seconds over the target line up with them.
+		row("garbage collections during the run, the RM's / the simulation's", fmt.Sprintf("%d / %d", r.RMCollections, r.SimCollections), "", "")
 	}
 	row("allocate round trip p50 / p99", fmtDur(r.AllocateP50)+" / "+fmtDur(r.AllocateP99), "", fmt.Sprintf("(%d calls)", r.Allocates))
 	row("scheduling latency, ask to grant p50 / p99", fmtDur(r.AskToGrantP50)+" / "+fmtDur(r.AskToGrantP99), "",
@@ -631,6 +640,7 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	gcBefore := numGC()
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 	l.ctx = ctx
@@ -708,6 +718,7 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 	if err != nil {
 		l.fail("reading the RM's metrics: %v", err)
 	}
+	rep.SimCollections = int(numGC() - gcBefore)
 	l.measure(rep, before, after)
 	l.checkRM(client, rep)
 	// The RM keeps no record of a finished app's task containers (as
@@ -856,11 +867,22 @@ type simNM struct {
 	// run each started in: the heartbeat goroutine's own.
 	rtts []time.Duration
 	secs []int32
+	// The heartbeat's messages, reused from beat to beat (one is in
+	// flight at a time): the generator's allocations are its collections,
+	// which its round trips would measure as the RM's.
+	req       pb.NodeHeartbeatRequestProto
+	st        pb.NodeStatusProto
+	health    pb.NodeHealthStatusProto
+	sentID    int32
+	reportsAt int64
 }
 
 type simCont struct {
-	id  *pb.ContainerIdProto
-	end time.Time // zero for an AM container, which ends with its AM
+	id *pb.ContainerIdProto
+	// running is its RUNNING status, made at its first heartbeat and sent
+	// in each one after.
+	running *pb.ContainerStatusProto
+	end     time.Time // zero for an AM container, which ends with its AM
 	// amDone: the AM unregistered, so its container has exited 0.
 	amDone bool
 }
@@ -1019,14 +1041,20 @@ func (n *simNM) beatWhileDue() {
 	}
 }
 
+// healthy is every simulated NM's health, pointed to by each heartbeat.
+var healthy = true
+
 // beat sends one heartbeat with every container's status: running ones
 // as RUNNING, those whose run is over as COMPLETE with exit 0 (until a
 // heartbeat carrying them succeeds).
 func (n *simNM) beat() {
 	now := time.Now()
 	n.mu.Lock()
-	st := &pb.NodeStatusProto{NodeId: n.id, ResponseId: proto.Int32(n.respID),
-		NodeHealthStatus: &pb.NodeHealthStatusProto{IsNodeHealthy: proto.Bool(true), LastHealthReportTime: proto.Int64(now.UnixMilli())}}
+	n.sentID, n.reportsAt = n.respID, now.UnixMilli()
+	n.health = pb.NodeHealthStatusProto{IsNodeHealthy: &healthy, LastHealthReportTime: &n.reportsAt}
+	st := &n.st
+	*st = pb.NodeStatusProto{NodeId: n.id, ResponseId: &n.sentID, NodeHealthStatus: &n.health,
+		ContainersStatuses: n.st.ContainersStatuses[:0]}
 	for id, c := range n.conts {
 		if c.amDone || !c.end.IsZero() && !now.Before(c.end) {
 			n.ended = append(n.ended, &pb.ContainerStatusProto{ContainerId: c.id, State: pb.ContainerStateProto_C_COMPLETE.Enum(),
@@ -1034,8 +1062,11 @@ func (n *simNM) beat() {
 			delete(n.conts, id)
 			continue
 		}
-		st.ContainersStatuses = append(st.ContainersStatuses, &pb.ContainerStatusProto{ContainerId: c.id,
-			State: pb.ContainerStateProto_C_RUNNING.Enum(), ExitStatus: proto.Int32(server.ExitInvalid)})
+		if c.running == nil {
+			c.running = &pb.ContainerStatusProto{ContainerId: c.id, State: pb.ContainerStateProto_C_RUNNING.Enum(),
+				ExitStatus: proto.Int32(server.ExitInvalid)}
+		}
+		st.ContainersStatuses = append(st.ContainersStatuses, c.running)
 	}
 	ended := len(n.ended)
 	st.ContainersStatuses = append(st.ContainersStatuses, n.ended...)
@@ -1043,8 +1074,8 @@ func (n *simNM) beat() {
 	measuring := n.l.measuring.Load()
 	t0 := time.Now()
 	tokenKey, nmKey := n.tokenKey, n.nmKey
-	resp, err := n.rt.NodeHeartbeat(context.Background(), &pb.NodeHeartbeatRequestProto{NodeStatus: st,
-		LastKnownContainerTokenMasterKey: tokenKey, LastKnownNmTokenMasterKey: nmKey})
+	n.req = pb.NodeHeartbeatRequestProto{NodeStatus: st, LastKnownContainerTokenMasterKey: tokenKey, LastKnownNmTokenMasterKey: nmKey}
+	resp, err := n.rt.NodeHeartbeat(context.Background(), &n.req)
 	rtt := time.Since(t0)
 	if err != nil {
 		n.l.fail("heartbeat of %s: %v", n.key, err)
@@ -1449,7 +1480,16 @@ func (l *loadRun) measure(rep *LoadReport, before, after map[string]float64) {
 		rep.RMHeartbeats = int(h.count)
 		rep.RMHeartbeatP50, rep.RMHeartbeatP99 = h.quantile(0.5), h.quantile(0.99)
 		rep.RMHeartbeatQueueP99 = histDelta(before, after, "loom_rpc_queue_seconds", hb).quantile(0.99)
+		const gcs = "go_gc_duration_seconds_count"
+		rep.RMCollections = int(after[gcs] - before[gcs])
 	}
+}
+
+// numGC is how many collections this process has run.
+func numGC() uint32 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.NumGC
 }
 
 // checkRM asks the RM, over the client protocol, how every app ended and

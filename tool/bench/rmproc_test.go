@@ -115,7 +115,12 @@ func TestLoadSimProcs(t *testing.T) {
 	if err := rep.WriteTable(&out); err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("the simulation's (GOMAXPROCS %d)", before+3); !strings.Contains(out.String(), want) {
-		t.Errorf("table lacks %q:\n%s", want, out.String())
+	for _, want := range []string{fmt.Sprintf("the simulation's (GOMAXPROCS %d)", before+3), "garbage collections during the run"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+	if rep.RMCollections < 0 || rep.SimCollections < 0 {
+		t.Errorf("collections: the RM %d, the simulation %d", rep.RMCollections, rep.SimCollections)
 	}
 }
