@@ -124,14 +124,7 @@ func TestLeftoverCapRoundMemory(t *testing.T) {
 	share := fairness.New(1, 2)
 	pol := NodePolicy{Order: SRTFFirst, Cluster: capacity, LeftoverCap: 2}
 	const a, b = 0, 1
-	tests := []struct {
-		name         string
-		usage        [2]float64 // vcores held by A and B
-		free         float64
-		newRound     bool
-		want         []Assignment
-		wantMemoryOf []int // asks remembered as over the cap this round
-	}{
+	tests := []roundMemoryCase{
 		// A holds 4: 4+1 > 4, over. B within the cap takes 4 (0..3 +1 <= 4),
 		// then the uncapped leftover goes by SRTF: A takes the last 2.
 		{"A over its cap", [2]float64{4, 0}, 6, true,
@@ -150,29 +143,7 @@ func TestLeftoverCapRoundMemory(t *testing.T) {
 	}
 	apps := []App{{Share: share, RemainingWork: 1}, {Share: share, RemainingWork: 5}}
 	asks := []Ask{{App: a, Kind: Altruistic, Demand: task, Count: 10}, {App: b, Kind: Altruistic, Demand: task, Count: 10}}
-	x := NewAskIndex(apps, asks)
-	for _, tc := range tests {
-		if tc.newRound {
-			x.NewRound()
-		}
-		apps[a].Usage, apps[b].Usage = fairness.New(0, tc.usage[a]), fairness.New(0, tc.usage[b])
-		free := fairness.New(1<<19, tc.free)
-		if ref := FillNode(free, capacity, apps, asks, pol); !reflect.DeepEqual(ref, tc.want) {
-			t.Fatalf("%s: FillNode placed %v, the hand-worked %v", tc.name, ref, tc.want)
-		}
-		if got := FillNodeIndexed(free, capacity, apps, asks, pol, x); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: FillNodeIndexed placed %v, want %v", tc.name, got, tc.want)
-		}
-		var over []int
-		for i := range asks {
-			if x.overCap[i] == x.round {
-				over = append(over, i)
-			}
-		}
-		if !reflect.DeepEqual(over, tc.wantMemoryOf) {
-			t.Errorf("%s: asks remembered over the cap %v, want %v", tc.name, over, tc.wantMemoryOf)
-		}
-	}
+	runRoundMemory(t, tests, capacity, apps, asks, pol, func(x *AskIndex) []uint32 { return x.overCap })
 }
 
 // TestOverShareRoundMemory works through FillNodeIndexed's memory of the
@@ -186,14 +157,7 @@ func TestOverShareRoundMemory(t *testing.T) {
 	share := fairness.New(1<<10, 2)
 	pol := NodePolicy{Order: SRTFFirst, Cluster: capacity}
 	const a, b = 0, 1
-	tests := []struct {
-		name         string
-		usage        [2]float64 // vcores held by A and B
-		free         float64
-		newRound     bool
-		want         []Assignment
-		wantMemoryOf []int // asks remembered as over the share this round
-	}{
+	tests := []roundMemoryCase{
 		// A holds its share: over. B takes 2 within its share, then is
 		// over too. Beyond the shares DRF alternates: A and B both hold
 		// 0.2 of the cluster (A, the lower index, first), then B at 0.2
@@ -216,12 +180,32 @@ func TestOverShareRoundMemory(t *testing.T) {
 	}
 	apps := []App{{Share: share, RemainingWork: 1}, {Share: share, RemainingWork: 5}}
 	asks := []Ask{{App: a, Kind: Default, Demand: task, Count: 10}, {App: b, Kind: Default, Demand: task, Count: 10}}
+	runRoundMemory(t, tests, capacity, apps, asks, pol, func(x *AskIndex) []uint32 { return x.overShare })
+}
+
+// roundMemoryCase is a node pass of apps A (0) and B (1) in a table of
+// passes, some starting a round: what they hold before it, the node's free
+// vcores, what it places, and which asks the index then remembers.
+type roundMemoryCase struct {
+	name         string
+	usage        [2]float64 // vcores held by A and B
+	free         float64
+	newRound     bool
+	want         []Assignment
+	wantMemoryOf []int // asks remembered this round (memory's entries equal to the round)
+}
+
+// runRoundMemory runs the passes against FillNode and FillNodeIndexed
+// over one index, checking the index's memory after each.
+func runRoundMemory(t *testing.T, tests []roundMemoryCase, capacity fairness.Vector, apps []App, asks []Ask, pol NodePolicy,
+	memory func(*AskIndex) []uint32) {
+	t.Helper()
 	x := NewAskIndex(apps, asks)
 	for _, tc := range tests {
 		if tc.newRound {
 			x.NewRound()
 		}
-		apps[a].Usage, apps[b].Usage = fairness.New(0, tc.usage[a]), fairness.New(0, tc.usage[b])
+		apps[0].Usage, apps[1].Usage = fairness.New(0, tc.usage[0]), fairness.New(0, tc.usage[1])
 		free := fairness.New(1<<19, tc.free)
 		if ref := FillNode(free, capacity, apps, asks, pol); !reflect.DeepEqual(ref, tc.want) {
 			t.Fatalf("%s: FillNode placed %v, the hand-worked %v", tc.name, ref, tc.want)
@@ -229,14 +213,14 @@ func TestOverShareRoundMemory(t *testing.T) {
 		if got := FillNodeIndexed(free, capacity, apps, asks, pol, x); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: FillNodeIndexed placed %v, want %v", tc.name, got, tc.want)
 		}
-		var over []int
-		for i := range asks {
-			if x.overShare[i] == x.round {
-				over = append(over, i)
+		var remembered []int
+		for i, r := range memory(x) {
+			if r == x.round {
+				remembered = append(remembered, i)
 			}
 		}
-		if !reflect.DeepEqual(over, tc.wantMemoryOf) {
-			t.Errorf("%s: asks remembered over the share %v, want %v", tc.name, over, tc.wantMemoryOf)
+		if !reflect.DeepEqual(remembered, tc.wantMemoryOf) {
+			t.Errorf("%s: asks remembered %v, want %v", tc.name, remembered, tc.wantMemoryOf)
 		}
 	}
 }
