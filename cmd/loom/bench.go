@@ -338,6 +338,7 @@ A run of the defaults takes about 70 s.`,
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run (RM and simulation) to this file; with --rm-process the RM's own to FILE.rm")
 	f.StringVar(&mutexProfile, "mutexprofile", "", "write a mutex contention profile of the run to this file")
 	f.IntVar(&o.SimProcs, "sim-procs", o.SimProcs, "with --rm-process, GOMAXPROCS of this process, which simulates the NMs and AMs: more Ps than cores keep one polling the network, so that a reply is read as it arrives, not up to 10 ms later when every P is busy (0: Go's default)")
+	f.IntVar(&o.SimGCPercent, "sim-gogc", o.SimGCPercent, "with --rm-process, GOGC of this process, which simulates the NMs and AMs, for the run: its collections stand for nothing in the simulated cluster but take the cores from the RM (0: Go's default or $GOGC)")
 	f.BoolVar(&rmProcess, "rm-process", false, "run the RM as a process of its own (this binary's `loom rm`), to measure its CPU and memory apart from the simulated NMs' and AMs'")
 	f.StringVar(&plotDir, "plot", "", "draw the heartbeats' p50 and p99 second by second as load-<nodes>.svg in this directory")
 	f.StringVar(&seriesFile, "series", "", "write the run second by second (heartbeats, their p50 and p99, allocations, other processes' CPU) to this CSV file")

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -85,19 +86,28 @@ func TestMain(m *testing.M) {
 }
 
 // TestLoadSimProcs: with the RM in a process of its own, the simulation
-// runs with SimProcs Ps, says so in the table, and gives the process its
-// GOMAXPROCS back afterwards.
+// runs with SimProcs Ps and SimGCPercent's GOGC, says so in the table,
+// and gives the process its GOMAXPROCS and GOGC back afterwards.
 func TestLoadSimProcs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts an RM")
 	}
 	before := runtime.GOMAXPROCS(0)
+	gcBefore := debug.SetGCPercent(100)
+	debug.SetGCPercent(gcBefore)
 	o := DefaultLoadOptions()
 	o.Nodes, o.Apps, o.Tasks = 20, 2, 40
 	o.TaskTime, o.Heartbeat, o.AMInterval = 100*time.Millisecond, 100*time.Millisecond, 50*time.Millisecond
 	o.Timeout = time.Minute
 	o.RMCommand = []string{buildLoom(t), "rm"}
 	o.SimProcs = before + 3
+	o.SimGCPercent = 777
+	var gcDuring int
+	o.Progress = func(done, total int) {
+		if gcDuring == 0 {
+			gcDuring = debug.SetGCPercent(777)
+		}
+	}
 	rep, err := RunLoad(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -111,11 +121,17 @@ func TestLoadSimProcs(t *testing.T) {
 	if now := runtime.GOMAXPROCS(0); now != before {
 		t.Errorf("GOMAXPROCS is %d after the run, was %d", now, before)
 	}
+	if gcDuring != 777 {
+		t.Errorf("GOGC during the run %d, want 777", gcDuring)
+	}
+	if now := debug.SetGCPercent(gcBefore); now != gcBefore {
+		t.Errorf("GOGC is %d after the run, was %d", now, gcBefore)
+	}
 	var out strings.Builder
 	if err := rep.WriteTable(&out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{fmt.Sprintf("the simulation's (GOMAXPROCS %d)", before+3), "garbage collections during the run"} {
+	for _, want := range []string{fmt.Sprintf("the simulation's (GOMAXPROCS %d, GOGC 777)", before+3), "garbage collections during the run"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
