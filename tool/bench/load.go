@@ -426,7 +426,11 @@ func (r *LoadReport) WriteTable(w io.Writer) error {
 	// whole run, and the RM's memory (measurable apart when it runs in a
 	// process of its own).
 	allocTarget, allocVerdict := "", fmt.Sprintf("(%d task containers, %d ALTRUISTIC)", r.Allocations, r.Altruistic)
-	if o.Nodes >= LoadScaleNodes {
+	// A run that cannot fill the cluster once (a heartbeats-only run:
+	// --apps 10 --tasks 20) offers too little to allocate for the target.
+	if slots := o.Nodes * o.NodeVCores; o.Nodes >= LoadScaleNodes && o.Tasks < slots {
+		allocVerdict = fmt.Sprintf("(no target: %d tasks cannot fill the %d slots once) ", o.Tasks, slots) + allocVerdict
+	} else if o.Nodes >= LoadScaleNodes {
 		allocTarget = fmt.Sprintf(">= %d", LoadAllocationsTarget)
 		v := "met"
 		if r.AllocationsPerSecond < LoadAllocationsTarget {

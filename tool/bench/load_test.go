@@ -149,7 +149,7 @@ func TestHistQuantile(t *testing.T) {
 func TestLoadTableScaleTargets(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
-		nodes         int
+		nodes, tasks  int // tasks 0: the 20 a node
 		perSecond     float64
 		rss           uint64
 		alloc, memory string // the rows' endings; "" for no row
@@ -159,9 +159,16 @@ func TestLoadTableScaleTargets(t *testing.T) {
 		{name: "10K missed", nodes: 10000, perSecond: 9000, rss: 3 << 30,
 			alloc: ">= 10000 MISSED (", memory: "3072 MiB < 2048 MiB MISSED"},
 		{name: "below 10K, the RM in this process", nodes: 1000, perSecond: 1200, alloc: "1200", memory: ""},
+		{name: "10K, heartbeats only", nodes: 10000, tasks: 20, perSecond: 1, rss: 96 << 20,
+			alloc: "1 (no target: 20 tasks cannot fill the 40000 slots once)", memory: "96 MiB < 2048 MiB met"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &LoadReport{Options: LoadOptions{Nodes: tc.nodes, Heartbeat: time.Second}, AllocationsPerSecond: tc.perSecond, RMPeakRSS: tc.rss}
+			tasks := tc.tasks
+			if tasks == 0 {
+				tasks = 20 * tc.nodes
+			}
+			r := &LoadReport{Options: LoadOptions{Nodes: tc.nodes, NodeVCores: 4, Tasks: tasks, Heartbeat: time.Second},
+				AllocationsPerSecond: tc.perSecond, RMPeakRSS: tc.rss}
 			var out bytes.Buffer
 			if err := r.WriteTable(&out); err != nil {
 				t.Fatal(err)
@@ -179,7 +186,7 @@ func TestLoadTableScaleTargets(t *testing.T) {
 			if !strings.Contains(allocRow, tc.alloc) {
 				t.Errorf("allocations row %q, want it to hold %q", allocRow, tc.alloc)
 			}
-			if tc.nodes < 10000 && strings.Contains(allocRow, ">=") {
+			if (tc.nodes < 10000 || tc.tasks > 0) && strings.Contains(allocRow, ">=") {
 				t.Errorf("allocations row %q has a target below 10,000 NMs", allocRow)
 			}
 			if tc.memory == "" && memRow != "" || tc.memory != "" && !strings.Contains(memRow, tc.memory) {
