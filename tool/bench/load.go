@@ -428,9 +428,11 @@ func (r *LoadReport) WriteTable(w io.Writer) error {
 	allocTarget, allocVerdict := "", fmt.Sprintf("(%d task containers, %d ALTRUISTIC)", r.Allocations, r.Altruistic)
 	// A run that cannot fill the cluster once (a heartbeats-only run:
 	// --apps 10 --tasks 20) offers too little to allocate for the target.
-	if slots := o.Nodes * o.NodeVCores; o.Nodes >= LoadScaleNodes && o.Tasks < slots {
+	switch slots := o.Nodes * o.NodeVCores; {
+	case o.Nodes < LoadScaleNodes:
+	case o.Tasks < slots:
 		allocVerdict = fmt.Sprintf("(no target: %d tasks cannot fill the %d slots once) ", o.Tasks, slots) + allocVerdict
-	} else if o.Nodes >= LoadScaleNodes {
+	default:
 		allocTarget = fmt.Sprintf(">= %d", LoadAllocationsTarget)
 		v := "met"
 		if r.AllocationsPerSecond < LoadAllocationsTarget {

@@ -462,6 +462,9 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	if err := loadMemory(c, &cfg); err != nil {
 		return cfg, err
 	}
+	if err := loadProcs(c, &cfg); err != nil {
+		return cfg, err
+	}
 	if cfg.Reservations, err = c.Bool(keyReservations); err != nil {
 		return cfg, err
 	}

@@ -62,6 +62,10 @@ func loadMemory(c *hadoopconf.Conf, cfg *Config) error {
 		return c.Errorf(keyMemoryLimit, "%d must not be negative (0: a quarter of the machine's memory)", limit)
 	}
 	cfg.GCPercent, cfg.MemoryLimitMB = int(p), limit
+	return nil
+}
+
+func loadProcs(c *hadoopconf.Conf, cfg *Config) error {
 	procs, err := c.Int(keyMinProcs)
 	if err != nil {
 		return err
