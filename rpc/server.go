@@ -85,6 +85,9 @@ type CallInfo struct {
 	CallID   int32
 	ClientID []byte
 	Remote   net.Addr
+	// Local is the address the call's connection reached: which one,
+	// when the server listens on several (a wildcard listener).
+	Local net.Addr
 	// Token is the identifier of the token the connection authenticated
 	// with (TOKEN auth), nil under SIMPLE auth.
 	Token []byte
@@ -1058,7 +1061,7 @@ func (c *serverConn) call(h *requestHeader, rest []byte) error {
 	// The frame buffer is reused for the next call: keep a copy of the
 	// client id.
 	info := &CallInfo{User: c.user, RealUser: c.realUser, Protocol: p.name, Method: m.Name, CallID: id,
-		ClientID: bytes.Clone(h.clientID), Remote: c.nc.RemoteAddr(), Token: c.token, Principal: c.krbName}
+		ClientID: bytes.Clone(h.clientID), Remote: c.nc.RemoteAddr(), Local: c.nc.LocalAddr(), Token: c.token, Principal: c.krbName}
 	var read time.Time
 	if c.s.opts.Observe != nil {
 		read = time.Now()

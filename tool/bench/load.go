@@ -145,6 +145,8 @@ func (o LoadOptions) check() error {
 	switch {
 	case o.Nodes <= 0 || o.Apps <= 0:
 		return fmt.Errorf("need at least one node and one app (nodes %d, apps %d)", o.Nodes, o.Apps)
+	case o.Nodes > maxSimNodes:
+		return fmt.Errorf("%d simulated NMs: at most %d, each at a loopback address of its own", o.Nodes, maxSimNodes)
 	case o.Tasks < o.Apps:
 		return fmt.Errorf("%d tasks cannot give each of %d apps one", o.Tasks, o.Apps)
 	case o.TaskTime <= 0 || o.Heartbeat <= 0 || o.AMInterval <= 0 || o.Timeout <= 0:
@@ -534,6 +536,7 @@ type loadRun struct {
 	rmAddr  func(role string) string
 	rmPID   int
 	nodes   []*simNM
+	nmSrv   *rpc.Server // every simulated NM's container manager
 	byKey   map[string]*simNM
 	clients []*rpc.Client
 	apps    []*simAM
@@ -652,8 +655,8 @@ func RunLoad(ctx context.Context, opts LoadOptions) (*LoadReport, error) {
 		for _, cl := range l.clients {
 			cl.Close()
 		}
-		for _, n := range l.nodes {
-			n.srv.Close()
+		if l.nmSrv != nil {
+			l.nmSrv.Close()
 		}
 	}()
 	if err := l.startNodes(ctx); err != nil {
@@ -822,9 +825,13 @@ func (l *loadRun) submit(ctx context.Context, c rpc.ApplicationClient, a *simAM)
 	return err
 }
 
-// startNodes starts each simulated NM's container manager and registers
-// it. The NM's NodeId is its own server's 127.0.0.1 address, which the
-// RM dials to launch AMs.
+// startNodes starts the simulated NMs' container manager and registers
+// each NM. The NMs share one server on one port: NM i's NodeId is
+// nmHost(i) on that port, a loopback address of its own, which the RM
+// dials to launch AMs, and the server tells the NMs apart by the address
+// each connection reached. One listener per NM took a descriptor each,
+// which with one tracker connection per NM put 10,000 NMs past this
+// machine's 20,000 descriptors.
 func (l *loadRun) startNodes(ctx context.Context) error {
 	o := l.o
 	tracker := l.rmAddr("tracker")
@@ -833,20 +840,12 @@ func (l *loadRun) startNodes(ctx context.Context) error {
 			l.clients = append(l.clients, rpc.NewClient(tracker, rpc.ClientOptions{User: "loom-nm"}))
 		}
 	}
+	port, err := l.serveNMs()
+	if err != nil {
+		return err
+	}
 	for i := range o.Nodes {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return fmt.Errorf("simulated NM %d: %w", i, err)
-		}
-		n := &simNM{l: l, i: i, conts: map[string]*simCont{}}
-		n.srv = rpc.NewServer(rpc.ServerOptions{})
-		n.srv.Register(rpc.ContainerManagementService(n))
-		go n.srv.Serve(ln)
-		l.nodes = append(l.nodes, n)
-		port := ln.Addr().(*net.TCPAddr).Port
-		n.id = &pb.NodeIdProto{Host: proto.String("127.0.0.1"), Port: proto.Int32(int32(port))}
-		n.key = ln.Addr().String()
-		l.byKey[n.key] = n
+		n := l.newNode(i, port)
 		var cl *rpc.Client
 		if o.NMConns > 0 {
 			cl = l.clients[i%o.NMConns]
@@ -868,6 +867,104 @@ func (l *loadRun) startNodes(ctx context.Context) error {
 	return nil
 }
 
+// serveNMs starts the simulated NMs' shared container manager on every
+// address (loopback connections only) and returns its port.
+func (l *loadRun) serveNMs() (int, error) {
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		return 0, fmt.Errorf("the simulated NMs' container manager: %w", err)
+	}
+	l.nmSrv = rpc.NewServer(rpc.ServerOptions{})
+	l.nmSrv.Register(rpc.ContainerManagementService(nmRouter{l}))
+	go l.nmSrv.Serve(loopbackOnly{ln})
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// newNode adds simulated NM i, at nmHost(i) on port.
+func (l *loadRun) newNode(i, port int) *simNM {
+	n := &simNM{l: l, i: i, conts: map[string]*simCont{}}
+	host := nmHost(i)
+	n.id = &pb.NodeIdProto{Host: proto.String(host), Port: proto.Int32(int32(port))}
+	n.key = net.JoinHostPort(host, strconv.Itoa(port))
+	l.nodes = append(l.nodes, n)
+	l.byKey[n.key] = n
+	return n
+}
+
+// maxSimNodes is how many simulated NMs nmHost can name.
+const maxSimNodes = 1 << 16
+
+// nmHost is simulated NM i's own loopback address, in 127.1.0.0/16
+// (Linux routes all of 127.0.0.0/8 to the loopback interface).
+func nmHost(i int) string {
+	return fmt.Sprintf("127.1.%d.%d", i>>8, i&0xff)
+}
+
+// loopbackOnly accepts only connections between loopback addresses: the
+// simulated NMs' server listens on every address, to be reached at each
+// NM's own, and has no business with anything but the RM on this host.
+type loopbackOnly struct{ net.Listener }
+
+func (l loopbackOnly) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if isLoopback(c.LocalAddr()) && isLoopback(c.RemoteAddr()) {
+			return c, nil
+		}
+		c.Close()
+	}
+}
+
+func isLoopback(a net.Addr) bool {
+	t, ok := a.(*net.TCPAddr)
+	return ok && t.IP.IsLoopback()
+}
+
+// nmRouter serves ContainerManagementProtocol for every simulated NM,
+// each call to the NM whose address its connection reached.
+type nmRouter struct{ l *loadRun }
+
+func (r nmRouter) node(ctx context.Context) (*simNM, error) {
+	ci, ok := rpc.CallFromContext(ctx)
+	if ok && ci.Local != nil {
+		if n := r.l.byKey[ci.Local.String()]; n != nil {
+			return n, nil
+		}
+	}
+	var at string
+	if ok && ci.Local != nil {
+		at = ci.Local.String()
+	}
+	return nil, fmt.Errorf("no simulated NodeManager at %q", at)
+}
+
+func (r nmRouter) StartContainers(ctx context.Context, req *pb.StartContainersRequestProto) (*pb.StartContainersResponseProto, error) {
+	n, err := r.node(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return n.StartContainers(ctx, req)
+}
+
+func (r nmRouter) StopContainers(ctx context.Context, req *pb.StopContainersRequestProto) (*pb.StopContainersResponseProto, error) {
+	n, err := r.node(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return n.StopContainers(ctx, req)
+}
+
+func (r nmRouter) GetContainerStatuses(ctx context.Context, req *pb.GetContainerStatusesRequestProto) (*pb.GetContainerStatusesResponseProto, error) {
+	n, err := r.node(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return n.GetContainerStatuses(ctx, req)
+}
+
 // simNM is a simulated NodeManager: no processes, only the protocol. A
 // task "runs" from the AM's start until its duration has passed, and is
 // reported COMPLETE with exit 0 in the next heartbeat.
@@ -876,7 +973,6 @@ type simNM struct {
 	i   int
 	id  *pb.NodeIdProto
 	key string
-	srv *rpc.Server
 	rt  rpc.ResourceTrackerClient
 
 	// busy: a heartbeat is in flight; again: another fell due meanwhile.
