@@ -21,6 +21,7 @@ import (
 // (nodemail.go) and places asks on the nodes that heartbeated.
 func (r *RM) scheduleLoop() {
 	defer r.wg.Done()
+	r.lowerPassPriority("asynchronous scheduling")
 	tick := time.NewTicker(r.cfg.AsyncInterval)
 	defer tick.Stop()
 	for {
@@ -74,6 +75,7 @@ func (r *RM) armDue() {
 // reports the nodes left (asynchronous scheduling).
 func (r *RM) dueLoop() {
 	defer r.wg.Done()
+	r.lowerPassPriority("preemption and recall")
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()

@@ -35,6 +35,7 @@ var Defaults = map[string]string{
 	keyGCPercent:                                                         "400",
 	keyMemoryLimit:                                                       "0",
 	keyMinProcs:                                                          strconv.Itoa(defaultMinProcs),
+	keyPassNice:                                                          strconv.Itoa(defaultPassNice),
 	"yarn.resourcemanager.ha.automatic-failover.zk-base-path":            "/yarn-leader-election",
 	"yarn.resourcemanager.ha.automatic-failover.enabled":                 "true",
 	keyReservations:                                                      "false",
@@ -188,6 +189,9 @@ type Config struct {
 	// MinProcs is the fewest Ps (GOMAXPROCS) the RM runs with
 	// (loom.resourcemanager.min-procs; see memory.go).
 	MinProcs int
+	// PassNice is added to the nice value of the threads that run the
+	// RM's own scheduling passes (loom.scheduler.pass-nice; passnice.go).
+	PassNice int
 	// MaxAppPriority is the highest application priority
 	// (yarn.cluster.max-application-priority): higher ones are capped to
 	// it. Loom's policies do not order apps by priority.
@@ -460,6 +464,9 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		return cfg, c.Errorf("loom.scheduler.async.interval-ms", "%v must not be negative (0: schedule in each heartbeat)", cfg.AsyncInterval)
 	}
 	if err := loadMemory(c, &cfg); err != nil {
+		return cfg, err
+	}
+	if err := loadPassNice(c, &cfg); err != nil {
 		return cfg, err
 	}
 	if err := loadProcs(c, &cfg); err != nil {

@@ -604,6 +604,8 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{"loom.resourcemanager.memory-limit-mb=-1", "loom.resourcemanager.memory-limit-mb: -1 must not be negative"},
 		{"loom.resourcemanager.min-procs=-1", "loom.resourcemanager.min-procs: -1 is not between 0 and 1024"},
 		{"loom.resourcemanager.min-procs=many", `loom.resourcemanager.min-procs: "many" is not an integer`},
+		{"loom.scheduler.pass-nice=20", "loom.scheduler.pass-nice: 20 is not between 0 and 19"},
+		{"loom.scheduler.pass-nice=-1", "loom.scheduler.pass-nice: -1 is not between 0 and 19"},
 		{"loom.resourcemanager.app.max-completed-containers=-5", "loom.resourcemanager.app.max-completed-containers: -5 is below the minimum of 0"},
 	}
 	for _, tc := range tests {
