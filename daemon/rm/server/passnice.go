@@ -25,7 +25,9 @@ import (
 //
 // The goroutine of each such loop keeps its thread to itself for its
 // whole life (runtime.LockOSThread, never undone), so no other goroutine
-// ever runs at the lower priority; the thread ends with the loop.
+// ever runs at the lower priority; the thread ends with the loop (Go
+// ends a thread whose locked goroutine returns, or parks it for good if
+// it is the process's first: never reused either way).
 const keyPassNice = "loom.scheduler.pass-nice"
 
 const defaultPassNice = 10
