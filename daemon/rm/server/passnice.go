@@ -45,8 +45,8 @@ func loadPassNice(c *hadoopconf.Conf, cfg *Config) error {
 }
 
 // lowerPassPriority gives the calling loop's thread the configured lower
-// priority, once, when the loop starts; a failure is logged, and the loop
-// runs at the RM's priority.
+// priority, once, when the loop starts, and says so in the log; a failure
+// is logged, and the loop runs at the RM's priority.
 func (r *RM) lowerPassPriority(loop string) {
 	if r.cfg.PassNice == 0 {
 		return
@@ -54,5 +54,8 @@ func (r *RM) lowerPassPriority(loop string) {
 	if err := lowerThreadPriority(r.cfg.PassNice); err != nil {
 		r.log.Warn().Err(err).Str("loop", loop).Int("nice", r.cfg.PassNice).
 			Msg("could not lower the scheduling passes' priority (" + keyPassNice + "): they run at the RM's")
+		return
 	}
+	r.log.Info().Str("loop", loop).Int("nice", r.cfg.PassNice).
+		Msg("scheduling passes run on a thread of their own at a lower priority (" + keyPassNice + ")")
 }

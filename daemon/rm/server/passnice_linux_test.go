@@ -100,7 +100,8 @@ func TestSchedulingPassesRunNiced(t *testing.T) {
 		}
 	}
 	before := threadsAt(t, base+nice)
-	r, err := New(testConfig(t, "loom.scheduler.async.interval-ms=10", "loom.scheduler.pass-nice="+strconv.Itoa(nice)), zerolog.Nop())
+	var logged logBuffer
+	r, err := New(testConfig(t, "loom.scheduler.async.interval-ms=10", "loom.scheduler.pass-nice="+strconv.Itoa(nice)), zerolog.New(&logged))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,6 +109,11 @@ func TestSchedulingPassesRunNiced(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor("an RM with pass-nice 13 running", before+2)
+	for _, loop := range []string{"asynchronous scheduling", "preemption and recall"} {
+		if !strings.Contains(logged.String(), `"loop":"`+loop+`","nice":13,"message":"scheduling passes run on a thread of their own at a lower priority (loom.scheduler.pass-nice)"`) {
+			t.Errorf("the log does not say the %s loop runs at nice 13:\n%s", loop, logged.String())
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	r.Stop(ctx)
