@@ -58,6 +58,7 @@ var Defaults = map[string]string{
 	"yarn.resourcemanager.delegation.token.renew-interval":               "86400000",
 	"yarn.resourcemanager.delegation.token.max-lifetime":                 "604800000",
 	"yarn.resourcemanager.am.max-attempts":                               "2",
+	keyAMLaunchers:                                                       "50",
 	"yarn.resourcemanager.max-completed-applications":                    "1000",
 	keyMaxCompletedContainers:                                            "10000",
 	"yarn.resourcemanager.nodemanagers.heartbeat-interval-ms":            "1000",
@@ -125,6 +126,10 @@ type Config struct {
 	DTKeyRoll, DTRenew, DTMaxLife time.Duration
 	HeartbeatInterval             time.Duration
 	MaxAttempts                   int
+	// AMLaunchers is how many AM containers the RM starts on their NMs
+	// at once (yarn.resourcemanager.amlauncher.thread-count, YARN's
+	// AMLauncher pool); the others wait their turn.
+	AMLaunchers int
 	// MaxCompleted is how many finished apps the RM remembers;
 	// MaxCompletedContainers how many ended task containers a running
 	// app's attempt keeps records of (a finished app's are all dropped).
@@ -298,6 +303,7 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	cfg.HeartbeatInterval = positive("loom.heartbeat.interval-ms")
 	cfg.RecoverySchedulingWait = time.Duration(integer(keySchedulingWait, 0)) * time.Millisecond
 	cfg.MaxAttempts = int(integer("yarn.resourcemanager.am.max-attempts", 1))
+	cfg.AMLaunchers = int(integer(keyAMLaunchers, 1))
 	cfg.MaxCompleted = int(integer("yarn.resourcemanager.max-completed-applications", 0))
 	cfg.MaxCompletedContainers = int(integer(keyMaxCompletedContainers, 0))
 	cfg.MinAlloc = fairness.New(float64(integer("yarn.scheduler.minimum-allocation-mb", 0)),

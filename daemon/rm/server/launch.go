@@ -69,6 +69,9 @@ func (t tokenToSign) sign() *hadooppb.TokenProto {
 		Service: proto.String(t.service)}
 }
 
+// keyAMLaunchers is YARN's size of its AM launcher pool.
+const keyAMLaunchers = "yarn.resourcemanager.amlauncher.thread-count"
+
 // launchRequest builds the AM's start request. Callers hold mu.
 func (r *RM) launchRequest(cr *contRec) *pb.StartContainersRequestProto {
 	a := cr.app
@@ -103,6 +106,17 @@ func (r *RM) launchRequest(cr *contRec) *pb.StartContainersRequestProto {
 // NMToken for it, which is all a NodeManager's container manager takes.
 func (r *RM) launchAM(cr *contRec, req *pb.StartContainersRequestProto) {
 	defer r.launches.Done()
+	// At most AMLaunchers launches at once, in the order they came (a
+	// full channel's senders are served first come, first served): a
+	// thousand apps submitted together dial their NMs a pool's worth at a
+	// time, as YARN's launcher threads do, instead of opening a thousand
+	// connections at once.
+	select {
+	case r.launchSlots <- struct{}{}:
+	case <-r.stop:
+		return
+	}
+	defer func() { <-r.launchSlots }()
 	r.mu.Lock()
 	n := cr.node
 	cl := rpc.NewClient(n.key, rpc.ClientOptions{User: rpc.AttemptIDString(cr.attempt.yid), CallTimeout: 30 * time.Second,

@@ -87,7 +87,10 @@ type RM struct {
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	launches sync.WaitGroup
-	web      *http.Server
+	// launchSlots holds a token for each AM launch under way, at most
+	// cfg.AMLaunchers.
+	launchSlots chan struct{}
+	web         *http.Server
 
 	// store keeps apps and attempts across restarts (nil: recovery is
 	// off); epoch counts the RM's starts on it.
@@ -326,7 +329,7 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 	r := &RM{cfg: cfg, log: log,
 		start: now, clusterTS: now.UnixMilli(), reserved: map[int32]bool{}, apps: map[rm.AppID]*appRec{},
 		nodes: map[string]*nodeRec{}, conts: map[rm.ContainerID]*contRec{}, addrs: map[string]string{},
-		stop: make(chan struct{}), dueMoved: make(chan struct{}, 1),
+		stop: make(chan struct{}), dueMoved: make(chan struct{}, 1), launchSlots: make(chan struct{}, max(cfg.AMLaunchers, 1)),
 		timeline:     timeline{apps: map[rm.AppID][]webui.AppSample{}},
 		altChanges:   []webui.AltruismChange{{UnixMs: now.UnixMilli(), P: cfg.PAltruism, Who: "config"}},
 		reservations: map[string]*resvRec{}, resvIssued: map[int64]bool{}, fenced: make(chan struct{}),

@@ -38,6 +38,10 @@ type testNM struct {
 	// callers are the NMTokens the container manager's connections
 	// authenticated with, one per start call.
 	callers []*pb.NMTokenIdentifierProto
+	// gate, when set, holds each start call until it is closed; inStart
+	// counts the calls under way, maxInStart the most at once.
+	gate                chan struct{}
+	inStart, maxInStart int
 }
 
 // RetrievePassword checks NMTokens as a stock NodeManager does: for this
@@ -65,6 +69,14 @@ func (n *testNM) StartContainers(ctx context.Context, req *pb.StartContainersReq
 		return nil, err
 	}
 	n.mu.Lock()
+	if gate := n.gate; gate != nil {
+		n.inStart++
+		n.maxInStart = max(n.maxInStart, n.inStart)
+		n.mu.Unlock()
+		<-gate
+		n.mu.Lock()
+		n.inStart--
+	}
 	defer n.mu.Unlock()
 	n.callers = append(n.callers, caller)
 	resp := &pb.StartContainersResponseProto{}
@@ -587,6 +599,7 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{"loom.scheduler.promise-slack=-0.5", "loom.scheduler.promise-slack: -0.5 must be a finite part of a job's first promised span"},
 		{"loom.scheduler.promise-slack=soon", `loom.scheduler.promise-slack: "soon"`},
 		{"yarn.resourcemanager.am.max-attempts=0", "yarn.resourcemanager.am.max-attempts: 0 is below the minimum of 1"},
+		{"yarn.resourcemanager.amlauncher.thread-count=0", "yarn.resourcemanager.amlauncher.thread-count: 0 is below the minimum of 1"},
 		{"yarn.resourcemanager.address=nohost", `yarn.resourcemanager.address: "nohost" is not host:port`},
 		{"yarn.nm.liveness-monitor.expiry-interval-ms=500", "every node would be lost"},
 		{"loom.queue.ghost.weight=2", `loom.queue.ghost.weight: queue "ghost" is not in loom.queues`},
