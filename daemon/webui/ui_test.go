@@ -136,6 +136,23 @@ func waitFor(what, js string) chromedp.Action[chromedp.Void] {
 	}
 }
 
+// click clicks the element sel finds, as a user does. The apps page
+// polls and re-renders its table every few seconds, so the node a click
+// found can be replaced before the mouse event lands ("Could not find node
+// with given id"): the click is then made again on the new node, up to
+// three times.
+func click(sel string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		var err error
+		for range 3 {
+			if _, err = chromedp.Click(chromedp.CSS(sel))(ctx, tg); err == nil || !strings.Contains(err.Error(), "Could not find node with given id") {
+				break
+			}
+		}
+		return chromedp.Void{}, err
+	}
+}
+
 // change sets a control's value and tells the page, as a user's choice
 // does.
 func change(sel, value string) chromedp.Action[chromedp.Void] {
@@ -173,11 +190,11 @@ func TestUI(t *testing.T) {
 		t.Errorf("apps %v, want all five newest first", got)
 	}
 	shot("ui-apps.png")
-	do("sort by name", chromedp.Click(chromedp.CSS(`#apps th[data-key="name"] button`)))
+	do("sort by name", click(`#apps th[data-key="name"] button`))
 	if got := rowIDs(); !slices.Equal(got, []string{"0005", "0002", "0003", "0004", "0001"}) {
 		t.Errorf("apps by name %v", got)
 	}
-	do("sort by name, descending", chromedp.Click(chromedp.CSS(`#apps th[data-key="name"] button`)))
+	do("sort by name, descending", click(`#apps th[data-key="name"] button`))
 	if got := rowIDs(); !slices.Equal(got, []string{"0001", "0004", "0003", "0002", "0005"}) {
 		t.Errorf("apps by name, descending %v", got)
 	}
@@ -190,7 +207,7 @@ func TestUI(t *testing.T) {
 		waitFor("five apps", `document.querySelectorAll('#apps tbody tr[data-app-id]').length === 5`))
 
 	// The DAG app: four stages, eight task attempts.
-	do("app page", chromedp.Click(chromedp.CSS(`#apps tr[data-app-id="application_1700000000000_0001"] a`)),
+	do("app page", click(`#apps tr[data-app-id="application_1700000000000_0001"] a`),
 		chromedp.WaitVisible(chromedp.CSS(`#dag g.stage`)), chromedp.WaitVisible(chromedp.CSS(`#gantt rect.task`)),
 		chromedp.WaitVisible(chromedp.CSS(`#share`)))
 	if n := count(`#dag g.stage`); n != 4 {
