@@ -928,15 +928,12 @@ func isLoopback(a net.Addr) bool {
 type nmRouter struct{ l *loadRun }
 
 func (r nmRouter) node(ctx context.Context) (*simNM, error) {
-	ci, ok := rpc.CallFromContext(ctx)
-	if ok && ci.Local != nil {
-		if n := r.l.byKey[ci.Local.String()]; n != nil {
-			return n, nil
-		}
-	}
 	var at string
-	if ok && ci.Local != nil {
+	if ci, ok := rpc.CallFromContext(ctx); ok && ci.Local != nil {
 		at = ci.Local.String()
+	}
+	if n := r.l.byKey[at]; n != nil {
+		return n, nil
 	}
 	return nil, fmt.Errorf("no simulated NodeManager at %q", at)
 }

@@ -46,13 +46,20 @@ const (
 // GOMAXPROCS in the environment wins.
 const defaultMinProcs = 4
 
+// intBetween reads an integer key that must lie in [lo, hi]; meaning says
+// what the value is, in a refusal.
+func intBetween(c *hadoopconf.Conf, key string, lo, hi int64, meaning string) (int64, error) {
+	n, err := c.Int(key)
+	if err == nil && (n < lo || n > hi) {
+		err = c.Errorf(key, "%d is not between %d and %d (%s)", n, lo, hi, meaning)
+	}
+	return n, err
+}
+
 func loadMemory(c *hadoopconf.Conf, cfg *Config) error {
-	p, err := c.Int(keyGCPercent)
+	p, err := intBetween(c, keyGCPercent, 10, 10000, "percent of the live heap the heap may grow by before a collection")
 	if err != nil {
 		return err
-	}
-	if p < 10 || p > 10000 {
-		return c.Errorf(keyGCPercent, "%d is not between 10 and 10000 (percent of the live heap the heap may grow by before a collection)", p)
 	}
 	limit, err := c.Int(keyMemoryLimit)
 	if err != nil {
@@ -66,12 +73,9 @@ func loadMemory(c *hadoopconf.Conf, cfg *Config) error {
 }
 
 func loadProcs(c *hadoopconf.Conf, cfg *Config) error {
-	procs, err := c.Int(keyMinProcs)
+	procs, err := intBetween(c, keyMinProcs, 0, 1024, "the fewest Ps, GOMAXPROCS, the RM runs with; 0: Go's default")
 	if err != nil {
 		return err
-	}
-	if procs < 0 || procs > 1024 {
-		return c.Errorf(keyMinProcs, "%d is not between 0 and 1024 (the fewest Ps, GOMAXPROCS, the RM runs with; 0: Go's default)", procs)
 	}
 	cfg.MinProcs = int(procs)
 	return nil

@@ -33,12 +33,9 @@ const keyPassNice = "loom.scheduler.pass-nice"
 const defaultPassNice = 10
 
 func loadPassNice(c *hadoopconf.Conf, cfg *Config) error {
-	n, err := c.Int(keyPassNice)
+	n, err := intBetween(c, keyPassNice, 0, 19, "the nice value added to the scheduling passes' threads; 0: none")
 	if err != nil {
 		return err
-	}
-	if n < 0 || n > 19 {
-		return c.Errorf(keyPassNice, "%d is not between 0 and 19 (the nice value added to the scheduling passes' threads; 0: none)", n)
 	}
 	cfg.PassNice = int(n)
 	return nil
