@@ -319,3 +319,64 @@ func TestAllocateSignsTokensOutsideTheLock(t *testing.T) {
 		}
 	}
 }
+
+// tokenAttempt remembers what it parsed: asked again and again, for
+// tokens of different attempts, past the number it keeps, it names the
+// attempt each token's identifier names, and a token it cannot parse is
+// refused every time.
+func TestTokenAttemptRemembersEachToken(t *testing.T) {
+	ident := func(app int32, attempt int32) []byte {
+		b, err := proto.Marshal(&pb.AMRMTokenIdentifierProto{KeyId: proto.Int32(7), AppAttemptId: &pb.ApplicationAttemptIdProto{
+			ApplicationId: &pb.ApplicationIdProto{Id: proto.Int32(app), ClusterTimestamp: proto.Int64(42)}, AttemptId: proto.Int32(attempt)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	ask := func(token []byte) (*pb.ApplicationAttemptIdProto, error) {
+		return tokenAttempt(rpc.WithCall(context.Background(), &rpc.CallInfo{Token: token}))
+	}
+	for round := range 3 {
+		for app := range int32(maxTokenAttempts + 10) {
+			attempt := app%3 + 1
+			at, err := ask(ident(app, attempt))
+			if err != nil {
+				t.Fatalf("round %d, app %d: %v", round, app, err)
+			}
+			if at.GetApplicationId().GetId() != app || at.GetAttemptId() != attempt || at.GetApplicationId().GetClusterTimestamp() != 42 {
+				t.Fatalf("round %d: the token of app %d attempt %d names %s", round, app, attempt, rpc.AttemptIDString(at))
+			}
+		}
+		if _, err := ask([]byte("not an identifier")); err == nil || !strings.Contains(err.Error(), "the connection's token") {
+			t.Fatalf("round %d: an unparseable token gave %v", round, err)
+		}
+	}
+	if _, err := tokenAttempt(context.Background()); err == nil || !strings.Contains(err.Error(), "No AMRMToken found") {
+		t.Fatalf("a call without a token: %v", err)
+	}
+}
+
+// BenchmarkTokenAttempt: the attempt of an allocate call's token,
+// remembered (what tokenAttempt does) against parsed on every call (what
+// it did before).
+func BenchmarkTokenAttempt(b *testing.B) {
+	id, _ := proto.Marshal(&pb.AMRMTokenIdentifierProto{KeyId: proto.Int32(7), AppAttemptId: &pb.ApplicationAttemptIdProto{
+		ApplicationId: &pb.ApplicationIdProto{Id: proto.Int32(12), ClusterTimestamp: proto.Int64(1795947657583)}, AttemptId: proto.Int32(1)}})
+	ctx := rpc.WithCall(context.Background(), &rpc.CallInfo{Token: id})
+	b.Run("remembered", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := tokenAttempt(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parsed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := rpc.ParseAMRMIdentifier(id); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
