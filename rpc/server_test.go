@@ -729,3 +729,77 @@ func TestObserveTimesCalls(t *testing.T) {
 		})
 	}
 }
+
+// deadlineCounter counts the deadlines set on the connections it accepts.
+type deadlineCounter struct {
+	net.Listener
+	reads, writes atomic.Int64
+}
+
+func (l *deadlineCounter) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countedConn{nc, l}, nil
+}
+
+type countedConn struct {
+	net.Conn
+	l *deadlineCounter
+}
+
+func (c countedConn) SetReadDeadline(t time.Time) error {
+	c.l.reads.Add(1)
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c countedConn) SetWriteDeadline(t time.Time) error {
+	c.l.writes.Add(1)
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// A connection keeps its deadlines while they fall short of the ones
+// wanted by under a hundredth of their timeouts: 400 calls in quick
+// succession, inline and not, set a handful of deadlines, not three a
+// call; and a call that comes after the slack has passed still gets
+// them moved (the timeouts themselves: TestTimeoutsCutIdleAndSlowConnections).
+func TestDeadlinesAreNotSetForEveryCall(t *testing.T) {
+	e := &echoServer{release: make(chan struct{}), entered: make(chan struct{}, 64)}
+	s := NewServer(ServerOptions{IdleTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second})
+	s.Register(e.protocol().WithInline("echo"))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &deadlineCounter{Listener: ln}
+	go s.Serve(l)
+	t.Cleanup(func() { s.Close() })
+	c := dial(t, ln.Addr().String(), ClientOptions{})
+	for i := range 400 {
+		method := "echo"
+		if i%2 == 1 {
+			method = "fail"
+		}
+		var resp wrapperspb.StringValue
+		err := c.Call(context.Background(), echoProtocol, method, wrapperspb.String("x"), &resp)
+		if (method == "echo") != (err == nil) {
+			t.Fatalf("call %d (%s): %v", i, method, err)
+		}
+	}
+	reads, writes := l.reads.Load(), l.writes.Load()
+	if reads > 20 || writes > 10 {
+		t.Errorf("400 calls within the slack set %d read and %d write deadlines, want at most 20 and 10", reads, writes)
+	}
+	time.Sleep(150 * time.Millisecond) // past 10 s / 100
+	// The reader moves its deadline before it waits for the next frame:
+	// the one after y's.
+	for _, v := range []string{"y", "z"} {
+		if _, err := echo(c, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.reads.Load() == reads || l.writes.Load() == writes {
+		t.Errorf("a call after the slack moved no deadline (reads %d -> %d, writes %d -> %d)", reads, l.reads.Load(), writes, l.writes.Load())
+	}
+}
