@@ -36,7 +36,19 @@ type Method struct {
 	// next call once this one is answered, so calls on one connection
 	// run one at a time (as a NodeManager sends them anyway).
 	Inline bool
+	// Exec, when set, runs the call's work: for an inline call its
+	// decoding, handling and encoding, for another its handling and
+	// encoding (Executor).
+	Exec Executor
 }
+
+// Executor runs a call's work on a goroutine of its choosing and returns
+// once the work has run. It lets a server put some protocols' calls on
+// threads of their own, such as threads at a lower OS priority than the
+// ones that read the connections, so that under a full CPU another
+// protocol's calls (a ResourceManager's node heartbeats) get the cores
+// first. The work recovers its handler's panics itself.
+type Executor func(work func())
 
 // Unary adapts a typed handler to a Method.
 func Unary[Req any, PReq interface {
@@ -69,6 +81,15 @@ func (p Protocol) WithInline(names ...string) Protocol {
 			panic(fmt.Sprintf("rpc: protocol %s has no method %s", p.Name, n))
 		}
 		p.Methods[i].Inline = true
+	}
+	return p
+}
+
+// WithExecutor returns p with every method's work run by e (Method.Exec).
+func (p Protocol) WithExecutor(e Executor) Protocol {
+	p.Methods = slices.Clone(p.Methods)
+	for i := range p.Methods {
+		p.Methods[i].Exec = e
 	}
 	return p
 }
@@ -1092,19 +1113,31 @@ func (c *serverConn) call(h *requestHeader, rest []byte) error {
 			Message: fmt.Sprintf("Unknown method %s called on %s protocol.", method, protocol)}), false)
 		return nil
 	}
-	req := m.NewRequest()
-	if _, err := unmarshalDelimited(rest, req); err != nil {
+	if m.Inline && m.Exec != nil {
+		// The reader waits for the executor, so the frame's buffer
+		// stays as it is until the request is decoded.
+		var frame []byte
+		var err error
+		m.Exec(func() {
+			var req proto.Message
+			if req, err = decodeRequest(m, rest); err == nil {
+				frame = c.observedCall(m, c.callInfo(p, m, h), retry, req, c.readTime())
+			}
+		})
+		if err != nil {
+			return c.fatalCall(id, h.clientID, fatal(FatalDeserializing, ClassIPC, "cannot decode %s request of %s: %v",
+				m.Name, p.name, err))
+		}
+		c.replyInline(frame)
+		return nil
+	}
+	req, err := decodeRequest(m, rest)
+	if err != nil {
 		return c.fatalCall(id, h.clientID, fatal(FatalDeserializing, ClassIPC, "cannot decode %s request of %s: %v",
 			m.Name, p.name, err))
 	}
-	// The frame buffer is reused for the next call: keep a copy of the
-	// client id.
-	info := &CallInfo{User: c.user, RealUser: c.realUser, Protocol: p.name, Method: m.Name, CallID: id,
-		ClientID: bytes.Clone(h.clientID), Remote: c.nc.RemoteAddr(), Local: c.nc.LocalAddr(), Token: c.token, Principal: c.krbName}
-	var read time.Time
-	if c.s.opts.Observe != nil {
-		read = time.Now()
-	}
+	info := c.callInfo(p, m, h)
+	read := c.readTime()
 	if m.Inline {
 		c.replyInline(c.observedCall(m, info, retry, req, read))
 		return nil
@@ -1113,9 +1146,38 @@ func (c *serverConn) call(h *requestHeader, rest []byte) error {
 	c.inflight.Add(1)
 	c.s.dispatch(func() {
 		defer func() { <-c.slots; c.inflight.Done() }()
-		c.reply(c.observedCall(m, info, retry, req, read), false)
+		if m.Exec == nil {
+			c.reply(c.observedCall(m, info, retry, req, read), false)
+			return
+		}
+		var frame []byte
+		m.Exec(func() { frame = c.observedCall(m, info, retry, req, read) })
+		c.reply(frame, false)
 	})
 	return nil
+}
+
+// decodeRequest decodes a call's request from the rest of its frame.
+func decodeRequest(m *Method, rest []byte) (proto.Message, error) {
+	req := m.NewRequest()
+	_, err := unmarshalDelimited(rest, req)
+	return req, err
+}
+
+// callInfo describes a call read on c. The frame buffer is reused for the
+// next call: it keeps a copy of the client id.
+func (c *serverConn) callInfo(p *protocolEntry, m *Method, h *requestHeader) *CallInfo {
+	return &CallInfo{User: c.user, RealUser: c.realUser, Protocol: p.name, Method: m.Name, CallID: h.callID,
+		ClientID: bytes.Clone(h.clientID), Remote: c.nc.RemoteAddr(), Local: c.nc.LocalAddr(), Token: c.token, Principal: c.krbName}
+}
+
+// readTime is when a call counts as read, for ServerOptions.Observe; zero
+// without it.
+func (c *serverConn) readTime() time.Time {
+	if c.s.opts.Observe == nil {
+		return time.Time{}
+	}
+	return time.Now()
 }
 
 // observedCall is runCall, timed for ServerOptions.Observe from read, when

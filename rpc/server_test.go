@@ -808,3 +808,101 @@ func TestDeadlinesAreNotSetForEveryCall(t *testing.T) {
 		t.Errorf("a call after the slack moved no deadline (reads %d -> %d, writes %d -> %d)", reads, l.reads.Load(), writes, l.writes.Load())
 	}
 }
+
+// TestExecutorRunsTheCalls: a protocol WithExecutor has every call's
+// handler run inside the executor's work, inline methods and dispatched
+// ones alike, with the same replies as without (values, application
+// errors, a handler's panic); an inline method's request is decoded in
+// the work too, so a request that cannot be decoded there still gets the
+// precise FATAL reply, and the connection's other calls go on.
+func TestExecutorRunsTheCalls(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inline=%v", inline), func(t *testing.T) {
+			e := &echoServer{release: make(chan struct{}), entered: make(chan struct{}, 64)}
+			var running, works atomic.Int32
+			var outside atomic.Int32 // handlers run outside the work
+			p := e.protocol()
+			for i := range p.Methods {
+				h := p.Methods[i].Handle
+				p.Methods[i].Handle = func(ctx context.Context, req proto.Message) (proto.Message, error) {
+					if running.Load() == 0 {
+						outside.Add(1)
+					}
+					return h(ctx, req)
+				}
+			}
+			// One goroutine runs all the work, one call at a time.
+			queue := make(chan func())
+			go func() {
+				for f := range queue {
+					running.Add(1)
+					f()
+					running.Add(-1)
+				}
+			}()
+			t.Cleanup(func() { close(queue) })
+			p = p.WithExecutor(func(work func()) {
+				works.Add(1)
+				done := make(chan struct{})
+				queue <- func() { work(); close(done) }
+				<-done
+			})
+			if inline {
+				p = p.WithInline("echo", "fail", "panic")
+			}
+			s := NewServer(ServerOptions{})
+			s.Register(p)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			go s.Serve(ln)
+			t.Cleanup(func() { s.Close() })
+			addr := ln.Addr().String()
+
+			c := dial(t, addr, ClientOptions{User: "ann"})
+			for i := range 5 {
+				if got, err := echo(c, fmt.Sprint(i)); err != nil || got != fmt.Sprintf("ann:%d", i) {
+					t.Fatalf("echo %d = %q, %v", i, got, err)
+				}
+			}
+			var resp wrapperspb.StringValue
+			err = c.Call(context.Background(), echoProtocol, "fail", wrapperspb.String("application_1_0001"), &resp)
+			var re *RemoteError
+			if !errors.As(err, &re) || re.Class != "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException" {
+				t.Errorf("fail: %v, want ApplicationNotFoundException", err)
+			}
+			if err := c.Call(context.Background(), echoProtocol, "panic", wrapperspb.String("x"), &resp); err == nil || !strings.Contains(err.Error(), "failed inside the server") {
+				t.Errorf("panic: %v", err)
+			}
+			if got, err := echo(c, "after"); err != nil || got != "ann:after" {
+				t.Errorf("echo after a panic = %q, %v", got, err)
+			}
+			if n := works.Load(); n != 8 {
+				t.Errorf("the executor ran %d calls' work, want 8", n)
+			}
+			if n := outside.Load(); n != 0 {
+				t.Errorf("%d handlers ran outside the executor's work", n)
+			}
+
+			pre := AppendPreamble(nil, Preamble{Version: Version})
+			hdr := delimited(t, &hadooppb.RpcRequestHeaderProto{RpcKind: hadooppb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(), CallId: proto.Int32(1), ClientId: []byte{}})
+			ctxHdr := delimited(t, &hadooppb.RpcRequestHeaderProto{RpcKind: hadooppb.RpcKindProto_RPC_PROTOCOL_BUFFER.Enum(), CallId: proto.Int32(-3), ClientId: []byte{}})
+			nc := rawConn(t, addr)
+			bad := bytes.Join([][]byte{pre, frameOf(ctxHdr, delimited(t, &hadooppb.IpcConnectionContextProto{})),
+				frameOf(hdr, delimited(t, &hadooppb.RequestHeaderProto{MethodName: proto.String("echo"),
+					DeclaringClassProtocolName: proto.String(echoProtocol), ClientProtocolVersion: proto.Uint64(1)}),
+					[]byte{0x03, 0x0a, 0x09, 0x01})}, nil)
+			if _, err := nc.Write(bad); err != nil {
+				t.Fatal(err)
+			}
+			h := readFatal(t, nc)
+			if h.GetErrorDetail() != FatalDeserializing || !strings.Contains(h.GetErrorMsg(), "cannot decode echo request") {
+				t.Errorf("a request that cannot be decoded: %v %q", h.GetErrorDetail(), h.GetErrorMsg())
+			}
+			if got, err := echo(c, "still"); err != nil || got != "ann:still" {
+				t.Errorf("the other connection after the bad request: %q, %v", got, err)
+			}
+		})
+	}
+}
