@@ -27,17 +27,19 @@ import (
 
 // Defaults are YARN's, for the keys Loom reads, and Loom's own.
 var Defaults = map[string]string{
-	"yarn.scheduler.capacity.node-locality-delay":                        "40",
-	"yarn.scheduler.fair.locality-delay-node-ms":                         "-1",
-	"yarn.scheduler.fair.locality-delay-rack-ms":                         "-1",
-	"yarn.scheduler.capacity.rack-locality-additional-delay":             "-1",
-	"loom.scheduler.async.interval-ms":                                   "0",
-	keyGCPercent:                                                         "400",
-	keyMemoryLimit:                                                       "0",
-	keyMinProcs:                                                          strconv.Itoa(defaultMinProcs),
-	keyPassNice:                                                          strconv.Itoa(defaultPassNice),
-	"yarn.resourcemanager.ha.automatic-failover.zk-base-path":            "/yarn-leader-election",
-	"yarn.resourcemanager.ha.automatic-failover.enabled":                 "true",
+	"yarn.scheduler.capacity.node-locality-delay":            "40",
+	"yarn.scheduler.fair.locality-delay-node-ms":             "-1",
+	"yarn.scheduler.fair.locality-delay-rack-ms":             "-1",
+	"yarn.scheduler.capacity.rack-locality-additional-delay": "-1",
+	"loom.scheduler.async.interval-ms":                       "0",
+	keyGCPercent:                                             "400",
+	keyMemoryLimit:                                           "0",
+	keyMinProcs:                                              strconv.Itoa(defaultMinProcs),
+	keyPassNice:                                              strconv.Itoa(defaultPassNice),
+	keyCallNice:                                              strconv.Itoa(defaultCallNice),
+	keyCallThreads:                                           strconv.Itoa(defaultCallThreads),
+	"yarn.resourcemanager.ha.automatic-failover.zk-base-path": "/yarn-leader-election",
+	"yarn.resourcemanager.ha.automatic-failover.enabled":      "true",
 	keyReservations:                                                      "false",
 	keyReservableShare:                                                   "0.8",
 	logagg.KeyRemoteDir:                                                  logagg.DefaultRemoteDir,
@@ -197,6 +199,10 @@ type Config struct {
 	// PassNice is added to the nice value of the threads that run the
 	// RM's own scheduling passes (loom.scheduler.pass-nice; passnice.go).
 	PassNice int
+	// CallNice is added to the nice value of the CallThreads threads that
+	// serve clients' and AMs' calls (loom.resourcemanager.call-nice and
+	// call-threads; callnice.go).
+	CallNice, CallThreads int
 	// MaxAppPriority is the highest application priority
 	// (yarn.cluster.max-application-priority): higher ones are capped to
 	// it. Loom's policies do not order apps by priority.
@@ -473,6 +479,9 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 		return cfg, err
 	}
 	if err := loadPassNice(c, &cfg); err != nil {
+		return cfg, err
+	}
+	if err := loadCallNice(c, &cfg); err != nil {
 		return cfg, err
 	}
 	if err := loadProcs(c, &cfg); err != nil {

@@ -619,6 +619,10 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{"loom.resourcemanager.min-procs=many", `loom.resourcemanager.min-procs: "many" is not an integer`},
 		{"loom.scheduler.pass-nice=20", "loom.scheduler.pass-nice: 20 is not between 0 and 19"},
 		{"loom.scheduler.pass-nice=-1", "loom.scheduler.pass-nice: -1 is not between 0 and 19"},
+		{"loom.resourcemanager.call-nice=20", "loom.resourcemanager.call-nice: 20 is not between 0 and 19"},
+		{"loom.resourcemanager.call-nice=low", `loom.resourcemanager.call-nice: "low" is not an integer`},
+		{"loom.resourcemanager.call-threads=0", "loom.resourcemanager.call-threads: 0 is not between 1 and 256"},
+		{"loom.resourcemanager.call-threads=257", "loom.resourcemanager.call-threads: 257 is not between 1 and 256"},
 		{"loom.resourcemanager.app.max-completed-containers=-5", "loom.resourcemanager.app.max-completed-containers: -5 is below the minimum of 0"},
 	}
 	for _, tc := range tests {
@@ -632,7 +636,7 @@ func TestConfigRefusesBadValues(t *testing.T) {
 	}
 	cfg, err := LoadConfig(hadoopconf.New(Defaults))
 	if err != nil || cfg.ClientAddr != "0.0.0.0:8032" || cfg.SchedulerAddr != "0.0.0.0:8030" || cfg.TrackerAddr != "0.0.0.0:8031" ||
-		cfg.MaxAttempts != 2 || cfg.Queues["default"] != 1 || cfg.AMRMRoll != 24*time.Hour || cfg.GCPercent != 400 || cfg.MemoryLimitMB != 0 {
+		cfg.MaxAttempts != 2 || cfg.Queues["default"] != 1 || cfg.AMRMRoll != 24*time.Hour || cfg.GCPercent != 400 || cfg.MemoryLimitMB != 0 || cfg.CallNice != 10 || cfg.CallThreads != 4 {
 		t.Errorf("defaults: %+v, %v", cfg, err)
 	}
 }
