@@ -21,9 +21,18 @@ import (
 // machine whose cores are all busy a heartbeat's thread waited for a core
 // behind them (docs/results/load.md). The kernel shares busy cores by
 // weight: with the calls' decoding, handling and encoding on threads at a
-// nice of 10, a heartbeat's thread gets a core first, and the calls take
-// what is left. On a machine with a core to spare nothing changes but a
-// hand-off to the pool's thread and back, a few microseconds a call.
+// nice of 5 (a third of the weight of nice 0), a heartbeat's thread gets
+// a core first, and the calls take what is left. On a machine with a
+// core to spare nothing changes but a hand-off to the pool's thread and
+// back, a few microseconds a call.
+//
+// Measured at 10,000 NMs on 2 cores (loom bench load --rm-process, the
+// generator on the same cores, alternated): heartbeat p99 8.0-13.2 ms at
+// nice 5 and 8.7-12.1 ms at 10 (five runs each) against 20.3-25.9 ms with
+// the calls at the RM's priority. The price is the calls' share of a full
+// machine: with a busy process beside the RM (--cpu-load 1) allocations/s
+// were 11,000-11,300 at 5, 9,900-10,600 at 10 and 11,400-11,600 at 0,
+// which is why the default is 5.
 //
 // The calls run on a fixed pool of threads, each locked to one goroutine
 // for the RM's life, and each call waits for one of them. No handler waits
@@ -36,7 +45,7 @@ const (
 )
 
 const (
-	defaultCallNice    = 10
+	defaultCallNice    = 5
 	defaultCallThreads = 4
 )
 
