@@ -1115,13 +1115,16 @@ func (c *serverConn) call(h *requestHeader, rest []byte) error {
 	}
 	if m.Inline && m.Exec != nil {
 		// The reader waits for the executor, so the frame's buffer
-		// stays as it is until the request is decoded.
+		// stays as it is until the request is decoded. The wait for the
+		// executor counts as the call's queue time, as the wait for a
+		// handler thread does in Hadoop's RpcQueueTime.
+		read := c.readTime()
 		var frame []byte
 		var err error
 		m.Exec(func() {
 			var req proto.Message
 			if req, err = decodeRequest(m, rest); err == nil {
-				frame = c.observedCall(m, c.callInfo(p, m, h), retry, req, c.readTime())
+				frame = c.observedCall(m, c.callInfo(p, m, h), retry, req, read)
 			}
 		})
 		if err != nil {

@@ -906,3 +906,36 @@ func TestExecutorRunsTheCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestExecutorWaitCountsAsQueued: the time a call waits for its executor
+// is its queue time for ServerOptions.Observe (Hadoop's RpcQueueTime
+// counts the wait for a handler thread), inline or not.
+func TestExecutorWaitCountsAsQueued(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprintf("inline=%v", inline), func(t *testing.T) {
+			queued := make(chan time.Duration, 1)
+			s := NewServer(ServerOptions{Observe: func(_, _ string, q, _ time.Duration) { queued <- q }})
+			e := &echoServer{release: make(chan struct{}), entered: make(chan struct{}, 64)}
+			p := e.protocol().WithExecutor(func(work func()) {
+				time.Sleep(100 * time.Millisecond)
+				work()
+			})
+			if inline {
+				p = p.WithInline("echo")
+			}
+			s.Register(p)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			go s.Serve(ln)
+			t.Cleanup(func() { s.Close() })
+			if got, err := echo(dial(t, ln.Addr().String(), ClientOptions{User: "q"}), "x"); err != nil || got != "q:x" {
+				t.Fatalf("echo = %q, %v", got, err)
+			}
+			if q := <-queued; q < 100*time.Millisecond {
+				t.Errorf("queued %v, want at least the executor's 100 ms", q)
+			}
+		})
+	}
+}
