@@ -32,10 +32,7 @@ import (
 // the calls at the RM's priority. The price is the calls' share of a full
 // machine: with a busy process beside the RM (--cpu-load 1) allocations/s
 // were 11,000-11,300 at 5, 9,900-10,600 at 10 and 11,400-11,600 at 0,
-// which is why the default is 5. Eight threads rather than four: at nice
-// 5, six runs each, p99 6.9-9.5 ms against 8.2-14.6 ms (allocations/s
-// 10,057-11,421 against 10,304-11,652; beside a busy process 9,971 and
-// 10,342 against 10,824 and 11,103).
+// which is why the default is 5.
 //
 // The calls run on a fixed pool of threads, each locked to one goroutine
 // for the RM's life, and each call waits for one of them. No handler waits
@@ -49,7 +46,7 @@ const (
 
 const (
 	defaultCallNice    = 5
-	defaultCallThreads = 8
+	defaultCallThreads = 4
 )
 
 func loadCallNice(c *hadoopconf.Conf, cfg *Config) error {

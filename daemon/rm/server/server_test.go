@@ -636,7 +636,7 @@ func TestConfigRefusesBadValues(t *testing.T) {
 	}
 	cfg, err := LoadConfig(hadoopconf.New(Defaults))
 	if err != nil || cfg.ClientAddr != "0.0.0.0:8032" || cfg.SchedulerAddr != "0.0.0.0:8030" || cfg.TrackerAddr != "0.0.0.0:8031" ||
-		cfg.MaxAttempts != 2 || cfg.Queues["default"] != 1 || cfg.AMRMRoll != 24*time.Hour || cfg.GCPercent != 400 || cfg.MemoryLimitMB != 0 || cfg.CallNice != 5 || cfg.CallThreads != 8 {
+		cfg.MaxAttempts != 2 || cfg.Queues["default"] != 1 || cfg.AMRMRoll != 24*time.Hour || cfg.GCPercent != 400 || cfg.MemoryLimitMB != 0 || cfg.CallNice != 5 || cfg.CallThreads != 4 {
 		t.Errorf("defaults: %+v, %v", cfg, err)
 	}
 }
