@@ -39,15 +39,22 @@ func startServer(t testing.TB, opts ServerOptions) (*Server, string, *echoServer
 func startServerInline(t testing.TB, opts ServerOptions, inline ...string) (*Server, string, *echoServer) {
 	t.Helper()
 	e := &echoServer{release: make(chan struct{}), entered: make(chan struct{}, 64)}
+	s, addr := serveProtocol(t, opts, e.protocol().WithInline(inline...))
+	return s, addr, e
+}
+
+// serveProtocol serves p on a loopback port until the test ends.
+func serveProtocol(t testing.TB, opts ServerOptions, p Protocol) (*Server, string) {
+	t.Helper()
 	s := NewServer(opts)
-	s.Register(e.protocol().WithInline(inline...))
+	s.Register(p)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	go s.Serve(ln)
 	t.Cleanup(func() { s.Close() })
-	return s, ln.Addr().String(), e
+	return s, ln.Addr().String()
 }
 
 func (e *echoServer) protocol() Protocol {
@@ -850,15 +857,7 @@ func TestExecutorRunsTheCalls(t *testing.T) {
 			if inline {
 				p = p.WithInline("echo", "fail", "panic")
 			}
-			s := NewServer(ServerOptions{})
-			s.Register(p)
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			go s.Serve(ln)
-			t.Cleanup(func() { s.Close() })
-			addr := ln.Addr().String()
+			_, addr := serveProtocol(t, ServerOptions{}, p)
 
 			c := dial(t, addr, ClientOptions{User: "ann"})
 			for i := range 5 {
@@ -867,7 +866,7 @@ func TestExecutorRunsTheCalls(t *testing.T) {
 				}
 			}
 			var resp wrapperspb.StringValue
-			err = c.Call(context.Background(), echoProtocol, "fail", wrapperspb.String("application_1_0001"), &resp)
+			err := c.Call(context.Background(), echoProtocol, "fail", wrapperspb.String("application_1_0001"), &resp)
 			var re *RemoteError
 			if !errors.As(err, &re) || re.Class != "org.apache.hadoop.yarn.exceptions.ApplicationNotFoundException" {
 				t.Errorf("fail: %v, want ApplicationNotFoundException", err)
@@ -914,7 +913,6 @@ func TestExecutorWaitCountsAsQueued(t *testing.T) {
 	for _, inline := range []bool{false, true} {
 		t.Run(fmt.Sprintf("inline=%v", inline), func(t *testing.T) {
 			queued := make(chan time.Duration, 1)
-			s := NewServer(ServerOptions{Observe: func(_, _ string, q, _ time.Duration) { queued <- q }})
 			e := &echoServer{release: make(chan struct{}), entered: make(chan struct{}, 64)}
 			p := e.protocol().WithExecutor(func(work func()) {
 				time.Sleep(100 * time.Millisecond)
@@ -923,14 +921,8 @@ func TestExecutorWaitCountsAsQueued(t *testing.T) {
 			if inline {
 				p = p.WithInline("echo")
 			}
-			s.Register(p)
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			go s.Serve(ln)
-			t.Cleanup(func() { s.Close() })
-			if got, err := echo(dial(t, ln.Addr().String(), ClientOptions{User: "q"}), "x"); err != nil || got != "q:x" {
+			_, addr := serveProtocol(t, ServerOptions{Observe: func(_, _ string, q, _ time.Duration) { queued <- q }}, p)
+			if got, err := echo(dial(t, addr, ClientOptions{User: "q"}), "x"); err != nil || got != "q:x" {
 				t.Fatalf("echo = %q, %v", got, err)
 			}
 			if q := <-queued; q < 100*time.Millisecond {
