@@ -34,7 +34,9 @@ import (
 // the calls at the RM's priority. The price is the calls' share of a full
 // machine: with a busy process beside the RM (--cpu-load 1) allocations/s
 // were 11,000-11,300 at 5, 9,900-10,600 at 10 and 11,400-11,600 at 0,
-// which is why the default is 5.
+// which is why the default is 5. Four threads, not eight: eight gave a
+// better tail (median 8.4 ms against 9.9) but, with a connection per NM,
+// fewer allocations/s than the target (7582cf6, reverted in b1843fc).
 //
 // The calls run on a fixed pool of threads, each locked to one goroutine
 // for the RM's life, and each call waits for one of them. No handler waits
