@@ -511,8 +511,8 @@ func TestReverseReusesProfile(t *testing.T) {
 		alloc := fairness.New(float64(8+rng.IntN(40)), float64(4+rng.IntN(20)))
 		children := j.children()
 		slots, finish := forwardPack(j, children, alloc, 0)
-		want := latestStarts(j, children, alloc, 0, slots, finish, nil)
-		got := latestStarts(j, children, alloc, 0, slots, finish, &prof)
+		want := latestStarts(j, children, alloc, 0, slots, finish, nil, nil)
+		got := latestStarts(j, children, alloc, 0, slots, finish, &prof, nil)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("job %d: latest starts with a reused profile differ (-new +reused):\n%s", n, diff)
 		}
@@ -540,7 +540,7 @@ func TestReverseKeepsForcedStages(t *testing.T) {
 		t.Fatalf("forward = %v finishing %v, want %v finishing 3s", slots, finish, want)
 	}
 	for _, prof := range []*profile{nil, {}} {
-		got := latestStarts(j, children, cores(2), 0, slots, finish, prof)
+		got := latestStarts(j, children, cores(2), 0, slots, finish, prof, nil)
 		if want := []Slot{{0, 0, 2}, {1, sec, 1}, {2, 2 * sec, 1}}; !slices.Equal(got, want) {
 			t.Errorf("latest starts = %v, want %v", got, want)
 		}

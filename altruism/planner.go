@@ -68,7 +68,13 @@ type Planner struct {
 	// plan is made again as its far future draws near (Follow), so only
 	// its near future needs a fine grain. 0 keeps Resolution throughout.
 	FarResolution time.Duration
-	last          *Plan
+	// Growth is how the job's allocation is projected to grow from the
+	// next plan's decision on (the RM's ShareGrowth): the reverse pass
+	// delays tasks into that room, so the job yields more now and takes
+	// more once others have finished, by the same T_k. Nil plans within
+	// the allocation alone, as Carbyne's paper does.
+	Growth []ShareStep
+	last   *Plan
 	// fresh is when the last fresh plan was made, basis its allocation
 	// and done the stages done then.
 	fresh time.Duration
@@ -160,13 +166,30 @@ func (pl *Planner) Plan(j *Job, alloc fairness.Vector, now time.Duration) *Plan 
 	if ok && cf <= finish {
 		slots, finish = carried, cf
 	}
-	latest := latestStarts(j, children, alloc, now, slots, finish, &mem.prof)
+	latest := latestStarts(j, children, alloc, now, slots, finish, &mem.prof, pl.Growth)
 	if !ok || cf > finish {
 		latest, finish = tighten(j, alloc, now, latest, finish, &mem.ends)
 	}
 	p := &Plan{Now: now, Alloc: alloc, Finish: finish, Slots: latest}
 	pl.last, pl.horizon = p, finish-now
 	return p
+}
+
+// ShareStep is a step of a job's projected allocation: from After past
+// the decision on, Factor times the allocation it plans with. Steps come
+// in order of After, with Factor above 1 and growing.
+//
+// Under DRF a job's share grows as the other jobs finish: with all jobs
+// present, processor sharing finishes the one with the least work first,
+// and every job left then gets more. A plan within the current share
+// alone assumes the share never grows, so a job whose T_k is set by its
+// work must use all of its share from now on and can yield nothing. Planned
+// against the growth, it can leave the room now to the jobs that finish
+// first and take its share back, grown, once they are gone: what shortest
+// remaining time first does, but to the same T_k.
+type ShareStep struct {
+	After  time.Duration
+	Factor float64
 }
 
 // followFor is how long the last fresh plan may be followed.

@@ -2,6 +2,7 @@ package altruism
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 
@@ -272,8 +273,15 @@ func (p *profile) latestFit(lo, hi, dur time.Duration, d, capacity fairness.Vect
 	// and peakAt where that segment starts.
 	var room, use, peak [8]float64
 	var peakAt [8]time.Duration
+	// A projected growth of the share (grow) makes use negative where
+	// the share will have grown. top is then the most used over the
+	// window when all of it is negative, topAt where; peak, floored at
+	// nothing used, stays what decides without growth.
+	var top [8]float64
+	var topAt [8]time.Duration
 	for _, k := range kk {
 		room[k&7] = capacity[k] - d[k] + 1e-9*max(1, capacity[k])
+		top[k&7] = math.Inf(-1)
 	}
 	bound := hi + dur // the window is [bound−dur, bound)
 	b, i := p.find(bound - 1)
@@ -307,7 +315,7 @@ sweep:
 			if blocked {
 				bound = t
 				for _, k := range kk {
-					peak[k&7] = 0
+					peak[k&7], top[k&7] = 0, math.Inf(-1)
 					use[k&7] -= delta[k]
 				}
 				continue
@@ -315,6 +323,9 @@ sweep:
 			for _, k := range kk {
 				if u := use[k&7]; u > peak[k&7] {
 					peak[k&7], peakAt[k&7] = u, t
+				}
+				if u := use[k&7]; u > top[k&7] {
+					top[k&7], topAt[k&7] = u, t
 				}
 				use[k&7] -= delta[k]
 			}
@@ -327,7 +338,11 @@ sweep:
 		return 0, 0, 0, false
 	}
 	fit, limit = int(^uint(0)>>1), bound
+	past := end > s // the window runs left of the first breakpoint
 	for _, k := range kk {
+		if !past && top[k&7] < 0 {
+			peak[k&7], peakAt[k&7] = top[k&7], topAt[k&7]
+		}
 		c := int((capacity[k] - peak[k&7] + 1e-9*max(1, capacity[k])) / d[k])
 		switch {
 		case c < fit:

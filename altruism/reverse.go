@@ -28,7 +28,7 @@ func ReversePack(j *Job, alloc fairness.Vector, now time.Duration) *Plan {
 	children := j.children()
 	slots, finish := forwardPack(j, children, alloc, now)
 	return &Plan{Now: now, Alloc: alloc, Finish: finish,
-		Slots: latestStarts(j, children, alloc, now, slots, finish, nil)}
+		Slots: latestStarts(j, children, alloc, now, slots, finish, nil, nil)}
 }
 
 // latestStarts is the reverse pass. It walks the job backwards from T_k,
@@ -46,7 +46,12 @@ func ReversePack(j *Job, alloc fairness.Vector, now time.Duration) *Plan {
 // schedule had one of its own.
 //
 // prof, when set, lends the memory of an earlier profile.
-func latestStarts(j *Job, children [][]int, alloc fairness.Vector, now time.Duration, slots []Slot, finish time.Duration, prof *profile) []Slot {
+//
+// growth, when set, is how the allocation is projected to grow (see
+// ShareStep): tasks may then be put back later than alloc alone allows,
+// into the room the job's share will have once others have finished. The
+// forward pass, and so T_k, stays within alloc.
+func latestStarts(j *Job, children [][]int, alloc fairness.Vector, now time.Duration, slots []Slot, finish time.Duration, prof *profile, growth []ShareStep) []Slot {
 	// The profile is built when the first stage is lifted out of it:
 	// stages that keep their forced starts (below) leave it as it was,
 	// and a plan of forced stages only needs none.
@@ -126,6 +131,7 @@ func latestStarts(j *Job, children [][]int, alloc fairness.Vector, now time.Dura
 		}
 		if p == nil {
 			p = planProfile(j, now, slots, prof)
+			grow(p, alloc, now, finish, growth)
 		}
 		for _, sl := range byStage[i] {
 			p.add(sl.Start, sl.Start+st.Duration, d.Scale(-float64(sl.Count)))
@@ -156,6 +162,21 @@ func latestStarts(j *Job, children [][]int, alloc fairness.Vector, now time.Dura
 		}
 	}
 	return normalizeSlots(out)
+}
+
+// grow lends the profile the room a projected growth of the allocation
+// adds: from each step on, until the next, alloc × (Factor − 1) counts
+// as free, as a negative use. Steps at or past finish add nothing.
+func grow(p *profile, alloc fairness.Vector, now, finish time.Duration, growth []ShareStep) {
+	for i, g := range growth {
+		from, to := now+g.After, finish
+		if i+1 < len(growth) {
+			to = min(to, now+growth[i+1].After)
+		}
+		if g.Factor > 1 && from < to {
+			p.add(from, to, alloc.Scale(1-g.Factor))
+		}
+	}
 }
 
 func minStart(cur, s, unset time.Duration) time.Duration {
