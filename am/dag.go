@@ -253,8 +253,9 @@ func breadthFirst(j *altruism.Job) []int {
 func (d *DAG) Job() *workload.Job { return d.job }
 
 // Decide computes the AM's request at now, given its share A_k from the
-// RM, the cluster's capacity and P(Altruism).
-func (d *DAG) Decide(now time.Duration, share, capacity fairness.Vector, p float64) Request {
+// RM, the cluster's capacity, P(Altruism) and how the RM projects the
+// share to grow (nil: it does not; see rm.Core.ShareGrowth).
+func (d *DAG) Decide(now time.Duration, share, capacity fairness.Vector, p float64, growth []altruism.ShareStep) Request {
 	req := Request{
 		Demand:        d.Demand(),
 		RemainingWork: d.state.RemainingWork(capacity, now),
@@ -265,6 +266,7 @@ func (d *DAG) Decide(now time.Duration, share, capacity fairness.Vector, p float
 	// P(Altruism) 0 is DRF's AM, exactly: no plan, every runnable task
 	// DEFAULT, breadth-first, whatever an earlier plan ranked.
 	if d.cfg.Altruistic && p > 0 {
+		d.planner.Growth = growth
 		plan := d.planner.Plan(d.state, share, now)
 		sp := plan.Split(d.state, altruism.Decide(p, d.rng))
 		def, alt = sp.Default, sp.Altruistic

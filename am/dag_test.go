@@ -39,7 +39,7 @@ func TestDecideGreedy(t *testing.T) {
 	// Breadth-first: S0 and S1 (depth 1) rank 0 and 1, S2 rank 2. Only the
 	// runnable stages ask, all DEFAULT.
 	d := newDAG(t, Config{})
-	req := d.Decide(0, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 1)
+	req := d.Decide(0, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 1, nil)
 	want := []Ask{
 		{Priority: 0, Demand: core, Kind: altruism.Default, Count: 3},
 		{Priority: 1, Demand: core, Kind: altruism.Default, Count: 2},
@@ -61,7 +61,7 @@ func TestDecideAltruistic(t *testing.T) {
 	// With a 5-core share the plan is T = 5 s: S1 must start now, S0 may
 	// wait until 1 s. S1 ranks first (its latest start is earliest).
 	d := newDAG(t, Config{Altruistic: true})
-	req := d.Decide(0, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 1)
+	req := d.Decide(0, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 1, nil)
 	want := []Ask{
 		{Priority: 1, Demand: core, Kind: altruism.Altruistic, Count: 3},
 		{Priority: 0, Demand: core, Kind: altruism.Default, Count: 2},
@@ -74,7 +74,7 @@ func TestDecideAltruistic(t *testing.T) {
 	}
 	// P(Altruism) = 0: everything runnable is DEFAULT.
 	d = newDAG(t, Config{Altruistic: true})
-	req = d.Decide(0, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 0)
+	req = d.Decide(0, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 0, nil)
 	for _, a := range req.Asks {
 		if a.Kind != altruism.Default {
 			t.Errorf("P=0 asked %v", a)
@@ -84,7 +84,7 @@ func TestDecideAltruistic(t *testing.T) {
 
 func TestBindAndComplete(t *testing.T) {
 	d := newDAG(t, Config{MaxAttempts: 2})
-	d.Decide(0, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 0)
+	d.Decide(0, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 0, nil)
 	grant := func(id int64, res fairness.Vector) (TaskRecord, bool) {
 		return d.Bind(0, Grant{ID: id, Node: "n1", Resource: res, Kind: altruism.Default})
 	}
@@ -147,7 +147,7 @@ func TestRunToCompletion(t *testing.T) {
 		if steps > 100 {
 			t.Fatal("no progress")
 		}
-		req := d.Decide(now, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 1)
+		req := d.Decide(now, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 1, nil)
 		for _, a := range req.Asks {
 			if a.Kind != altruism.Default {
 				continue
@@ -199,7 +199,7 @@ func TestRunToCompletion(t *testing.T) {
 // job).
 func TestPreemptedTasksRunAgainWithoutFailing(t *testing.T) {
 	d := newDAG(t, Config{MaxAttempts: 1})
-	d.Decide(0, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 0)
+	d.Decide(0, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 0, nil)
 	rec, ok := d.Bind(0, Grant{ID: 1, Node: "n1", Resource: core, Kind: altruism.Default})
 	if !ok || rec.Stage != "S0" || rec.Task != 0 {
 		t.Fatalf("bind = %+v, %v", rec, ok)

@@ -22,7 +22,7 @@ func TestLocalityAsksAndBinds(t *testing.T) {
 		},
 		RackOf: func(h string) string { return rackOf[h] },
 	})
-	req := d.Decide(0, core.Scale(6), core.Scale(100), 0)
+	req := d.Decide(0, core.Scale(6), core.Scale(100), 0, nil)
 	var s0, s1 *Ask
 	for i := range req.Asks {
 		switch req.Asks[i].Priority {
@@ -64,7 +64,7 @@ func TestLocalityAsksAndBinds(t *testing.T) {
 	if rec := bind(3, "z"); rec.Task != 2 || rec.Locality != "OFF_SWITCH" {
 		t.Errorf("a container on z ran task %d %s, want the last, task 2, off-switch", rec.Task, rec.Locality)
 	}
-	req = d.Decide(0, core.Scale(6), core.Scale(100), 0)
+	req = d.Decide(0, core.Scale(6), core.Scale(100), 0, nil)
 	for _, a := range req.Asks {
 		if a.Priority == d.rank[0] && (a.Hosts != nil || a.Count != 0) {
 			t.Errorf("S0 still asks for %d containers on %v with every task bound", a.Count, a.Hosts)
@@ -87,7 +87,7 @@ func TestLocalityAsksAndBinds(t *testing.T) {
 func TestUseInputsLater(t *testing.T) {
 	inputs := [][]string{{"a", "b"}, {"b", "c"}, {"c", "d"}}
 	d := newDAG(t, Config{})
-	d.Decide(0, core.Scale(6), core.Scale(100), 0)
+	d.Decide(0, core.Scale(6), core.Scale(100), 0, nil)
 	rec, ok := d.Bind(0, Grant{ID: 1, Node: "a:1", Host: "a", Resource: core, Priority: d.rank[0]})
 	if !ok || rec.Stage != "S0" || rec.Task != 0 || rec.Locality != "" {
 		t.Fatalf("bound %+v %v, want S0's task 0 with no locality", rec, ok)

@@ -204,7 +204,7 @@ func TestRecoverKeepsTheHistory(t *testing.T) {
 // into another; together they run every task exactly once.
 func TestRecoverRoundTrip(t *testing.T) {
 	first := newDAG(t, Config{AMAttempt: 1})
-	first.Decide(0, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 0)
+	first.Decide(0, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 0, nil)
 	for id := int64(1); id <= 5; id++ {
 		if _, ok := first.Bind(0, Grant{ID: id, Resource: core}); !ok {
 			t.Fatalf("bind %d", id)
@@ -231,7 +231,7 @@ func TestRecoverRoundTrip(t *testing.T) {
 		if now > time.Minute {
 			t.Fatal("no progress")
 		}
-		second.Decide(now, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 0)
+		second.Decide(now, fairness.New(5*1024, 5), fairness.New(10*1024, 10), 0, nil)
 		var ids []int64
 		for {
 			id++

@@ -99,6 +99,9 @@ type Config struct {
 	// passed 1 + PromiseSlack times the span it was first promised up
 	// Carbyne's remaining-work orders (promise.go).
 	PromiseSlack float64
+	// ShareGrowth makes ShareGrowth project each app's share (growth.go);
+	// off, it returns nothing and AMs plan within their current share.
+	ShareGrowth bool
 }
 
 // Core is the RM's state machine.
@@ -125,6 +128,11 @@ type Core struct {
 	sharesStale  bool
 	demandsMoved bool
 	lastShares   time.Duration
+
+	// growth is ShareGrowth's processor-sharing projection, made at
+	// growthAt (growth.go); nil before the first.
+	growth   map[string]*psRun
+	growthAt time.Duration
 
 	// shapes are the distinct task demands asked for now. A node that
 	// fits none of them is settled: it is skipped until its free room

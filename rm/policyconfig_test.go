@@ -10,7 +10,7 @@ import (
 
 func TestPolicyConfig(t *testing.T) {
 	d := DefaultPolicyConfig()
-	if d != (PolicyConfig{Policy: PolicyCarbyne, PAltruism: 1, LeftoverOrder: altruism.SRTFFirst, LeftoverCap: 2, Recall: 0.25, PromiseSlack: 1.5}) {
+	if d != (PolicyConfig{Policy: PolicyCarbyne, PAltruism: 1, LeftoverOrder: altruism.SRTFFirst, LeftoverCap: 2, Recall: 0.25, PromiseSlack: 1.5, ShareGrowth: true}) {
 		t.Fatalf("defaults %+v", d)
 	}
 	for _, bad := range []struct {

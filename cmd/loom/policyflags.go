@@ -19,6 +19,7 @@ type policyFlags struct {
 	tetrisFair  float64
 	recall      float64
 	slack       float64
+	growth      bool
 }
 
 func (p *policyFlags) register(fl *pflag.FlagSet) {
@@ -33,13 +34,15 @@ func (p *policyFlags) register(fl *pflag.FlagSet) {
 		"Carbyne: a job below its share whose due tasks have waited this many times its remaining critical path takes leftover-paid containers back (0: off)")
 	fl.Float64Var(&p.slack, "promise-slack", d.PromiseSlack,
 		"Carbyne: a job whose fluid finish moved past 1 + this times the span it was first promised moves up the leftover's order (0: off)")
+	fl.BoolVar(&p.growth, "share-growth", d.ShareGrowth,
+		"Carbyne: each job plans against its share as it grows while the other jobs finish (processor sharing), so it yields more now and takes more later, by the same T_k")
 }
 
 // config is the checked policy config; a bad knob is named by its flag.
 func (p policyFlags) config(policy string) (rm.PolicyConfig, error) {
 	c, err := rm.ParsePolicyConfig(policy, p.pAltruism, p.order, p.leftoverCap)
 	if err == nil {
-		c.TetrisFairness, c.Recall, c.PromiseSlack = p.tetrisFair, p.recall, p.slack
+		c.TetrisFairness, c.Recall, c.PromiseSlack, c.ShareGrowth = p.tetrisFair, p.recall, p.slack, p.growth
 		err = c.Validate()
 	}
 	var pe *rm.PolicyError

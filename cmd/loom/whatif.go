@@ -22,7 +22,7 @@ func rmWhatIf(ctx context.Context, req webui.WhatIfRequest) (*webui.WhatIf, erro
 	cfg := sim.DefaultConfig()
 	cfg.Machines, cfg.Machine = req.Nodes, req.Node
 	cfg.PAltruism, cfg.QueuePAltruism, cfg.Recall = req.PAltruism, req.Overrides, req.Recall
-	cfg.PromiseSlack = req.PromiseSlack
+	cfg.PromiseSlack, cfg.ShareGrowth = req.PromiseSlack, req.ShareGrowth
 	obj := tune.Objective{MaxSlowed: 0.05, SlowdownOver: 0.2}
 	done := make(chan struct{})
 	var res *tune.Result

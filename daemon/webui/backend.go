@@ -141,6 +141,7 @@ type Scheduler struct {
 	LeftoverCap   float64 // 0: none
 	Recall        float64 // Carbyne's recall (rm.PolicyConfig.Recall); 0: off
 	PromiseSlack  float64 // Carbyne's first-promise slack (rm.PolicyConfig.PromiseSlack); 0: off
+	ShareGrowth   bool    // Carbyne's AMs plan against their projected share (rm.PolicyConfig.ShareGrowth)
 	Capacity      fairness.Vector
 	Used          fairness.Vector
 	// Leftover is what the last decisions left after every app's share:

@@ -78,7 +78,7 @@ var (
 		AvailableResource: dao.Resource{Memory: 16384, VCores: 8}, TotalResource: dao.Resource{Memory: 16384, VCores: 8}}
 )
 
-var wantLoomScheduler = dao.Scheduler{Policy: "carbyne", PAltruism: 0.8, LeftoverOrder: "efficiency-first", LeftoverCap: 2, Recall: 0.25,
+var wantLoomScheduler = dao.Scheduler{Policy: "carbyne", PAltruism: 0.8, LeftoverOrder: "efficiency-first", LeftoverCap: 2, Recall: 0.25, ShareGrowth: true,
 	Capacity: fairness.New(32768, 16).With(fairness.Disk, 1000), Used: fairness.New(8192, 4).With(fairness.Disk, 80),
 	Leftover: fairness.New(4096, 2),
 	Apps: []dao.AppShare{{ID: "application_1700000000000_0001", Name: "tpch-q5", Queue: "default", User: "alice",

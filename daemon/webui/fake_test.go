@@ -201,7 +201,7 @@ func newFakeBackend() *fakeBackend {
 	f.nodes[1].ContainersUtilization = &pb.ResourceUtilizationProto{Pmem: proto.Int32(5000), Vmem: proto.Int32(7000), Cpu: proto.Float32(1.75)}
 
 	capacity := fairness.New(32768, 16).With(fairness.Disk, 1000)
-	f.sched = Scheduler{Policy: "carbyne", PAltruism: 0.8, LeftoverOrder: "efficiency-first", LeftoverCap: 2, Recall: 0.25,
+	f.sched = Scheduler{Policy: "carbyne", PAltruism: 0.8, LeftoverOrder: "efficiency-first", LeftoverCap: 2, Recall: 0.25, ShareGrowth: true,
 		Capacity: capacity, Used: fairness.New(8192, 4).With(fairness.Disk, 80), Leftover: fairness.New(4096, 2),
 		Apps: []AppShare{{ID: "application_1700000000000_0001", Name: "tpch-q5", Queue: "default", User: "alice",
 			Share: fairness.New(16384, 8), DominantShare: 0.5, Usage: fairness.New(6144, 3), DominantUsage: 0.1875,

@@ -85,7 +85,7 @@ func getAppTasks(c *call) error {
 func getLoomScheduler(c *call) error {
 	s := c.s.b.Scheduler()
 	out := dao.Scheduler{Policy: s.Policy, PAltruism: finite(s.PAltruism), LeftoverOrder: s.LeftoverOrder,
-		LeftoverCap: finite(s.LeftoverCap), Recall: finite(s.Recall), PromiseSlack: finite(s.PromiseSlack), Capacity: vec(s.Capacity), Used: vec(s.Used), Leftover: vec(s.Leftover),
+		LeftoverCap: finite(s.LeftoverCap), Recall: finite(s.Recall), PromiseSlack: finite(s.PromiseSlack), ShareGrowth: s.ShareGrowth, Capacity: vec(s.Capacity), Used: vec(s.Used), Leftover: vec(s.Leftover),
 		Apps: make([]dao.AppShare, 0, len(s.Apps)), Queues: make([]dao.QueueShare, 0, len(s.Queues)),
 		RESTWrites: c.s.b.RESTWritesEnabled(), Placements: placements(s.Placements)}
 	for _, a := range s.Apps {

@@ -270,6 +270,10 @@ func TestUI(t *testing.T) {
 	if msg := text(`#rest-writes`); !strings.Contains(msg, "off") || !strings.Contains(msg, "loom.webapp.rest-write.enabled=true") {
 		t.Errorf("the REST writes card: %q", msg)
 	}
+	// And whether AMs plan against their projected share.
+	if msg := text(`#share-growth`); !strings.Contains(msg, "on") || !strings.Contains(msg, "yield more now") {
+		t.Errorf("the share growth card: %q", msg)
+	}
 	// The what-if: the recorded jobs replayed at each P(Altruism) and the
 	// current 0.8 (fakeWhatIf's formulas), drawn against Jain's index and
 	// against the slowed jobs, the current setting ringed.

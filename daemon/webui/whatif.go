@@ -33,10 +33,12 @@ type WhatIfRequest struct {
 	Recall      float64
 	// PromiseSlack is the RM's (rm.PolicyConfig.PromiseSlack).
 	PromiseSlack float64
-	PAltruism    float64
-	Overrides    map[string]float64
-	Queue        string
-	Ps           []float64
+	// ShareGrowth is the RM's (rm.PolicyConfig.ShareGrowth).
+	ShareGrowth bool
+	PAltruism   float64
+	Overrides   map[string]float64
+	Queue       string
+	Ps          []float64
 }
 
 // whatIfPs are the settings replayed: loom tune's, and the current one.
@@ -193,10 +195,10 @@ func getWhatIf(c *call) error {
 	if err != nil {
 		return err
 	}
-	req := WhatIfRequest{Jobs: jobs, Nodes: nodes, Node: node, LeftoverCap: sched.LeftoverCap, Recall: sched.Recall, PromiseSlack: sched.PromiseSlack, PAltruism: sched.PAltruism,
+	req := WhatIfRequest{Jobs: jobs, Nodes: nodes, Node: node, LeftoverCap: sched.LeftoverCap, Recall: sched.Recall, PromiseSlack: sched.PromiseSlack, ShareGrowth: sched.ShareGrowth, PAltruism: sched.PAltruism,
 		Overrides: overrides, Queue: queue, Ps: whatIfSettings(current)}
 	// What the replay depends on; the overrides in sorted order.
-	key := fmt.Sprint(len(jobs), nodes, node, req.LeftoverCap, req.Recall, req.PromiseSlack, req.Ps, slices.Sorted(maps.Keys(overrides)), overrides)
+	key := fmt.Sprint(len(jobs), nodes, node, req.LeftoverCap, req.Recall, req.PromiseSlack, req.ShareGrowth, req.Ps, slices.Sorted(maps.Keys(overrides)), overrides)
 	if queue != "" {
 		key += fmt.Sprint(" cluster ", req.PAltruism)
 	}

@@ -289,6 +289,9 @@ func TestStockSchemaSkipsLoomFields(t *testing.T) {
 		ResponseId:    proto.Int32(9),
 		LoomPAltruism: proto.Float64(0.5),
 		LoomShare:     &yarnpb.ResourceProto{Memory: proto.Int64(1)},
+		LoomShareGrowth: []*yarnpb.LoomShareStepProto{
+			{AfterMs: proto.Int64(20000), Factor: proto.Float64(2)},
+		},
 	}
 	b, err = proto.Marshal(resp)
 	if err != nil {
@@ -328,8 +331,8 @@ func TestLoomFieldsAreFenced(t *testing.T) {
 		walk(fd.Messages())
 		return true
 	})
-	if seen != 11 {
-		t.Errorf("found %d Loom fields, want 11 (4 on the ask, 1 on the allocate request, 5 on the allocate response, 1 on the container)", seen)
+	if seen != 12 {
+		t.Errorf("found %d Loom fields, want 12 (4 on the ask, 1 on the allocate request, 6 on the allocate response, 1 on the container)", seen)
 	}
 }
 

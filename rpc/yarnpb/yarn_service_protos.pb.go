@@ -995,9 +995,13 @@ type AllocateResponseProto struct {
 	// Loom: the scheduling policy, so that an AM plans as the simulator's
 	// AM does under it: reverse packing under carbyne, every runnable task
 	// DEFAULT in breadth-first order under the baselines.
-	LoomPolicy    *string `protobuf:"bytes,1004,opt,name=loom_policy,json=loomPolicy" json:"loom_policy,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LoomPolicy *string `protobuf:"bytes,1004,opt,name=loom_policy,json=loomPolicy" json:"loom_policy,omitempty"`
+	// Loom: how the RM projects the application's share to grow while the
+	// other applications finish (loom.scheduler.share-growth), in order of
+	// after_ms; empty when it does not.
+	LoomShareGrowth []*LoomShareStepProto `protobuf:"bytes,1005,rep,name=loom_share_growth,json=loomShareGrowth" json:"loom_share_growth,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *AllocateResponseProto) Reset() {
@@ -1184,6 +1188,67 @@ func (x *AllocateResponseProto) GetLoomPolicy() string {
 	return ""
 }
 
+func (x *AllocateResponseProto) GetLoomShareGrowth() []*LoomShareStepProto {
+	if x != nil {
+		return x.LoomShareGrowth
+	}
+	return nil
+}
+
+// Loom: a step of a projected share. From after_ms milliseconds past the
+// reply on, the share is factor times loom_share.
+type LoomShareStepProto struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AfterMs       *int64                 `protobuf:"varint,1,opt,name=after_ms,json=afterMs" json:"after_ms,omitempty"`
+	Factor        *float64               `protobuf:"fixed64,2,opt,name=factor" json:"factor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LoomShareStepProto) Reset() {
+	*x = LoomShareStepProto{}
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LoomShareStepProto) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LoomShareStepProto) ProtoMessage() {}
+
+func (x *LoomShareStepProto) ProtoReflect() protoreflect.Message {
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LoomShareStepProto.ProtoReflect.Descriptor instead.
+func (*LoomShareStepProto) Descriptor() ([]byte, []int) {
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *LoomShareStepProto) GetAfterMs() int64 {
+	if x != nil && x.AfterMs != nil {
+		return *x.AfterMs
+	}
+	return 0
+}
+
+func (x *LoomShareStepProto) GetFactor() float64 {
+	if x != nil && x.Factor != nil {
+		return *x.Factor
+	}
+	return 0
+}
+
 // getNewApplication
 type GetNewApplicationRequestProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1193,7 +1258,7 @@ type GetNewApplicationRequestProto struct {
 
 func (x *GetNewApplicationRequestProto) Reset() {
 	*x = GetNewApplicationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1205,7 +1270,7 @@ func (x *GetNewApplicationRequestProto) String() string {
 func (*GetNewApplicationRequestProto) ProtoMessage() {}
 
 func (x *GetNewApplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[11]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1218,7 +1283,7 @@ func (x *GetNewApplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewApplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*GetNewApplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{11}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{12}
 }
 
 type GetNewApplicationResponseProto struct {
@@ -1231,7 +1296,7 @@ type GetNewApplicationResponseProto struct {
 
 func (x *GetNewApplicationResponseProto) Reset() {
 	*x = GetNewApplicationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1243,7 +1308,7 @@ func (x *GetNewApplicationResponseProto) String() string {
 func (*GetNewApplicationResponseProto) ProtoMessage() {}
 
 func (x *GetNewApplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[12]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1256,7 +1321,7 @@ func (x *GetNewApplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewApplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*GetNewApplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{12}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetNewApplicationResponseProto) GetApplicationId() *ApplicationIdProto {
@@ -1283,7 +1348,7 @@ type GetApplicationReportRequestProto struct {
 
 func (x *GetApplicationReportRequestProto) Reset() {
 	*x = GetApplicationReportRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1295,7 +1360,7 @@ func (x *GetApplicationReportRequestProto) String() string {
 func (*GetApplicationReportRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[13]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1308,7 +1373,7 @@ func (x *GetApplicationReportRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApplicationReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{13}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetApplicationReportRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -1327,7 +1392,7 @@ type GetApplicationReportResponseProto struct {
 
 func (x *GetApplicationReportResponseProto) Reset() {
 	*x = GetApplicationReportResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1339,7 +1404,7 @@ func (x *GetApplicationReportResponseProto) String() string {
 func (*GetApplicationReportResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[14]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1352,7 +1417,7 @@ func (x *GetApplicationReportResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetApplicationReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{14}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetApplicationReportResponseProto) GetApplicationReport() *ApplicationReportProto {
@@ -1372,7 +1437,7 @@ type SubmitApplicationRequestProto struct {
 
 func (x *SubmitApplicationRequestProto) Reset() {
 	*x = SubmitApplicationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1384,7 +1449,7 @@ func (x *SubmitApplicationRequestProto) String() string {
 func (*SubmitApplicationRequestProto) ProtoMessage() {}
 
 func (x *SubmitApplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[15]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1397,7 +1462,7 @@ func (x *SubmitApplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{15}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SubmitApplicationRequestProto) GetApplicationSubmissionContext() *ApplicationSubmissionContextProto {
@@ -1415,7 +1480,7 @@ type SubmitApplicationResponseProto struct {
 
 func (x *SubmitApplicationResponseProto) Reset() {
 	*x = SubmitApplicationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1427,7 +1492,7 @@ func (x *SubmitApplicationResponseProto) String() string {
 func (*SubmitApplicationResponseProto) ProtoMessage() {}
 
 func (x *SubmitApplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[16]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1440,7 +1505,7 @@ func (x *SubmitApplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitApplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*SubmitApplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{16}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{17}
 }
 
 // failApplicationAttempt
@@ -1453,7 +1518,7 @@ type FailApplicationAttemptRequestProto struct {
 
 func (x *FailApplicationAttemptRequestProto) Reset() {
 	*x = FailApplicationAttemptRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1465,7 +1530,7 @@ func (x *FailApplicationAttemptRequestProto) String() string {
 func (*FailApplicationAttemptRequestProto) ProtoMessage() {}
 
 func (x *FailApplicationAttemptRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[17]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1478,7 +1543,7 @@ func (x *FailApplicationAttemptRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use FailApplicationAttemptRequestProto.ProtoReflect.Descriptor instead.
 func (*FailApplicationAttemptRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{17}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *FailApplicationAttemptRequestProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -1496,7 +1561,7 @@ type FailApplicationAttemptResponseProto struct {
 
 func (x *FailApplicationAttemptResponseProto) Reset() {
 	*x = FailApplicationAttemptResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1508,7 +1573,7 @@ func (x *FailApplicationAttemptResponseProto) String() string {
 func (*FailApplicationAttemptResponseProto) ProtoMessage() {}
 
 func (x *FailApplicationAttemptResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[18]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1521,7 +1586,7 @@ func (x *FailApplicationAttemptResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use FailApplicationAttemptResponseProto.ProtoReflect.Descriptor instead.
 func (*FailApplicationAttemptResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{18}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{19}
 }
 
 // forceKillApplication
@@ -1535,7 +1600,7 @@ type KillApplicationRequestProto struct {
 
 func (x *KillApplicationRequestProto) Reset() {
 	*x = KillApplicationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1547,7 +1612,7 @@ func (x *KillApplicationRequestProto) String() string {
 func (*KillApplicationRequestProto) ProtoMessage() {}
 
 func (x *KillApplicationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[19]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1560,7 +1625,7 @@ func (x *KillApplicationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillApplicationRequestProto.ProtoReflect.Descriptor instead.
 func (*KillApplicationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{19}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *KillApplicationRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -1591,7 +1656,7 @@ const (
 
 func (x *KillApplicationResponseProto) Reset() {
 	*x = KillApplicationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1603,7 +1668,7 @@ func (x *KillApplicationResponseProto) String() string {
 func (*KillApplicationResponseProto) ProtoMessage() {}
 
 func (x *KillApplicationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[20]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1616,7 +1681,7 @@ func (x *KillApplicationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KillApplicationResponseProto.ProtoReflect.Descriptor instead.
 func (*KillApplicationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{20}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *KillApplicationResponseProto) GetIsKillCompleted() bool {
@@ -1637,7 +1702,7 @@ type SetApplicationTagsRequestProto struct {
 
 func (x *SetApplicationTagsRequestProto) Reset() {
 	*x = SetApplicationTagsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1649,7 +1714,7 @@ func (x *SetApplicationTagsRequestProto) String() string {
 func (*SetApplicationTagsRequestProto) ProtoMessage() {}
 
 func (x *SetApplicationTagsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[21]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1662,7 +1727,7 @@ func (x *SetApplicationTagsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetApplicationTagsRequestProto.ProtoReflect.Descriptor instead.
 func (*SetApplicationTagsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{21}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SetApplicationTagsRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -1688,7 +1753,7 @@ type SetApplicationTagsResponseProto struct {
 
 func (x *SetApplicationTagsResponseProto) Reset() {
 	*x = SetApplicationTagsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1700,7 +1765,7 @@ func (x *SetApplicationTagsResponseProto) String() string {
 func (*SetApplicationTagsResponseProto) ProtoMessage() {}
 
 func (x *SetApplicationTagsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[22]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1713,7 +1778,7 @@ func (x *SetApplicationTagsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetApplicationTagsResponseProto.ProtoReflect.Descriptor instead.
 func (*SetApplicationTagsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{22}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SetApplicationTagsResponseProto) GetApplicationTags() []string {
@@ -1732,7 +1797,7 @@ type GetClusterMetricsRequestProto struct {
 
 func (x *GetClusterMetricsRequestProto) Reset() {
 	*x = GetClusterMetricsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1744,7 +1809,7 @@ func (x *GetClusterMetricsRequestProto) String() string {
 func (*GetClusterMetricsRequestProto) ProtoMessage() {}
 
 func (x *GetClusterMetricsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[23]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1757,7 +1822,7 @@ func (x *GetClusterMetricsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterMetricsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterMetricsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{23}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{24}
 }
 
 type GetClusterMetricsResponseProto struct {
@@ -1769,7 +1834,7 @@ type GetClusterMetricsResponseProto struct {
 
 func (x *GetClusterMetricsResponseProto) Reset() {
 	*x = GetClusterMetricsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1781,7 +1846,7 @@ func (x *GetClusterMetricsResponseProto) String() string {
 func (*GetClusterMetricsResponseProto) ProtoMessage() {}
 
 func (x *GetClusterMetricsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[24]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1794,7 +1859,7 @@ func (x *GetClusterMetricsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterMetricsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterMetricsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{24}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetClusterMetricsResponseProto) GetClusterMetrics() *YarnClusterMetricsProto {
@@ -1815,7 +1880,7 @@ type MoveApplicationAcrossQueuesRequestProto struct {
 
 func (x *MoveApplicationAcrossQueuesRequestProto) Reset() {
 	*x = MoveApplicationAcrossQueuesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1827,7 +1892,7 @@ func (x *MoveApplicationAcrossQueuesRequestProto) String() string {
 func (*MoveApplicationAcrossQueuesRequestProto) ProtoMessage() {}
 
 func (x *MoveApplicationAcrossQueuesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[25]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1840,7 +1905,7 @@ func (x *MoveApplicationAcrossQueuesRequestProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use MoveApplicationAcrossQueuesRequestProto.ProtoReflect.Descriptor instead.
 func (*MoveApplicationAcrossQueuesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{25}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *MoveApplicationAcrossQueuesRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -1865,7 +1930,7 @@ type MoveApplicationAcrossQueuesResponseProto struct {
 
 func (x *MoveApplicationAcrossQueuesResponseProto) Reset() {
 	*x = MoveApplicationAcrossQueuesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1877,7 +1942,7 @@ func (x *MoveApplicationAcrossQueuesResponseProto) String() string {
 func (*MoveApplicationAcrossQueuesResponseProto) ProtoMessage() {}
 
 func (x *MoveApplicationAcrossQueuesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[26]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1890,7 +1955,7 @@ func (x *MoveApplicationAcrossQueuesResponseProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use MoveApplicationAcrossQueuesResponseProto.ProtoReflect.Descriptor instead.
 func (*MoveApplicationAcrossQueuesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{26}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{27}
 }
 
 type GetApplicationsRequestProto struct {
@@ -1918,7 +1983,7 @@ const (
 
 func (x *GetApplicationsRequestProto) Reset() {
 	*x = GetApplicationsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1930,7 +1995,7 @@ func (x *GetApplicationsRequestProto) String() string {
 func (*GetApplicationsRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[27]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1943,7 +2008,7 @@ func (x *GetApplicationsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApplicationsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{27}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetApplicationsRequestProto) GetApplicationTypes() []string {
@@ -2039,7 +2104,7 @@ type GetApplicationsResponseProto struct {
 
 func (x *GetApplicationsResponseProto) Reset() {
 	*x = GetApplicationsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2051,7 +2116,7 @@ func (x *GetApplicationsResponseProto) String() string {
 func (*GetApplicationsResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[28]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2064,7 +2129,7 @@ func (x *GetApplicationsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetApplicationsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{28}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetApplicationsResponseProto) GetApplications() []*ApplicationReportProto {
@@ -2084,7 +2149,7 @@ type GetClusterNodesRequestProto struct {
 
 func (x *GetClusterNodesRequestProto) Reset() {
 	*x = GetClusterNodesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2096,7 +2161,7 @@ func (x *GetClusterNodesRequestProto) String() string {
 func (*GetClusterNodesRequestProto) ProtoMessage() {}
 
 func (x *GetClusterNodesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[29]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2109,7 +2174,7 @@ func (x *GetClusterNodesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{29}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetClusterNodesRequestProto) GetNodeStates() []NodeStateProto {
@@ -2128,7 +2193,7 @@ type GetClusterNodesResponseProto struct {
 
 func (x *GetClusterNodesResponseProto) Reset() {
 	*x = GetClusterNodesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2140,7 +2205,7 @@ func (x *GetClusterNodesResponseProto) String() string {
 func (*GetClusterNodesResponseProto) ProtoMessage() {}
 
 func (x *GetClusterNodesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[30]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2153,7 +2218,7 @@ func (x *GetClusterNodesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterNodesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{30}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetClusterNodesResponseProto) GetNodeReports() []*NodeReportProto {
@@ -2176,7 +2241,7 @@ type GetQueueInfoRequestProto struct {
 
 func (x *GetQueueInfoRequestProto) Reset() {
 	*x = GetQueueInfoRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2188,7 +2253,7 @@ func (x *GetQueueInfoRequestProto) String() string {
 func (*GetQueueInfoRequestProto) ProtoMessage() {}
 
 func (x *GetQueueInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[31]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2201,7 +2266,7 @@ func (x *GetQueueInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetQueueInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{31}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetQueueInfoRequestProto) GetQueueName() string {
@@ -2241,7 +2306,7 @@ type GetQueueInfoResponseProto struct {
 
 func (x *GetQueueInfoResponseProto) Reset() {
 	*x = GetQueueInfoResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2253,7 +2318,7 @@ func (x *GetQueueInfoResponseProto) String() string {
 func (*GetQueueInfoResponseProto) ProtoMessage() {}
 
 func (x *GetQueueInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[32]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2266,7 +2331,7 @@ func (x *GetQueueInfoResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetQueueInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{32}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetQueueInfoResponseProto) GetQueueInfo() *QueueInfoProto {
@@ -2285,7 +2350,7 @@ type GetQueueUserAclsInfoRequestProto struct {
 
 func (x *GetQueueUserAclsInfoRequestProto) Reset() {
 	*x = GetQueueUserAclsInfoRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2297,7 +2362,7 @@ func (x *GetQueueUserAclsInfoRequestProto) String() string {
 func (*GetQueueUserAclsInfoRequestProto) ProtoMessage() {}
 
 func (x *GetQueueUserAclsInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[33]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2310,7 +2375,7 @@ func (x *GetQueueUserAclsInfoRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetQueueUserAclsInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetQueueUserAclsInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{33}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{34}
 }
 
 type GetQueueUserAclsInfoResponseProto struct {
@@ -2322,7 +2387,7 @@ type GetQueueUserAclsInfoResponseProto struct {
 
 func (x *GetQueueUserAclsInfoResponseProto) Reset() {
 	*x = GetQueueUserAclsInfoResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2334,7 +2399,7 @@ func (x *GetQueueUserAclsInfoResponseProto) String() string {
 func (*GetQueueUserAclsInfoResponseProto) ProtoMessage() {}
 
 func (x *GetQueueUserAclsInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[34]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2347,7 +2412,7 @@ func (x *GetQueueUserAclsInfoResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetQueueUserAclsInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetQueueUserAclsInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{34}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetQueueUserAclsInfoResponseProto) GetQueueUserAcls() []*QueueUserACLInfoProto {
@@ -2366,7 +2431,7 @@ type GetNodesToLabelsRequestProto struct {
 
 func (x *GetNodesToLabelsRequestProto) Reset() {
 	*x = GetNodesToLabelsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2378,7 +2443,7 @@ func (x *GetNodesToLabelsRequestProto) String() string {
 func (*GetNodesToLabelsRequestProto) ProtoMessage() {}
 
 func (x *GetNodesToLabelsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[35]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2391,7 +2456,7 @@ func (x *GetNodesToLabelsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodesToLabelsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetNodesToLabelsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{35}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{36}
 }
 
 type GetNodesToLabelsResponseProto struct {
@@ -2403,7 +2468,7 @@ type GetNodesToLabelsResponseProto struct {
 
 func (x *GetNodesToLabelsResponseProto) Reset() {
 	*x = GetNodesToLabelsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2415,7 +2480,7 @@ func (x *GetNodesToLabelsResponseProto) String() string {
 func (*GetNodesToLabelsResponseProto) ProtoMessage() {}
 
 func (x *GetNodesToLabelsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[36]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2428,7 +2493,7 @@ func (x *GetNodesToLabelsResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodesToLabelsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetNodesToLabelsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{36}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetNodesToLabelsResponseProto) GetNodeToLabels() []*NodeIdToLabelsProto {
@@ -2447,7 +2512,7 @@ type GetLabelsToNodesRequestProto struct {
 
 func (x *GetLabelsToNodesRequestProto) Reset() {
 	*x = GetLabelsToNodesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2459,7 +2524,7 @@ func (x *GetLabelsToNodesRequestProto) String() string {
 func (*GetLabelsToNodesRequestProto) ProtoMessage() {}
 
 func (x *GetLabelsToNodesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[37]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2472,7 +2537,7 @@ func (x *GetLabelsToNodesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLabelsToNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetLabelsToNodesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{37}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetLabelsToNodesRequestProto) GetNodeLabels() []string {
@@ -2491,7 +2556,7 @@ type GetLabelsToNodesResponseProto struct {
 
 func (x *GetLabelsToNodesResponseProto) Reset() {
 	*x = GetLabelsToNodesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2503,7 +2568,7 @@ func (x *GetLabelsToNodesResponseProto) String() string {
 func (*GetLabelsToNodesResponseProto) ProtoMessage() {}
 
 func (x *GetLabelsToNodesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[38]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2516,7 +2581,7 @@ func (x *GetLabelsToNodesResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLabelsToNodesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetLabelsToNodesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{38}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetLabelsToNodesResponseProto) GetLabelsToNodes() []*LabelsToNodeIdsProto {
@@ -2534,7 +2599,7 @@ type GetClusterNodeLabelsRequestProto struct {
 
 func (x *GetClusterNodeLabelsRequestProto) Reset() {
 	*x = GetClusterNodeLabelsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2546,7 +2611,7 @@ func (x *GetClusterNodeLabelsRequestProto) String() string {
 func (*GetClusterNodeLabelsRequestProto) ProtoMessage() {}
 
 func (x *GetClusterNodeLabelsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[39]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2559,7 +2624,7 @@ func (x *GetClusterNodeLabelsRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetClusterNodeLabelsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodeLabelsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{39}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{40}
 }
 
 type GetClusterNodeLabelsResponseProto struct {
@@ -2572,7 +2637,7 @@ type GetClusterNodeLabelsResponseProto struct {
 
 func (x *GetClusterNodeLabelsResponseProto) Reset() {
 	*x = GetClusterNodeLabelsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2584,7 +2649,7 @@ func (x *GetClusterNodeLabelsResponseProto) String() string {
 func (*GetClusterNodeLabelsResponseProto) ProtoMessage() {}
 
 func (x *GetClusterNodeLabelsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[40]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2597,7 +2662,7 @@ func (x *GetClusterNodeLabelsResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetClusterNodeLabelsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodeLabelsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{40}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *GetClusterNodeLabelsResponseProto) GetDeprecatedNodeLabels() []string {
@@ -2623,7 +2688,7 @@ type GetClusterNodeAttributesRequestProto struct {
 
 func (x *GetClusterNodeAttributesRequestProto) Reset() {
 	*x = GetClusterNodeAttributesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2635,7 +2700,7 @@ func (x *GetClusterNodeAttributesRequestProto) String() string {
 func (*GetClusterNodeAttributesRequestProto) ProtoMessage() {}
 
 func (x *GetClusterNodeAttributesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[41]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2648,7 +2713,7 @@ func (x *GetClusterNodeAttributesRequestProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use GetClusterNodeAttributesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodeAttributesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{41}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{42}
 }
 
 type GetClusterNodeAttributesResponseProto struct {
@@ -2660,7 +2725,7 @@ type GetClusterNodeAttributesResponseProto struct {
 
 func (x *GetClusterNodeAttributesResponseProto) Reset() {
 	*x = GetClusterNodeAttributesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2672,7 +2737,7 @@ func (x *GetClusterNodeAttributesResponseProto) String() string {
 func (*GetClusterNodeAttributesResponseProto) ProtoMessage() {}
 
 func (x *GetClusterNodeAttributesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[42]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2685,7 +2750,7 @@ func (x *GetClusterNodeAttributesResponseProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use GetClusterNodeAttributesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetClusterNodeAttributesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{42}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetClusterNodeAttributesResponseProto) GetNodeAttributes() []*NodeAttributeInfoProto {
@@ -2704,7 +2769,7 @@ type GetAttributesToNodesRequestProto struct {
 
 func (x *GetAttributesToNodesRequestProto) Reset() {
 	*x = GetAttributesToNodesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2716,7 +2781,7 @@ func (x *GetAttributesToNodesRequestProto) String() string {
 func (*GetAttributesToNodesRequestProto) ProtoMessage() {}
 
 func (x *GetAttributesToNodesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[43]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2729,7 +2794,7 @@ func (x *GetAttributesToNodesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAttributesToNodesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetAttributesToNodesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{43}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetAttributesToNodesRequestProto) GetNodeAttributes() []*NodeAttributeKeyProto {
@@ -2748,7 +2813,7 @@ type GetAttributesToNodesResponseProto struct {
 
 func (x *GetAttributesToNodesResponseProto) Reset() {
 	*x = GetAttributesToNodesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2760,7 +2825,7 @@ func (x *GetAttributesToNodesResponseProto) String() string {
 func (*GetAttributesToNodesResponseProto) ProtoMessage() {}
 
 func (x *GetAttributesToNodesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[44]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2773,7 +2838,7 @@ func (x *GetAttributesToNodesResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetAttributesToNodesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetAttributesToNodesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{44}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GetAttributesToNodesResponseProto) GetAttributesToNodes() []*AttributeToNodesProto {
@@ -2792,7 +2857,7 @@ type GetNodesToAttributesRequestProto struct {
 
 func (x *GetNodesToAttributesRequestProto) Reset() {
 	*x = GetNodesToAttributesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2804,7 +2869,7 @@ func (x *GetNodesToAttributesRequestProto) String() string {
 func (*GetNodesToAttributesRequestProto) ProtoMessage() {}
 
 func (x *GetNodesToAttributesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[45]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2817,7 +2882,7 @@ func (x *GetNodesToAttributesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodesToAttributesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetNodesToAttributesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{45}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GetNodesToAttributesRequestProto) GetHostnames() []string {
@@ -2836,7 +2901,7 @@ type GetNodesToAttributesResponseProto struct {
 
 func (x *GetNodesToAttributesResponseProto) Reset() {
 	*x = GetNodesToAttributesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2848,7 +2913,7 @@ func (x *GetNodesToAttributesResponseProto) String() string {
 func (*GetNodesToAttributesResponseProto) ProtoMessage() {}
 
 func (x *GetNodesToAttributesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[46]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2861,7 +2926,7 @@ func (x *GetNodesToAttributesResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetNodesToAttributesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetNodesToAttributesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{46}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetNodesToAttributesResponseProto) GetNodesToAttributes() []*NodeToAttributesProto {
@@ -2882,7 +2947,7 @@ type UpdateApplicationPriorityRequestProto struct {
 
 func (x *UpdateApplicationPriorityRequestProto) Reset() {
 	*x = UpdateApplicationPriorityRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2894,7 +2959,7 @@ func (x *UpdateApplicationPriorityRequestProto) String() string {
 func (*UpdateApplicationPriorityRequestProto) ProtoMessage() {}
 
 func (x *UpdateApplicationPriorityRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[47]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2907,7 +2972,7 @@ func (x *UpdateApplicationPriorityRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use UpdateApplicationPriorityRequestProto.ProtoReflect.Descriptor instead.
 func (*UpdateApplicationPriorityRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{47}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *UpdateApplicationPriorityRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -2933,7 +2998,7 @@ type UpdateApplicationPriorityResponseProto struct {
 
 func (x *UpdateApplicationPriorityResponseProto) Reset() {
 	*x = UpdateApplicationPriorityResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2945,7 +3010,7 @@ func (x *UpdateApplicationPriorityResponseProto) String() string {
 func (*UpdateApplicationPriorityResponseProto) ProtoMessage() {}
 
 func (x *UpdateApplicationPriorityResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[48]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2958,7 +3023,7 @@ func (x *UpdateApplicationPriorityResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use UpdateApplicationPriorityResponseProto.ProtoReflect.Descriptor instead.
 func (*UpdateApplicationPriorityResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{48}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *UpdateApplicationPriorityResponseProto) GetApplicationPriority() *PriorityProto {
@@ -2979,7 +3044,7 @@ type SignalContainerRequestProto struct {
 
 func (x *SignalContainerRequestProto) Reset() {
 	*x = SignalContainerRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2991,7 +3056,7 @@ func (x *SignalContainerRequestProto) String() string {
 func (*SignalContainerRequestProto) ProtoMessage() {}
 
 func (x *SignalContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[49]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3004,7 +3069,7 @@ func (x *SignalContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*SignalContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{49}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SignalContainerRequestProto) GetContainerId() *ContainerIdProto {
@@ -3029,7 +3094,7 @@ type SignalContainerResponseProto struct {
 
 func (x *SignalContainerResponseProto) Reset() {
 	*x = SignalContainerResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3041,7 +3106,7 @@ func (x *SignalContainerResponseProto) String() string {
 func (*SignalContainerResponseProto) ProtoMessage() {}
 
 func (x *SignalContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[50]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3054,7 +3119,7 @@ func (x *SignalContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*SignalContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{50}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{51}
 }
 
 // updateApplicationTimeouts
@@ -3068,7 +3133,7 @@ type UpdateApplicationTimeoutsRequestProto struct {
 
 func (x *UpdateApplicationTimeoutsRequestProto) Reset() {
 	*x = UpdateApplicationTimeoutsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3080,7 +3145,7 @@ func (x *UpdateApplicationTimeoutsRequestProto) String() string {
 func (*UpdateApplicationTimeoutsRequestProto) ProtoMessage() {}
 
 func (x *UpdateApplicationTimeoutsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[51]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3093,7 +3158,7 @@ func (x *UpdateApplicationTimeoutsRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use UpdateApplicationTimeoutsRequestProto.ProtoReflect.Descriptor instead.
 func (*UpdateApplicationTimeoutsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{51}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *UpdateApplicationTimeoutsRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -3119,7 +3184,7 @@ type UpdateApplicationTimeoutsResponseProto struct {
 
 func (x *UpdateApplicationTimeoutsResponseProto) Reset() {
 	*x = UpdateApplicationTimeoutsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3131,7 +3196,7 @@ func (x *UpdateApplicationTimeoutsResponseProto) String() string {
 func (*UpdateApplicationTimeoutsResponseProto) ProtoMessage() {}
 
 func (x *UpdateApplicationTimeoutsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[52]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3144,7 +3209,7 @@ func (x *UpdateApplicationTimeoutsResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use UpdateApplicationTimeoutsResponseProto.ProtoReflect.Descriptor instead.
 func (*UpdateApplicationTimeoutsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{52}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *UpdateApplicationTimeoutsResponseProto) GetApplicationTimeouts() []*ApplicationUpdateTimeoutMapProto {
@@ -3163,7 +3228,7 @@ type GetAllResourceProfilesRequestProto struct {
 
 func (x *GetAllResourceProfilesRequestProto) Reset() {
 	*x = GetAllResourceProfilesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3175,7 +3240,7 @@ func (x *GetAllResourceProfilesRequestProto) String() string {
 func (*GetAllResourceProfilesRequestProto) ProtoMessage() {}
 
 func (x *GetAllResourceProfilesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[53]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3188,7 +3253,7 @@ func (x *GetAllResourceProfilesRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetAllResourceProfilesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetAllResourceProfilesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{53}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{54}
 }
 
 type GetAllResourceProfilesResponseProto struct {
@@ -3200,7 +3265,7 @@ type GetAllResourceProfilesResponseProto struct {
 
 func (x *GetAllResourceProfilesResponseProto) Reset() {
 	*x = GetAllResourceProfilesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3212,7 +3277,7 @@ func (x *GetAllResourceProfilesResponseProto) String() string {
 func (*GetAllResourceProfilesResponseProto) ProtoMessage() {}
 
 func (x *GetAllResourceProfilesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[54]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3225,7 +3290,7 @@ func (x *GetAllResourceProfilesResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetAllResourceProfilesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetAllResourceProfilesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{54}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *GetAllResourceProfilesResponseProto) GetResourceProfiles() *ResourceProfilesProto {
@@ -3244,7 +3309,7 @@ type GetResourceProfileRequestProto struct {
 
 func (x *GetResourceProfileRequestProto) Reset() {
 	*x = GetResourceProfileRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3256,7 +3321,7 @@ func (x *GetResourceProfileRequestProto) String() string {
 func (*GetResourceProfileRequestProto) ProtoMessage() {}
 
 func (x *GetResourceProfileRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[55]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3269,7 +3334,7 @@ func (x *GetResourceProfileRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResourceProfileRequestProto.ProtoReflect.Descriptor instead.
 func (*GetResourceProfileRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{55}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *GetResourceProfileRequestProto) GetProfile() string {
@@ -3288,7 +3353,7 @@ type GetResourceProfileResponseProto struct {
 
 func (x *GetResourceProfileResponseProto) Reset() {
 	*x = GetResourceProfileResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3300,7 +3365,7 @@ func (x *GetResourceProfileResponseProto) String() string {
 func (*GetResourceProfileResponseProto) ProtoMessage() {}
 
 func (x *GetResourceProfileResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[56]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3313,7 +3378,7 @@ func (x *GetResourceProfileResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResourceProfileResponseProto.ProtoReflect.Descriptor instead.
 func (*GetResourceProfileResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{56}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *GetResourceProfileResponseProto) GetResources() *ResourceProto {
@@ -3331,7 +3396,7 @@ type GetAllResourceTypeInfoRequestProto struct {
 
 func (x *GetAllResourceTypeInfoRequestProto) Reset() {
 	*x = GetAllResourceTypeInfoRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3343,7 +3408,7 @@ func (x *GetAllResourceTypeInfoRequestProto) String() string {
 func (*GetAllResourceTypeInfoRequestProto) ProtoMessage() {}
 
 func (x *GetAllResourceTypeInfoRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[57]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3356,7 +3421,7 @@ func (x *GetAllResourceTypeInfoRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetAllResourceTypeInfoRequestProto.ProtoReflect.Descriptor instead.
 func (*GetAllResourceTypeInfoRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{57}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{58}
 }
 
 type GetAllResourceTypeInfoResponseProto struct {
@@ -3368,7 +3433,7 @@ type GetAllResourceTypeInfoResponseProto struct {
 
 func (x *GetAllResourceTypeInfoResponseProto) Reset() {
 	*x = GetAllResourceTypeInfoResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3380,7 +3445,7 @@ func (x *GetAllResourceTypeInfoResponseProto) String() string {
 func (*GetAllResourceTypeInfoResponseProto) ProtoMessage() {}
 
 func (x *GetAllResourceTypeInfoResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[58]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3393,7 +3458,7 @@ func (x *GetAllResourceTypeInfoResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetAllResourceTypeInfoResponseProto.ProtoReflect.Descriptor instead.
 func (*GetAllResourceTypeInfoResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{58}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *GetAllResourceTypeInfoResponseProto) GetResourceTypeInfo() []*ResourceTypeInfoProto {
@@ -3415,7 +3480,7 @@ type StartContainerRequestProto struct {
 
 func (x *StartContainerRequestProto) Reset() {
 	*x = StartContainerRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3427,7 +3492,7 @@ func (x *StartContainerRequestProto) String() string {
 func (*StartContainerRequestProto) ProtoMessage() {}
 
 func (x *StartContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[59]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3440,7 +3505,7 @@ func (x *StartContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*StartContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{59}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *StartContainerRequestProto) GetContainerLaunchContext() *ContainerLaunchContextProto {
@@ -3466,7 +3531,7 @@ type StartContainerResponseProto struct {
 
 func (x *StartContainerResponseProto) Reset() {
 	*x = StartContainerResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3478,7 +3543,7 @@ func (x *StartContainerResponseProto) String() string {
 func (*StartContainerResponseProto) ProtoMessage() {}
 
 func (x *StartContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[60]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3491,7 +3556,7 @@ func (x *StartContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*StartContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{60}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *StartContainerResponseProto) GetServicesMetaData() []*StringBytesMapProto {
@@ -3510,7 +3575,7 @@ type StopContainerRequestProto struct {
 
 func (x *StopContainerRequestProto) Reset() {
 	*x = StopContainerRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3522,7 +3587,7 @@ func (x *StopContainerRequestProto) String() string {
 func (*StopContainerRequestProto) ProtoMessage() {}
 
 func (x *StopContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[61]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3535,7 +3600,7 @@ func (x *StopContainerRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*StopContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{61}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *StopContainerRequestProto) GetContainerId() *ContainerIdProto {
@@ -3553,7 +3618,7 @@ type StopContainerResponseProto struct {
 
 func (x *StopContainerResponseProto) Reset() {
 	*x = StopContainerResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3565,7 +3630,7 @@ func (x *StopContainerResponseProto) String() string {
 func (*StopContainerResponseProto) ProtoMessage() {}
 
 func (x *StopContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[62]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3578,7 +3643,7 @@ func (x *StopContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*StopContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{62}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{63}
 }
 
 // localize
@@ -3592,7 +3657,7 @@ type ResourceLocalizationRequestProto struct {
 
 func (x *ResourceLocalizationRequestProto) Reset() {
 	*x = ResourceLocalizationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3604,7 +3669,7 @@ func (x *ResourceLocalizationRequestProto) String() string {
 func (*ResourceLocalizationRequestProto) ProtoMessage() {}
 
 func (x *ResourceLocalizationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[63]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3617,7 +3682,7 @@ func (x *ResourceLocalizationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceLocalizationRequestProto.ProtoReflect.Descriptor instead.
 func (*ResourceLocalizationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{63}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ResourceLocalizationRequestProto) GetContainerId() *ContainerIdProto {
@@ -3642,7 +3707,7 @@ type ResourceLocalizationResponseProto struct {
 
 func (x *ResourceLocalizationResponseProto) Reset() {
 	*x = ResourceLocalizationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3654,7 +3719,7 @@ func (x *ResourceLocalizationResponseProto) String() string {
 func (*ResourceLocalizationResponseProto) ProtoMessage() {}
 
 func (x *ResourceLocalizationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[64]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3667,7 +3732,7 @@ func (x *ResourceLocalizationResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ResourceLocalizationResponseProto.ProtoReflect.Descriptor instead.
 func (*ResourceLocalizationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{64}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{65}
 }
 
 // reInitializeContainer, restartContainer, rollbackLastReInitialization,
@@ -3688,7 +3753,7 @@ const (
 
 func (x *ReInitializeContainerRequestProto) Reset() {
 	*x = ReInitializeContainerRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3700,7 +3765,7 @@ func (x *ReInitializeContainerRequestProto) String() string {
 func (*ReInitializeContainerRequestProto) ProtoMessage() {}
 
 func (x *ReInitializeContainerRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[65]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3713,7 +3778,7 @@ func (x *ReInitializeContainerRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ReInitializeContainerRequestProto.ProtoReflect.Descriptor instead.
 func (*ReInitializeContainerRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{65}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ReInitializeContainerRequestProto) GetContainerId() *ContainerIdProto {
@@ -3745,7 +3810,7 @@ type ReInitializeContainerResponseProto struct {
 
 func (x *ReInitializeContainerResponseProto) Reset() {
 	*x = ReInitializeContainerResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3757,7 +3822,7 @@ func (x *ReInitializeContainerResponseProto) String() string {
 func (*ReInitializeContainerResponseProto) ProtoMessage() {}
 
 func (x *ReInitializeContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[66]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3770,7 +3835,7 @@ func (x *ReInitializeContainerResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ReInitializeContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*ReInitializeContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{66}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{67}
 }
 
 type RestartContainerResponseProto struct {
@@ -3781,7 +3846,7 @@ type RestartContainerResponseProto struct {
 
 func (x *RestartContainerResponseProto) Reset() {
 	*x = RestartContainerResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3793,7 +3858,7 @@ func (x *RestartContainerResponseProto) String() string {
 func (*RestartContainerResponseProto) ProtoMessage() {}
 
 func (x *RestartContainerResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[67]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3806,7 +3871,7 @@ func (x *RestartContainerResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartContainerResponseProto.ProtoReflect.Descriptor instead.
 func (*RestartContainerResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{67}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{68}
 }
 
 type RollbackResponseProto struct {
@@ -3817,7 +3882,7 @@ type RollbackResponseProto struct {
 
 func (x *RollbackResponseProto) Reset() {
 	*x = RollbackResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3829,7 +3894,7 @@ func (x *RollbackResponseProto) String() string {
 func (*RollbackResponseProto) ProtoMessage() {}
 
 func (x *RollbackResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[68]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3842,7 +3907,7 @@ func (x *RollbackResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackResponseProto.ProtoReflect.Descriptor instead.
 func (*RollbackResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{68}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{69}
 }
 
 type CommitResponseProto struct {
@@ -3853,7 +3918,7 @@ type CommitResponseProto struct {
 
 func (x *CommitResponseProto) Reset() {
 	*x = CommitResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3865,7 +3930,7 @@ func (x *CommitResponseProto) String() string {
 func (*CommitResponseProto) ProtoMessage() {}
 
 func (x *CommitResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[69]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3878,7 +3943,7 @@ func (x *CommitResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitResponseProto.ProtoReflect.Descriptor instead.
 func (*CommitResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{69}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{70}
 }
 
 // startContainers
@@ -3891,7 +3956,7 @@ type StartContainersRequestProto struct {
 
 func (x *StartContainersRequestProto) Reset() {
 	*x = StartContainersRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[70]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3903,7 +3968,7 @@ func (x *StartContainersRequestProto) String() string {
 func (*StartContainersRequestProto) ProtoMessage() {}
 
 func (x *StartContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[70]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3916,7 +3981,7 @@ func (x *StartContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*StartContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{70}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *StartContainersRequestProto) GetStartContainerRequest() []*StartContainerRequestProto {
@@ -3936,7 +4001,7 @@ type ContainerExceptionMapProto struct {
 
 func (x *ContainerExceptionMapProto) Reset() {
 	*x = ContainerExceptionMapProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[71]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3948,7 +4013,7 @@ func (x *ContainerExceptionMapProto) String() string {
 func (*ContainerExceptionMapProto) ProtoMessage() {}
 
 func (x *ContainerExceptionMapProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[71]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3961,7 +4026,7 @@ func (x *ContainerExceptionMapProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerExceptionMapProto.ProtoReflect.Descriptor instead.
 func (*ContainerExceptionMapProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{71}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ContainerExceptionMapProto) GetContainerId() *ContainerIdProto {
@@ -3989,7 +4054,7 @@ type StartContainersResponseProto struct {
 
 func (x *StartContainersResponseProto) Reset() {
 	*x = StartContainersResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[72]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4001,7 +4066,7 @@ func (x *StartContainersResponseProto) String() string {
 func (*StartContainersResponseProto) ProtoMessage() {}
 
 func (x *StartContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[72]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4014,7 +4079,7 @@ func (x *StartContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*StartContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{72}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *StartContainersResponseProto) GetServicesMetaData() []*StringBytesMapProto {
@@ -4048,7 +4113,7 @@ type StopContainersRequestProto struct {
 
 func (x *StopContainersRequestProto) Reset() {
 	*x = StopContainersRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[73]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4060,7 +4125,7 @@ func (x *StopContainersRequestProto) String() string {
 func (*StopContainersRequestProto) ProtoMessage() {}
 
 func (x *StopContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[73]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4073,7 +4138,7 @@ func (x *StopContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*StopContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{73}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *StopContainersRequestProto) GetContainerId() []*ContainerIdProto {
@@ -4093,7 +4158,7 @@ type StopContainersResponseProto struct {
 
 func (x *StopContainersResponseProto) Reset() {
 	*x = StopContainersResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[74]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4105,7 +4170,7 @@ func (x *StopContainersResponseProto) String() string {
 func (*StopContainersResponseProto) ProtoMessage() {}
 
 func (x *StopContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[74]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4118,7 +4183,7 @@ func (x *StopContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*StopContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{74}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *StopContainersResponseProto) GetSucceededRequests() []*ContainerIdProto {
@@ -4145,7 +4210,7 @@ type GetContainerStatusesRequestProto struct {
 
 func (x *GetContainerStatusesRequestProto) Reset() {
 	*x = GetContainerStatusesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[75]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4157,7 +4222,7 @@ func (x *GetContainerStatusesRequestProto) String() string {
 func (*GetContainerStatusesRequestProto) ProtoMessage() {}
 
 func (x *GetContainerStatusesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[75]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4170,7 +4235,7 @@ func (x *GetContainerStatusesRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerStatusesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{75}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *GetContainerStatusesRequestProto) GetContainerId() []*ContainerIdProto {
@@ -4190,7 +4255,7 @@ type GetContainerStatusesResponseProto struct {
 
 func (x *GetContainerStatusesResponseProto) Reset() {
 	*x = GetContainerStatusesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[76]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4202,7 +4267,7 @@ func (x *GetContainerStatusesResponseProto) String() string {
 func (*GetContainerStatusesResponseProto) ProtoMessage() {}
 
 func (x *GetContainerStatusesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[76]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4215,7 +4280,7 @@ func (x *GetContainerStatusesResponseProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use GetContainerStatusesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainerStatusesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{76}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *GetContainerStatusesResponseProto) GetStatus() []*ContainerStatusProto {
@@ -4242,7 +4307,7 @@ type IncreaseContainersResourceRequestProto struct {
 
 func (x *IncreaseContainersResourceRequestProto) Reset() {
 	*x = IncreaseContainersResourceRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[77]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4254,7 +4319,7 @@ func (x *IncreaseContainersResourceRequestProto) String() string {
 func (*IncreaseContainersResourceRequestProto) ProtoMessage() {}
 
 func (x *IncreaseContainersResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[77]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4267,7 +4332,7 @@ func (x *IncreaseContainersResourceRequestProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use IncreaseContainersResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*IncreaseContainersResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{77}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *IncreaseContainersResourceRequestProto) GetIncreaseContainers() []*hadooppb.TokenProto {
@@ -4287,7 +4352,7 @@ type IncreaseContainersResourceResponseProto struct {
 
 func (x *IncreaseContainersResourceResponseProto) Reset() {
 	*x = IncreaseContainersResourceResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[78]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4299,7 +4364,7 @@ func (x *IncreaseContainersResourceResponseProto) String() string {
 func (*IncreaseContainersResourceResponseProto) ProtoMessage() {}
 
 func (x *IncreaseContainersResourceResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[78]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4312,7 +4377,7 @@ func (x *IncreaseContainersResourceResponseProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use IncreaseContainersResourceResponseProto.ProtoReflect.Descriptor instead.
 func (*IncreaseContainersResourceResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{78}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *IncreaseContainersResourceResponseProto) GetSucceededRequests() []*ContainerIdProto {
@@ -4339,7 +4404,7 @@ type ContainerUpdateRequestProto struct {
 
 func (x *ContainerUpdateRequestProto) Reset() {
 	*x = ContainerUpdateRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[79]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4351,7 +4416,7 @@ func (x *ContainerUpdateRequestProto) String() string {
 func (*ContainerUpdateRequestProto) ProtoMessage() {}
 
 func (x *ContainerUpdateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[79]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4364,7 +4429,7 @@ func (x *ContainerUpdateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerUpdateRequestProto.ProtoReflect.Descriptor instead.
 func (*ContainerUpdateRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{79}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *ContainerUpdateRequestProto) GetUpdateContainerToken() []*hadooppb.TokenProto {
@@ -4384,7 +4449,7 @@ type ContainerUpdateResponseProto struct {
 
 func (x *ContainerUpdateResponseProto) Reset() {
 	*x = ContainerUpdateResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[80]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4396,7 +4461,7 @@ func (x *ContainerUpdateResponseProto) String() string {
 func (*ContainerUpdateResponseProto) ProtoMessage() {}
 
 func (x *ContainerUpdateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[80]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4409,7 +4474,7 @@ func (x *ContainerUpdateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContainerUpdateResponseProto.ProtoReflect.Descriptor instead.
 func (*ContainerUpdateResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{80}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *ContainerUpdateResponseProto) GetSucceededRequests() []*ContainerIdProto {
@@ -4436,7 +4501,7 @@ type GetLocalizationStatusesRequestProto struct {
 
 func (x *GetLocalizationStatusesRequestProto) Reset() {
 	*x = GetLocalizationStatusesRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[81]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4448,7 +4513,7 @@ func (x *GetLocalizationStatusesRequestProto) String() string {
 func (*GetLocalizationStatusesRequestProto) ProtoMessage() {}
 
 func (x *GetLocalizationStatusesRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[81]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4461,7 +4526,7 @@ func (x *GetLocalizationStatusesRequestProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetLocalizationStatusesRequestProto.ProtoReflect.Descriptor instead.
 func (*GetLocalizationStatusesRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{81}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *GetLocalizationStatusesRequestProto) GetContainerId() []*ContainerIdProto {
@@ -4481,7 +4546,7 @@ type GetLocalizationStatusesResponseProto struct {
 
 func (x *GetLocalizationStatusesResponseProto) Reset() {
 	*x = GetLocalizationStatusesResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[82]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4493,7 +4558,7 @@ func (x *GetLocalizationStatusesResponseProto) String() string {
 func (*GetLocalizationStatusesResponseProto) ProtoMessage() {}
 
 func (x *GetLocalizationStatusesResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[82]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4506,7 +4571,7 @@ func (x *GetLocalizationStatusesResponseProto) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use GetLocalizationStatusesResponseProto.ProtoReflect.Descriptor instead.
 func (*GetLocalizationStatusesResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{82}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *GetLocalizationStatusesResponseProto) GetCntnLocalizationStatuses() []*ContainerLocalizationStatusesProto {
@@ -4534,7 +4599,7 @@ type LocalizationStatusProto struct {
 
 func (x *LocalizationStatusProto) Reset() {
 	*x = LocalizationStatusProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[83]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4546,7 +4611,7 @@ func (x *LocalizationStatusProto) String() string {
 func (*LocalizationStatusProto) ProtoMessage() {}
 
 func (x *LocalizationStatusProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[83]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4559,7 +4624,7 @@ func (x *LocalizationStatusProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocalizationStatusProto.ProtoReflect.Descriptor instead.
 func (*LocalizationStatusProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{83}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *LocalizationStatusProto) GetResourceKey() string {
@@ -4593,7 +4658,7 @@ type ContainerLocalizationStatusesProto struct {
 
 func (x *ContainerLocalizationStatusesProto) Reset() {
 	*x = ContainerLocalizationStatusesProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[84]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4605,7 +4670,7 @@ func (x *ContainerLocalizationStatusesProto) String() string {
 func (*ContainerLocalizationStatusesProto) ProtoMessage() {}
 
 func (x *ContainerLocalizationStatusesProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[84]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4618,7 +4683,7 @@ func (x *ContainerLocalizationStatusesProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ContainerLocalizationStatusesProto.ProtoReflect.Descriptor instead.
 func (*ContainerLocalizationStatusesProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{84}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *ContainerLocalizationStatusesProto) GetContainerId() *ContainerIdProto {
@@ -4645,7 +4710,7 @@ type GetApplicationAttemptReportRequestProto struct {
 
 func (x *GetApplicationAttemptReportRequestProto) Reset() {
 	*x = GetApplicationAttemptReportRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[85]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4657,7 +4722,7 @@ func (x *GetApplicationAttemptReportRequestProto) String() string {
 func (*GetApplicationAttemptReportRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[85]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4670,7 +4735,7 @@ func (x *GetApplicationAttemptReportRequestProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use GetApplicationAttemptReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{85}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *GetApplicationAttemptReportRequestProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -4689,7 +4754,7 @@ type GetApplicationAttemptReportResponseProto struct {
 
 func (x *GetApplicationAttemptReportResponseProto) Reset() {
 	*x = GetApplicationAttemptReportResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[86]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4701,7 +4766,7 @@ func (x *GetApplicationAttemptReportResponseProto) String() string {
 func (*GetApplicationAttemptReportResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[86]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4714,7 +4779,7 @@ func (x *GetApplicationAttemptReportResponseProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use GetApplicationAttemptReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{86}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *GetApplicationAttemptReportResponseProto) GetApplicationAttemptReport() *ApplicationAttemptReportProto {
@@ -4734,7 +4799,7 @@ type GetApplicationAttemptsRequestProto struct {
 
 func (x *GetApplicationAttemptsRequestProto) Reset() {
 	*x = GetApplicationAttemptsRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[87]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4746,7 +4811,7 @@ func (x *GetApplicationAttemptsRequestProto) String() string {
 func (*GetApplicationAttemptsRequestProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptsRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[87]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4759,7 +4824,7 @@ func (x *GetApplicationAttemptsRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use GetApplicationAttemptsRequestProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptsRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{87}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *GetApplicationAttemptsRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -4778,7 +4843,7 @@ type GetApplicationAttemptsResponseProto struct {
 
 func (x *GetApplicationAttemptsResponseProto) Reset() {
 	*x = GetApplicationAttemptsResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[88]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4790,7 +4855,7 @@ func (x *GetApplicationAttemptsResponseProto) String() string {
 func (*GetApplicationAttemptsResponseProto) ProtoMessage() {}
 
 func (x *GetApplicationAttemptsResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[88]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4803,7 +4868,7 @@ func (x *GetApplicationAttemptsResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use GetApplicationAttemptsResponseProto.ProtoReflect.Descriptor instead.
 func (*GetApplicationAttemptsResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{88}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *GetApplicationAttemptsResponseProto) GetApplicationAttempts() []*ApplicationAttemptReportProto {
@@ -4823,7 +4888,7 @@ type GetContainerReportRequestProto struct {
 
 func (x *GetContainerReportRequestProto) Reset() {
 	*x = GetContainerReportRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[89]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4835,7 +4900,7 @@ func (x *GetContainerReportRequestProto) String() string {
 func (*GetContainerReportRequestProto) ProtoMessage() {}
 
 func (x *GetContainerReportRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[89]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4848,7 +4913,7 @@ func (x *GetContainerReportRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerReportRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainerReportRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{89}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *GetContainerReportRequestProto) GetContainerId() *ContainerIdProto {
@@ -4867,7 +4932,7 @@ type GetContainerReportResponseProto struct {
 
 func (x *GetContainerReportResponseProto) Reset() {
 	*x = GetContainerReportResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[90]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4879,7 +4944,7 @@ func (x *GetContainerReportResponseProto) String() string {
 func (*GetContainerReportResponseProto) ProtoMessage() {}
 
 func (x *GetContainerReportResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[90]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4892,7 +4957,7 @@ func (x *GetContainerReportResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainerReportResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainerReportResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{90}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *GetContainerReportResponseProto) GetContainerReport() *ContainerReportProto {
@@ -4912,7 +4977,7 @@ type GetContainersRequestProto struct {
 
 func (x *GetContainersRequestProto) Reset() {
 	*x = GetContainersRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[91]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4924,7 +4989,7 @@ func (x *GetContainersRequestProto) String() string {
 func (*GetContainersRequestProto) ProtoMessage() {}
 
 func (x *GetContainersRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[91]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4937,7 +5002,7 @@ func (x *GetContainersRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainersRequestProto.ProtoReflect.Descriptor instead.
 func (*GetContainersRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{91}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *GetContainersRequestProto) GetApplicationAttemptId() *ApplicationAttemptIdProto {
@@ -4956,7 +5021,7 @@ type GetContainersResponseProto struct {
 
 func (x *GetContainersResponseProto) Reset() {
 	*x = GetContainersResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[92]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4968,7 +5033,7 @@ func (x *GetContainersResponseProto) String() string {
 func (*GetContainersResponseProto) ProtoMessage() {}
 
 func (x *GetContainersResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[92]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4981,7 +5046,7 @@ func (x *GetContainersResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetContainersResponseProto.ProtoReflect.Descriptor instead.
 func (*GetContainersResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{92}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *GetContainersResponseProto) GetContainers() []*ContainerReportProto {
@@ -5001,7 +5066,7 @@ type UseSharedCacheResourceRequestProto struct {
 
 func (x *UseSharedCacheResourceRequestProto) Reset() {
 	*x = UseSharedCacheResourceRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[93]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5013,7 +5078,7 @@ func (x *UseSharedCacheResourceRequestProto) String() string {
 func (*UseSharedCacheResourceRequestProto) ProtoMessage() {}
 
 func (x *UseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[93]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5026,7 +5091,7 @@ func (x *UseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use UseSharedCacheResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*UseSharedCacheResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{93}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *UseSharedCacheResourceRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -5052,7 +5117,7 @@ type UseSharedCacheResourceResponseProto struct {
 
 func (x *UseSharedCacheResourceResponseProto) Reset() {
 	*x = UseSharedCacheResourceResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[94]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5064,7 +5129,7 @@ func (x *UseSharedCacheResourceResponseProto) String() string {
 func (*UseSharedCacheResourceResponseProto) ProtoMessage() {}
 
 func (x *UseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[94]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5077,7 +5142,7 @@ func (x *UseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use UseSharedCacheResourceResponseProto.ProtoReflect.Descriptor instead.
 func (*UseSharedCacheResourceResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{94}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *UseSharedCacheResourceResponseProto) GetPath() string {
@@ -5097,7 +5162,7 @@ type ReleaseSharedCacheResourceRequestProto struct {
 
 func (x *ReleaseSharedCacheResourceRequestProto) Reset() {
 	*x = ReleaseSharedCacheResourceRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[95]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5109,7 +5174,7 @@ func (x *ReleaseSharedCacheResourceRequestProto) String() string {
 func (*ReleaseSharedCacheResourceRequestProto) ProtoMessage() {}
 
 func (x *ReleaseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[95]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5122,7 +5187,7 @@ func (x *ReleaseSharedCacheResourceRequestProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use ReleaseSharedCacheResourceRequestProto.ProtoReflect.Descriptor instead.
 func (*ReleaseSharedCacheResourceRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{95}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *ReleaseSharedCacheResourceRequestProto) GetApplicationId() *ApplicationIdProto {
@@ -5147,7 +5212,7 @@ type ReleaseSharedCacheResourceResponseProto struct {
 
 func (x *ReleaseSharedCacheResourceResponseProto) Reset() {
 	*x = ReleaseSharedCacheResourceResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[96]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5159,7 +5224,7 @@ func (x *ReleaseSharedCacheResourceResponseProto) String() string {
 func (*ReleaseSharedCacheResourceResponseProto) ProtoMessage() {}
 
 func (x *ReleaseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[96]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5172,7 +5237,7 @@ func (x *ReleaseSharedCacheResourceResponseProto) ProtoReflect() protoreflect.Me
 
 // Deprecated: Use ReleaseSharedCacheResourceResponseProto.ProtoReflect.Descriptor instead.
 func (*ReleaseSharedCacheResourceResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{96}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{97}
 }
 
 type RunSharedCacheCleanerTaskRequestProto struct {
@@ -5183,7 +5248,7 @@ type RunSharedCacheCleanerTaskRequestProto struct {
 
 func (x *RunSharedCacheCleanerTaskRequestProto) Reset() {
 	*x = RunSharedCacheCleanerTaskRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[97]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5195,7 +5260,7 @@ func (x *RunSharedCacheCleanerTaskRequestProto) String() string {
 func (*RunSharedCacheCleanerTaskRequestProto) ProtoMessage() {}
 
 func (x *RunSharedCacheCleanerTaskRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[97]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5208,7 +5273,7 @@ func (x *RunSharedCacheCleanerTaskRequestProto) ProtoReflect() protoreflect.Mess
 
 // Deprecated: Use RunSharedCacheCleanerTaskRequestProto.ProtoReflect.Descriptor instead.
 func (*RunSharedCacheCleanerTaskRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{97}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{98}
 }
 
 type RunSharedCacheCleanerTaskResponseProto struct {
@@ -5220,7 +5285,7 @@ type RunSharedCacheCleanerTaskResponseProto struct {
 
 func (x *RunSharedCacheCleanerTaskResponseProto) Reset() {
 	*x = RunSharedCacheCleanerTaskResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[98]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5232,7 +5297,7 @@ func (x *RunSharedCacheCleanerTaskResponseProto) String() string {
 func (*RunSharedCacheCleanerTaskResponseProto) ProtoMessage() {}
 
 func (x *RunSharedCacheCleanerTaskResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[98]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5245,7 +5310,7 @@ func (x *RunSharedCacheCleanerTaskResponseProto) ProtoReflect() protoreflect.Mes
 
 // Deprecated: Use RunSharedCacheCleanerTaskResponseProto.ProtoReflect.Descriptor instead.
 func (*RunSharedCacheCleanerTaskResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{98}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *RunSharedCacheCleanerTaskResponseProto) GetAccepted() bool {
@@ -5263,7 +5328,7 @@ type GetNewReservationRequestProto struct {
 
 func (x *GetNewReservationRequestProto) Reset() {
 	*x = GetNewReservationRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[99]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5275,7 +5340,7 @@ func (x *GetNewReservationRequestProto) String() string {
 func (*GetNewReservationRequestProto) ProtoMessage() {}
 
 func (x *GetNewReservationRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[99]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5288,7 +5353,7 @@ func (x *GetNewReservationRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewReservationRequestProto.ProtoReflect.Descriptor instead.
 func (*GetNewReservationRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{99}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{100}
 }
 
 type GetNewReservationResponseProto struct {
@@ -5300,7 +5365,7 @@ type GetNewReservationResponseProto struct {
 
 func (x *GetNewReservationResponseProto) Reset() {
 	*x = GetNewReservationResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[100]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5312,7 +5377,7 @@ func (x *GetNewReservationResponseProto) String() string {
 func (*GetNewReservationResponseProto) ProtoMessage() {}
 
 func (x *GetNewReservationResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[100]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5325,7 +5390,7 @@ func (x *GetNewReservationResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNewReservationResponseProto.ProtoReflect.Descriptor instead.
 func (*GetNewReservationResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{100}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *GetNewReservationResponseProto) GetReservationId() *ReservationIdProto {
@@ -5346,7 +5411,7 @@ type ReservationSubmissionRequestProto struct {
 
 func (x *ReservationSubmissionRequestProto) Reset() {
 	*x = ReservationSubmissionRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[101]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5358,7 +5423,7 @@ func (x *ReservationSubmissionRequestProto) String() string {
 func (*ReservationSubmissionRequestProto) ProtoMessage() {}
 
 func (x *ReservationSubmissionRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[101]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5371,7 +5436,7 @@ func (x *ReservationSubmissionRequestProto) ProtoReflect() protoreflect.Message 
 
 // Deprecated: Use ReservationSubmissionRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationSubmissionRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{101}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *ReservationSubmissionRequestProto) GetQueue() string {
@@ -5403,7 +5468,7 @@ type ReservationSubmissionResponseProto struct {
 
 func (x *ReservationSubmissionResponseProto) Reset() {
 	*x = ReservationSubmissionResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[102]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5415,7 +5480,7 @@ func (x *ReservationSubmissionResponseProto) String() string {
 func (*ReservationSubmissionResponseProto) ProtoMessage() {}
 
 func (x *ReservationSubmissionResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[102]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5428,7 +5493,7 @@ func (x *ReservationSubmissionResponseProto) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use ReservationSubmissionResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationSubmissionResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{102}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{103}
 }
 
 type ReservationUpdateRequestProto struct {
@@ -5441,7 +5506,7 @@ type ReservationUpdateRequestProto struct {
 
 func (x *ReservationUpdateRequestProto) Reset() {
 	*x = ReservationUpdateRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[103]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5453,7 +5518,7 @@ func (x *ReservationUpdateRequestProto) String() string {
 func (*ReservationUpdateRequestProto) ProtoMessage() {}
 
 func (x *ReservationUpdateRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[103]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5466,7 +5531,7 @@ func (x *ReservationUpdateRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationUpdateRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationUpdateRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{103}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *ReservationUpdateRequestProto) GetReservationDefinition() *ReservationDefinitionProto {
@@ -5491,7 +5556,7 @@ type ReservationUpdateResponseProto struct {
 
 func (x *ReservationUpdateResponseProto) Reset() {
 	*x = ReservationUpdateResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[104]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5503,7 +5568,7 @@ func (x *ReservationUpdateResponseProto) String() string {
 func (*ReservationUpdateResponseProto) ProtoMessage() {}
 
 func (x *ReservationUpdateResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[104]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5516,7 +5581,7 @@ func (x *ReservationUpdateResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationUpdateResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationUpdateResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{104}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{105}
 }
 
 type ReservationDeleteRequestProto struct {
@@ -5528,7 +5593,7 @@ type ReservationDeleteRequestProto struct {
 
 func (x *ReservationDeleteRequestProto) Reset() {
 	*x = ReservationDeleteRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[105]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5540,7 +5605,7 @@ func (x *ReservationDeleteRequestProto) String() string {
 func (*ReservationDeleteRequestProto) ProtoMessage() {}
 
 func (x *ReservationDeleteRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[105]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5553,7 +5618,7 @@ func (x *ReservationDeleteRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationDeleteRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationDeleteRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{105}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *ReservationDeleteRequestProto) GetReservationId() *ReservationIdProto {
@@ -5571,7 +5636,7 @@ type ReservationDeleteResponseProto struct {
 
 func (x *ReservationDeleteResponseProto) Reset() {
 	*x = ReservationDeleteResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[106]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5583,7 +5648,7 @@ func (x *ReservationDeleteResponseProto) String() string {
 func (*ReservationDeleteResponseProto) ProtoMessage() {}
 
 func (x *ReservationDeleteResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[106]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5596,7 +5661,7 @@ func (x *ReservationDeleteResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationDeleteResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationDeleteResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{106}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{107}
 }
 
 // Field 2 is unused in YARN's numbering.
@@ -5613,7 +5678,7 @@ type ReservationListRequestProto struct {
 
 func (x *ReservationListRequestProto) Reset() {
 	*x = ReservationListRequestProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[107]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5625,7 +5690,7 @@ func (x *ReservationListRequestProto) String() string {
 func (*ReservationListRequestProto) ProtoMessage() {}
 
 func (x *ReservationListRequestProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[107]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5638,7 +5703,7 @@ func (x *ReservationListRequestProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationListRequestProto.ProtoReflect.Descriptor instead.
 func (*ReservationListRequestProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{107}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *ReservationListRequestProto) GetQueue() string {
@@ -5685,7 +5750,7 @@ type ReservationListResponseProto struct {
 
 func (x *ReservationListResponseProto) Reset() {
 	*x = ReservationListResponseProto{}
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[108]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[109]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5697,7 +5762,7 @@ func (x *ReservationListResponseProto) String() string {
 func (*ReservationListResponseProto) ProtoMessage() {}
 
 func (x *ReservationListResponseProto) ProtoReflect() protoreflect.Message {
-	mi := &file_yarn_yarn_service_protos_proto_msgTypes[108]
+	mi := &file_yarn_yarn_service_protos_proto_msgTypes[109]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5710,7 +5775,7 @@ func (x *ReservationListResponseProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationListResponseProto.ProtoReflect.Descriptor instead.
 func (*ReservationListResponseProto) Descriptor() ([]byte, []int) {
-	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{108}
+	return file_yarn_yarn_service_protos_proto_rawDescGZIP(), []int{109}
 }
 
 func (x *ReservationListResponseProto) GetReservations() []*ReservationAllocationStateProto {
@@ -5781,7 +5846,7 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\tcontainer\x18\x02 \x02(\v2\x1b.hadoop.yarn.ContainerProtoR\tcontainer\"u\n" +
 	"\x15EnhancedHeadroomProto\x12.\n" +
 	"\x13total_pending_count\x18\x01 \x01(\x05R\x11totalPendingCount\x12,\n" +
-	"\x12total_active_cores\x18\x02 \x01(\x05R\x10totalActiveCores\"\xfb\v\n" +
+	"\x12total_active_cores\x18\x02 \x01(\x05R\x10totalActiveCores\"\xc9\f\n" +
 	"\x15AllocateResponseProto\x12;\n" +
 	"\va_m_command\x18\x01 \x01(\x0e2\x1b.hadoop.yarn.AMCommandProtoR\taMCommand\x12\x1f\n" +
 	"\vresponse_id\x18\x02 \x01(\x05R\n" +
@@ -5807,7 +5872,11 @@ const file_yarn_yarn_service_protos_proto_rawDesc = "" +
 	"\rloom_leftover\x18\xea\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\floomLeftover\x12O\n" +
 	"\x15loom_cluster_capacity\x18\xeb\a \x01(\v2\x1a.hadoop.yarn.ResourceProtoR\x13loomClusterCapacity\x12 \n" +
 	"\vloom_policy\x18\xec\a \x01(\tR\n" +
-	"loomPolicy\"\x1f\n" +
+	"loomPolicy\x12L\n" +
+	"\x11loom_share_growth\x18\xed\a \x03(\v2\x1f.hadoop.yarn.LoomShareStepProtoR\x0floomShareGrowth\"G\n" +
+	"\x12LoomShareStepProto\x12\x19\n" +
+	"\bafter_ms\x18\x01 \x01(\x03R\aafterMs\x12\x16\n" +
+	"\x06factor\x18\x02 \x01(\x01R\x06factor\"\x1f\n" +
 	"\x1dGetNewApplicationRequestProto\"\xb2\x01\n" +
 	"\x1eGetNewApplicationResponseProto\x12F\n" +
 	"\x0eapplication_id\x18\x01 \x01(\v2\x1f.hadoop.yarn.ApplicationIdProtoR\rapplicationId\x12H\n" +
@@ -6071,7 +6140,7 @@ func file_yarn_yarn_service_protos_proto_rawDescGZIP() []byte {
 }
 
 var file_yarn_yarn_service_protos_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_yarn_yarn_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 109)
+var file_yarn_yarn_service_protos_proto_msgTypes = make([]protoimpl.MessageInfo, 110)
 var file_yarn_yarn_service_protos_proto_goTypes = []any{
 	(SchedulerResourceTypes)(0),                      // 0: hadoop.yarn.SchedulerResourceTypes
 	(ContainerUpdateTypeProto)(0),                    // 1: hadoop.yarn.ContainerUpdateTypeProto
@@ -6088,285 +6157,287 @@ var file_yarn_yarn_service_protos_proto_goTypes = []any{
 	(*UpdatedContainerProto)(nil),                    // 12: hadoop.yarn.UpdatedContainerProto
 	(*EnhancedHeadroomProto)(nil),                    // 13: hadoop.yarn.EnhancedHeadroomProto
 	(*AllocateResponseProto)(nil),                    // 14: hadoop.yarn.AllocateResponseProto
-	(*GetNewApplicationRequestProto)(nil),            // 15: hadoop.yarn.GetNewApplicationRequestProto
-	(*GetNewApplicationResponseProto)(nil),           // 16: hadoop.yarn.GetNewApplicationResponseProto
-	(*GetApplicationReportRequestProto)(nil),         // 17: hadoop.yarn.GetApplicationReportRequestProto
-	(*GetApplicationReportResponseProto)(nil),        // 18: hadoop.yarn.GetApplicationReportResponseProto
-	(*SubmitApplicationRequestProto)(nil),            // 19: hadoop.yarn.SubmitApplicationRequestProto
-	(*SubmitApplicationResponseProto)(nil),           // 20: hadoop.yarn.SubmitApplicationResponseProto
-	(*FailApplicationAttemptRequestProto)(nil),       // 21: hadoop.yarn.FailApplicationAttemptRequestProto
-	(*FailApplicationAttemptResponseProto)(nil),      // 22: hadoop.yarn.FailApplicationAttemptResponseProto
-	(*KillApplicationRequestProto)(nil),              // 23: hadoop.yarn.KillApplicationRequestProto
-	(*KillApplicationResponseProto)(nil),             // 24: hadoop.yarn.KillApplicationResponseProto
-	(*SetApplicationTagsRequestProto)(nil),           // 25: hadoop.yarn.SetApplicationTagsRequestProto
-	(*SetApplicationTagsResponseProto)(nil),          // 26: hadoop.yarn.SetApplicationTagsResponseProto
-	(*GetClusterMetricsRequestProto)(nil),            // 27: hadoop.yarn.GetClusterMetricsRequestProto
-	(*GetClusterMetricsResponseProto)(nil),           // 28: hadoop.yarn.GetClusterMetricsResponseProto
-	(*MoveApplicationAcrossQueuesRequestProto)(nil),  // 29: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto
-	(*MoveApplicationAcrossQueuesResponseProto)(nil), // 30: hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
-	(*GetApplicationsRequestProto)(nil),              // 31: hadoop.yarn.GetApplicationsRequestProto
-	(*GetApplicationsResponseProto)(nil),             // 32: hadoop.yarn.GetApplicationsResponseProto
-	(*GetClusterNodesRequestProto)(nil),              // 33: hadoop.yarn.GetClusterNodesRequestProto
-	(*GetClusterNodesResponseProto)(nil),             // 34: hadoop.yarn.GetClusterNodesResponseProto
-	(*GetQueueInfoRequestProto)(nil),                 // 35: hadoop.yarn.GetQueueInfoRequestProto
-	(*GetQueueInfoResponseProto)(nil),                // 36: hadoop.yarn.GetQueueInfoResponseProto
-	(*GetQueueUserAclsInfoRequestProto)(nil),         // 37: hadoop.yarn.GetQueueUserAclsInfoRequestProto
-	(*GetQueueUserAclsInfoResponseProto)(nil),        // 38: hadoop.yarn.GetQueueUserAclsInfoResponseProto
-	(*GetNodesToLabelsRequestProto)(nil),             // 39: hadoop.yarn.GetNodesToLabelsRequestProto
-	(*GetNodesToLabelsResponseProto)(nil),            // 40: hadoop.yarn.GetNodesToLabelsResponseProto
-	(*GetLabelsToNodesRequestProto)(nil),             // 41: hadoop.yarn.GetLabelsToNodesRequestProto
-	(*GetLabelsToNodesResponseProto)(nil),            // 42: hadoop.yarn.GetLabelsToNodesResponseProto
-	(*GetClusterNodeLabelsRequestProto)(nil),         // 43: hadoop.yarn.GetClusterNodeLabelsRequestProto
-	(*GetClusterNodeLabelsResponseProto)(nil),        // 44: hadoop.yarn.GetClusterNodeLabelsResponseProto
-	(*GetClusterNodeAttributesRequestProto)(nil),     // 45: hadoop.yarn.GetClusterNodeAttributesRequestProto
-	(*GetClusterNodeAttributesResponseProto)(nil),    // 46: hadoop.yarn.GetClusterNodeAttributesResponseProto
-	(*GetAttributesToNodesRequestProto)(nil),         // 47: hadoop.yarn.GetAttributesToNodesRequestProto
-	(*GetAttributesToNodesResponseProto)(nil),        // 48: hadoop.yarn.GetAttributesToNodesResponseProto
-	(*GetNodesToAttributesRequestProto)(nil),         // 49: hadoop.yarn.GetNodesToAttributesRequestProto
-	(*GetNodesToAttributesResponseProto)(nil),        // 50: hadoop.yarn.GetNodesToAttributesResponseProto
-	(*UpdateApplicationPriorityRequestProto)(nil),    // 51: hadoop.yarn.UpdateApplicationPriorityRequestProto
-	(*UpdateApplicationPriorityResponseProto)(nil),   // 52: hadoop.yarn.UpdateApplicationPriorityResponseProto
-	(*SignalContainerRequestProto)(nil),              // 53: hadoop.yarn.SignalContainerRequestProto
-	(*SignalContainerResponseProto)(nil),             // 54: hadoop.yarn.SignalContainerResponseProto
-	(*UpdateApplicationTimeoutsRequestProto)(nil),    // 55: hadoop.yarn.UpdateApplicationTimeoutsRequestProto
-	(*UpdateApplicationTimeoutsResponseProto)(nil),   // 56: hadoop.yarn.UpdateApplicationTimeoutsResponseProto
-	(*GetAllResourceProfilesRequestProto)(nil),       // 57: hadoop.yarn.GetAllResourceProfilesRequestProto
-	(*GetAllResourceProfilesResponseProto)(nil),      // 58: hadoop.yarn.GetAllResourceProfilesResponseProto
-	(*GetResourceProfileRequestProto)(nil),           // 59: hadoop.yarn.GetResourceProfileRequestProto
-	(*GetResourceProfileResponseProto)(nil),          // 60: hadoop.yarn.GetResourceProfileResponseProto
-	(*GetAllResourceTypeInfoRequestProto)(nil),       // 61: hadoop.yarn.GetAllResourceTypeInfoRequestProto
-	(*GetAllResourceTypeInfoResponseProto)(nil),      // 62: hadoop.yarn.GetAllResourceTypeInfoResponseProto
-	(*StartContainerRequestProto)(nil),               // 63: hadoop.yarn.StartContainerRequestProto
-	(*StartContainerResponseProto)(nil),              // 64: hadoop.yarn.StartContainerResponseProto
-	(*StopContainerRequestProto)(nil),                // 65: hadoop.yarn.StopContainerRequestProto
-	(*StopContainerResponseProto)(nil),               // 66: hadoop.yarn.StopContainerResponseProto
-	(*ResourceLocalizationRequestProto)(nil),         // 67: hadoop.yarn.ResourceLocalizationRequestProto
-	(*ResourceLocalizationResponseProto)(nil),        // 68: hadoop.yarn.ResourceLocalizationResponseProto
-	(*ReInitializeContainerRequestProto)(nil),        // 69: hadoop.yarn.ReInitializeContainerRequestProto
-	(*ReInitializeContainerResponseProto)(nil),       // 70: hadoop.yarn.ReInitializeContainerResponseProto
-	(*RestartContainerResponseProto)(nil),            // 71: hadoop.yarn.RestartContainerResponseProto
-	(*RollbackResponseProto)(nil),                    // 72: hadoop.yarn.RollbackResponseProto
-	(*CommitResponseProto)(nil),                      // 73: hadoop.yarn.CommitResponseProto
-	(*StartContainersRequestProto)(nil),              // 74: hadoop.yarn.StartContainersRequestProto
-	(*ContainerExceptionMapProto)(nil),               // 75: hadoop.yarn.ContainerExceptionMapProto
-	(*StartContainersResponseProto)(nil),             // 76: hadoop.yarn.StartContainersResponseProto
-	(*StopContainersRequestProto)(nil),               // 77: hadoop.yarn.StopContainersRequestProto
-	(*StopContainersResponseProto)(nil),              // 78: hadoop.yarn.StopContainersResponseProto
-	(*GetContainerStatusesRequestProto)(nil),         // 79: hadoop.yarn.GetContainerStatusesRequestProto
-	(*GetContainerStatusesResponseProto)(nil),        // 80: hadoop.yarn.GetContainerStatusesResponseProto
-	(*IncreaseContainersResourceRequestProto)(nil),   // 81: hadoop.yarn.IncreaseContainersResourceRequestProto
-	(*IncreaseContainersResourceResponseProto)(nil),  // 82: hadoop.yarn.IncreaseContainersResourceResponseProto
-	(*ContainerUpdateRequestProto)(nil),              // 83: hadoop.yarn.ContainerUpdateRequestProto
-	(*ContainerUpdateResponseProto)(nil),             // 84: hadoop.yarn.ContainerUpdateResponseProto
-	(*GetLocalizationStatusesRequestProto)(nil),      // 85: hadoop.yarn.GetLocalizationStatusesRequestProto
-	(*GetLocalizationStatusesResponseProto)(nil),     // 86: hadoop.yarn.GetLocalizationStatusesResponseProto
-	(*LocalizationStatusProto)(nil),                  // 87: hadoop.yarn.LocalizationStatusProto
-	(*ContainerLocalizationStatusesProto)(nil),       // 88: hadoop.yarn.ContainerLocalizationStatusesProto
-	(*GetApplicationAttemptReportRequestProto)(nil),  // 89: hadoop.yarn.GetApplicationAttemptReportRequestProto
-	(*GetApplicationAttemptReportResponseProto)(nil), // 90: hadoop.yarn.GetApplicationAttemptReportResponseProto
-	(*GetApplicationAttemptsRequestProto)(nil),       // 91: hadoop.yarn.GetApplicationAttemptsRequestProto
-	(*GetApplicationAttemptsResponseProto)(nil),      // 92: hadoop.yarn.GetApplicationAttemptsResponseProto
-	(*GetContainerReportRequestProto)(nil),           // 93: hadoop.yarn.GetContainerReportRequestProto
-	(*GetContainerReportResponseProto)(nil),          // 94: hadoop.yarn.GetContainerReportResponseProto
-	(*GetContainersRequestProto)(nil),                // 95: hadoop.yarn.GetContainersRequestProto
-	(*GetContainersResponseProto)(nil),               // 96: hadoop.yarn.GetContainersResponseProto
-	(*UseSharedCacheResourceRequestProto)(nil),       // 97: hadoop.yarn.UseSharedCacheResourceRequestProto
-	(*UseSharedCacheResourceResponseProto)(nil),      // 98: hadoop.yarn.UseSharedCacheResourceResponseProto
-	(*ReleaseSharedCacheResourceRequestProto)(nil),   // 99: hadoop.yarn.ReleaseSharedCacheResourceRequestProto
-	(*ReleaseSharedCacheResourceResponseProto)(nil),  // 100: hadoop.yarn.ReleaseSharedCacheResourceResponseProto
-	(*RunSharedCacheCleanerTaskRequestProto)(nil),    // 101: hadoop.yarn.RunSharedCacheCleanerTaskRequestProto
-	(*RunSharedCacheCleanerTaskResponseProto)(nil),   // 102: hadoop.yarn.RunSharedCacheCleanerTaskResponseProto
-	(*GetNewReservationRequestProto)(nil),            // 103: hadoop.yarn.GetNewReservationRequestProto
-	(*GetNewReservationResponseProto)(nil),           // 104: hadoop.yarn.GetNewReservationResponseProto
-	(*ReservationSubmissionRequestProto)(nil),        // 105: hadoop.yarn.ReservationSubmissionRequestProto
-	(*ReservationSubmissionResponseProto)(nil),       // 106: hadoop.yarn.ReservationSubmissionResponseProto
-	(*ReservationUpdateRequestProto)(nil),            // 107: hadoop.yarn.ReservationUpdateRequestProto
-	(*ReservationUpdateResponseProto)(nil),           // 108: hadoop.yarn.ReservationUpdateResponseProto
-	(*ReservationDeleteRequestProto)(nil),            // 109: hadoop.yarn.ReservationDeleteRequestProto
-	(*ReservationDeleteResponseProto)(nil),           // 110: hadoop.yarn.ReservationDeleteResponseProto
-	(*ReservationListRequestProto)(nil),              // 111: hadoop.yarn.ReservationListRequestProto
-	(*ReservationListResponseProto)(nil),             // 112: hadoop.yarn.ReservationListResponseProto
-	(*PlacementConstraintMapEntryProto)(nil),         // 113: hadoop.yarn.PlacementConstraintMapEntryProto
-	(*ResourceProto)(nil),                            // 114: hadoop.yarn.ResourceProto
-	(*ApplicationACLMapProto)(nil),                   // 115: hadoop.yarn.ApplicationACLMapProto
-	(*ContainerProto)(nil),                           // 116: hadoop.yarn.ContainerProto
-	(*ResourceProfilesProto)(nil),                    // 117: hadoop.yarn.ResourceProfilesProto
-	(*ResourceTypeInfoProto)(nil),                    // 118: hadoop.yarn.ResourceTypeInfoProto
-	(FinalApplicationStatusProto)(0),                 // 119: hadoop.yarn.FinalApplicationStatusProto
-	(*ContainerIdProto)(nil),                         // 120: hadoop.yarn.ContainerIdProto
-	(ExecutionTypeProto)(0),                          // 121: hadoop.yarn.ExecutionTypeProto
-	(*ResourceRequestProto)(nil),                     // 122: hadoop.yarn.ResourceRequestProto
-	(*ResourceBlacklistRequestProto)(nil),            // 123: hadoop.yarn.ResourceBlacklistRequestProto
-	(*SchedulingRequestProto)(nil),                   // 124: hadoop.yarn.SchedulingRequestProto
-	(*NodeIdProto)(nil),                              // 125: hadoop.yarn.NodeIdProto
-	(*hadooppb.TokenProto)(nil),                      // 126: loom.hadoop.common.TokenProto
-	(AMCommandProto)(0),                              // 127: hadoop.yarn.AMCommandProto
-	(*ContainerStatusProto)(nil),                     // 128: hadoop.yarn.ContainerStatusProto
-	(*NodeReportProto)(nil),                          // 129: hadoop.yarn.NodeReportProto
-	(*PreemptionMessageProto)(nil),                   // 130: hadoop.yarn.PreemptionMessageProto
-	(*PriorityProto)(nil),                            // 131: hadoop.yarn.PriorityProto
-	(*CollectorInfoProto)(nil),                       // 132: hadoop.yarn.CollectorInfoProto
-	(*RejectedSchedulingRequestProto)(nil),           // 133: hadoop.yarn.RejectedSchedulingRequestProto
-	(*ApplicationIdProto)(nil),                       // 134: hadoop.yarn.ApplicationIdProto
-	(*ApplicationReportProto)(nil),                   // 135: hadoop.yarn.ApplicationReportProto
-	(*ApplicationSubmissionContextProto)(nil),        // 136: hadoop.yarn.ApplicationSubmissionContextProto
-	(*ApplicationAttemptIdProto)(nil),                // 137: hadoop.yarn.ApplicationAttemptIdProto
-	(*YarnClusterMetricsProto)(nil),                  // 138: hadoop.yarn.YarnClusterMetricsProto
-	(YarnApplicationStateProto)(0),                   // 139: hadoop.yarn.YarnApplicationStateProto
-	(NodeStateProto)(0),                              // 140: hadoop.yarn.NodeStateProto
-	(*QueueInfoProto)(nil),                           // 141: hadoop.yarn.QueueInfoProto
-	(*QueueUserACLInfoProto)(nil),                    // 142: hadoop.yarn.QueueUserACLInfoProto
-	(*NodeIdToLabelsProto)(nil),                      // 143: hadoop.yarn.NodeIdToLabelsProto
-	(*LabelsToNodeIdsProto)(nil),                     // 144: hadoop.yarn.LabelsToNodeIdsProto
-	(*NodeLabelProto)(nil),                           // 145: hadoop.yarn.NodeLabelProto
-	(*NodeAttributeInfoProto)(nil),                   // 146: hadoop.yarn.NodeAttributeInfoProto
-	(*NodeAttributeKeyProto)(nil),                    // 147: hadoop.yarn.NodeAttributeKeyProto
-	(*AttributeToNodesProto)(nil),                    // 148: hadoop.yarn.AttributeToNodesProto
-	(*NodeToAttributesProto)(nil),                    // 149: hadoop.yarn.NodeToAttributesProto
-	(SignalContainerCommandProto)(0),                 // 150: hadoop.yarn.SignalContainerCommandProto
-	(*ApplicationUpdateTimeoutMapProto)(nil),         // 151: hadoop.yarn.ApplicationUpdateTimeoutMapProto
-	(*ContainerLaunchContextProto)(nil),              // 152: hadoop.yarn.ContainerLaunchContextProto
-	(*StringBytesMapProto)(nil),                      // 153: hadoop.yarn.StringBytesMapProto
-	(*StringLocalResourceMapProto)(nil),              // 154: hadoop.yarn.StringLocalResourceMapProto
-	(*SerializedExceptionProto)(nil),                 // 155: hadoop.yarn.SerializedExceptionProto
-	(*ApplicationAttemptReportProto)(nil),            // 156: hadoop.yarn.ApplicationAttemptReportProto
-	(*ContainerReportProto)(nil),                     // 157: hadoop.yarn.ContainerReportProto
-	(*ReservationIdProto)(nil),                       // 158: hadoop.yarn.ReservationIdProto
-	(*ReservationDefinitionProto)(nil),               // 159: hadoop.yarn.ReservationDefinitionProto
-	(*ReservationAllocationStateProto)(nil),          // 160: hadoop.yarn.ReservationAllocationStateProto
+	(*LoomShareStepProto)(nil),                       // 15: hadoop.yarn.LoomShareStepProto
+	(*GetNewApplicationRequestProto)(nil),            // 16: hadoop.yarn.GetNewApplicationRequestProto
+	(*GetNewApplicationResponseProto)(nil),           // 17: hadoop.yarn.GetNewApplicationResponseProto
+	(*GetApplicationReportRequestProto)(nil),         // 18: hadoop.yarn.GetApplicationReportRequestProto
+	(*GetApplicationReportResponseProto)(nil),        // 19: hadoop.yarn.GetApplicationReportResponseProto
+	(*SubmitApplicationRequestProto)(nil),            // 20: hadoop.yarn.SubmitApplicationRequestProto
+	(*SubmitApplicationResponseProto)(nil),           // 21: hadoop.yarn.SubmitApplicationResponseProto
+	(*FailApplicationAttemptRequestProto)(nil),       // 22: hadoop.yarn.FailApplicationAttemptRequestProto
+	(*FailApplicationAttemptResponseProto)(nil),      // 23: hadoop.yarn.FailApplicationAttemptResponseProto
+	(*KillApplicationRequestProto)(nil),              // 24: hadoop.yarn.KillApplicationRequestProto
+	(*KillApplicationResponseProto)(nil),             // 25: hadoop.yarn.KillApplicationResponseProto
+	(*SetApplicationTagsRequestProto)(nil),           // 26: hadoop.yarn.SetApplicationTagsRequestProto
+	(*SetApplicationTagsResponseProto)(nil),          // 27: hadoop.yarn.SetApplicationTagsResponseProto
+	(*GetClusterMetricsRequestProto)(nil),            // 28: hadoop.yarn.GetClusterMetricsRequestProto
+	(*GetClusterMetricsResponseProto)(nil),           // 29: hadoop.yarn.GetClusterMetricsResponseProto
+	(*MoveApplicationAcrossQueuesRequestProto)(nil),  // 30: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto
+	(*MoveApplicationAcrossQueuesResponseProto)(nil), // 31: hadoop.yarn.MoveApplicationAcrossQueuesResponseProto
+	(*GetApplicationsRequestProto)(nil),              // 32: hadoop.yarn.GetApplicationsRequestProto
+	(*GetApplicationsResponseProto)(nil),             // 33: hadoop.yarn.GetApplicationsResponseProto
+	(*GetClusterNodesRequestProto)(nil),              // 34: hadoop.yarn.GetClusterNodesRequestProto
+	(*GetClusterNodesResponseProto)(nil),             // 35: hadoop.yarn.GetClusterNodesResponseProto
+	(*GetQueueInfoRequestProto)(nil),                 // 36: hadoop.yarn.GetQueueInfoRequestProto
+	(*GetQueueInfoResponseProto)(nil),                // 37: hadoop.yarn.GetQueueInfoResponseProto
+	(*GetQueueUserAclsInfoRequestProto)(nil),         // 38: hadoop.yarn.GetQueueUserAclsInfoRequestProto
+	(*GetQueueUserAclsInfoResponseProto)(nil),        // 39: hadoop.yarn.GetQueueUserAclsInfoResponseProto
+	(*GetNodesToLabelsRequestProto)(nil),             // 40: hadoop.yarn.GetNodesToLabelsRequestProto
+	(*GetNodesToLabelsResponseProto)(nil),            // 41: hadoop.yarn.GetNodesToLabelsResponseProto
+	(*GetLabelsToNodesRequestProto)(nil),             // 42: hadoop.yarn.GetLabelsToNodesRequestProto
+	(*GetLabelsToNodesResponseProto)(nil),            // 43: hadoop.yarn.GetLabelsToNodesResponseProto
+	(*GetClusterNodeLabelsRequestProto)(nil),         // 44: hadoop.yarn.GetClusterNodeLabelsRequestProto
+	(*GetClusterNodeLabelsResponseProto)(nil),        // 45: hadoop.yarn.GetClusterNodeLabelsResponseProto
+	(*GetClusterNodeAttributesRequestProto)(nil),     // 46: hadoop.yarn.GetClusterNodeAttributesRequestProto
+	(*GetClusterNodeAttributesResponseProto)(nil),    // 47: hadoop.yarn.GetClusterNodeAttributesResponseProto
+	(*GetAttributesToNodesRequestProto)(nil),         // 48: hadoop.yarn.GetAttributesToNodesRequestProto
+	(*GetAttributesToNodesResponseProto)(nil),        // 49: hadoop.yarn.GetAttributesToNodesResponseProto
+	(*GetNodesToAttributesRequestProto)(nil),         // 50: hadoop.yarn.GetNodesToAttributesRequestProto
+	(*GetNodesToAttributesResponseProto)(nil),        // 51: hadoop.yarn.GetNodesToAttributesResponseProto
+	(*UpdateApplicationPriorityRequestProto)(nil),    // 52: hadoop.yarn.UpdateApplicationPriorityRequestProto
+	(*UpdateApplicationPriorityResponseProto)(nil),   // 53: hadoop.yarn.UpdateApplicationPriorityResponseProto
+	(*SignalContainerRequestProto)(nil),              // 54: hadoop.yarn.SignalContainerRequestProto
+	(*SignalContainerResponseProto)(nil),             // 55: hadoop.yarn.SignalContainerResponseProto
+	(*UpdateApplicationTimeoutsRequestProto)(nil),    // 56: hadoop.yarn.UpdateApplicationTimeoutsRequestProto
+	(*UpdateApplicationTimeoutsResponseProto)(nil),   // 57: hadoop.yarn.UpdateApplicationTimeoutsResponseProto
+	(*GetAllResourceProfilesRequestProto)(nil),       // 58: hadoop.yarn.GetAllResourceProfilesRequestProto
+	(*GetAllResourceProfilesResponseProto)(nil),      // 59: hadoop.yarn.GetAllResourceProfilesResponseProto
+	(*GetResourceProfileRequestProto)(nil),           // 60: hadoop.yarn.GetResourceProfileRequestProto
+	(*GetResourceProfileResponseProto)(nil),          // 61: hadoop.yarn.GetResourceProfileResponseProto
+	(*GetAllResourceTypeInfoRequestProto)(nil),       // 62: hadoop.yarn.GetAllResourceTypeInfoRequestProto
+	(*GetAllResourceTypeInfoResponseProto)(nil),      // 63: hadoop.yarn.GetAllResourceTypeInfoResponseProto
+	(*StartContainerRequestProto)(nil),               // 64: hadoop.yarn.StartContainerRequestProto
+	(*StartContainerResponseProto)(nil),              // 65: hadoop.yarn.StartContainerResponseProto
+	(*StopContainerRequestProto)(nil),                // 66: hadoop.yarn.StopContainerRequestProto
+	(*StopContainerResponseProto)(nil),               // 67: hadoop.yarn.StopContainerResponseProto
+	(*ResourceLocalizationRequestProto)(nil),         // 68: hadoop.yarn.ResourceLocalizationRequestProto
+	(*ResourceLocalizationResponseProto)(nil),        // 69: hadoop.yarn.ResourceLocalizationResponseProto
+	(*ReInitializeContainerRequestProto)(nil),        // 70: hadoop.yarn.ReInitializeContainerRequestProto
+	(*ReInitializeContainerResponseProto)(nil),       // 71: hadoop.yarn.ReInitializeContainerResponseProto
+	(*RestartContainerResponseProto)(nil),            // 72: hadoop.yarn.RestartContainerResponseProto
+	(*RollbackResponseProto)(nil),                    // 73: hadoop.yarn.RollbackResponseProto
+	(*CommitResponseProto)(nil),                      // 74: hadoop.yarn.CommitResponseProto
+	(*StartContainersRequestProto)(nil),              // 75: hadoop.yarn.StartContainersRequestProto
+	(*ContainerExceptionMapProto)(nil),               // 76: hadoop.yarn.ContainerExceptionMapProto
+	(*StartContainersResponseProto)(nil),             // 77: hadoop.yarn.StartContainersResponseProto
+	(*StopContainersRequestProto)(nil),               // 78: hadoop.yarn.StopContainersRequestProto
+	(*StopContainersResponseProto)(nil),              // 79: hadoop.yarn.StopContainersResponseProto
+	(*GetContainerStatusesRequestProto)(nil),         // 80: hadoop.yarn.GetContainerStatusesRequestProto
+	(*GetContainerStatusesResponseProto)(nil),        // 81: hadoop.yarn.GetContainerStatusesResponseProto
+	(*IncreaseContainersResourceRequestProto)(nil),   // 82: hadoop.yarn.IncreaseContainersResourceRequestProto
+	(*IncreaseContainersResourceResponseProto)(nil),  // 83: hadoop.yarn.IncreaseContainersResourceResponseProto
+	(*ContainerUpdateRequestProto)(nil),              // 84: hadoop.yarn.ContainerUpdateRequestProto
+	(*ContainerUpdateResponseProto)(nil),             // 85: hadoop.yarn.ContainerUpdateResponseProto
+	(*GetLocalizationStatusesRequestProto)(nil),      // 86: hadoop.yarn.GetLocalizationStatusesRequestProto
+	(*GetLocalizationStatusesResponseProto)(nil),     // 87: hadoop.yarn.GetLocalizationStatusesResponseProto
+	(*LocalizationStatusProto)(nil),                  // 88: hadoop.yarn.LocalizationStatusProto
+	(*ContainerLocalizationStatusesProto)(nil),       // 89: hadoop.yarn.ContainerLocalizationStatusesProto
+	(*GetApplicationAttemptReportRequestProto)(nil),  // 90: hadoop.yarn.GetApplicationAttemptReportRequestProto
+	(*GetApplicationAttemptReportResponseProto)(nil), // 91: hadoop.yarn.GetApplicationAttemptReportResponseProto
+	(*GetApplicationAttemptsRequestProto)(nil),       // 92: hadoop.yarn.GetApplicationAttemptsRequestProto
+	(*GetApplicationAttemptsResponseProto)(nil),      // 93: hadoop.yarn.GetApplicationAttemptsResponseProto
+	(*GetContainerReportRequestProto)(nil),           // 94: hadoop.yarn.GetContainerReportRequestProto
+	(*GetContainerReportResponseProto)(nil),          // 95: hadoop.yarn.GetContainerReportResponseProto
+	(*GetContainersRequestProto)(nil),                // 96: hadoop.yarn.GetContainersRequestProto
+	(*GetContainersResponseProto)(nil),               // 97: hadoop.yarn.GetContainersResponseProto
+	(*UseSharedCacheResourceRequestProto)(nil),       // 98: hadoop.yarn.UseSharedCacheResourceRequestProto
+	(*UseSharedCacheResourceResponseProto)(nil),      // 99: hadoop.yarn.UseSharedCacheResourceResponseProto
+	(*ReleaseSharedCacheResourceRequestProto)(nil),   // 100: hadoop.yarn.ReleaseSharedCacheResourceRequestProto
+	(*ReleaseSharedCacheResourceResponseProto)(nil),  // 101: hadoop.yarn.ReleaseSharedCacheResourceResponseProto
+	(*RunSharedCacheCleanerTaskRequestProto)(nil),    // 102: hadoop.yarn.RunSharedCacheCleanerTaskRequestProto
+	(*RunSharedCacheCleanerTaskResponseProto)(nil),   // 103: hadoop.yarn.RunSharedCacheCleanerTaskResponseProto
+	(*GetNewReservationRequestProto)(nil),            // 104: hadoop.yarn.GetNewReservationRequestProto
+	(*GetNewReservationResponseProto)(nil),           // 105: hadoop.yarn.GetNewReservationResponseProto
+	(*ReservationSubmissionRequestProto)(nil),        // 106: hadoop.yarn.ReservationSubmissionRequestProto
+	(*ReservationSubmissionResponseProto)(nil),       // 107: hadoop.yarn.ReservationSubmissionResponseProto
+	(*ReservationUpdateRequestProto)(nil),            // 108: hadoop.yarn.ReservationUpdateRequestProto
+	(*ReservationUpdateResponseProto)(nil),           // 109: hadoop.yarn.ReservationUpdateResponseProto
+	(*ReservationDeleteRequestProto)(nil),            // 110: hadoop.yarn.ReservationDeleteRequestProto
+	(*ReservationDeleteResponseProto)(nil),           // 111: hadoop.yarn.ReservationDeleteResponseProto
+	(*ReservationListRequestProto)(nil),              // 112: hadoop.yarn.ReservationListRequestProto
+	(*ReservationListResponseProto)(nil),             // 113: hadoop.yarn.ReservationListResponseProto
+	(*PlacementConstraintMapEntryProto)(nil),         // 114: hadoop.yarn.PlacementConstraintMapEntryProto
+	(*ResourceProto)(nil),                            // 115: hadoop.yarn.ResourceProto
+	(*ApplicationACLMapProto)(nil),                   // 116: hadoop.yarn.ApplicationACLMapProto
+	(*ContainerProto)(nil),                           // 117: hadoop.yarn.ContainerProto
+	(*ResourceProfilesProto)(nil),                    // 118: hadoop.yarn.ResourceProfilesProto
+	(*ResourceTypeInfoProto)(nil),                    // 119: hadoop.yarn.ResourceTypeInfoProto
+	(FinalApplicationStatusProto)(0),                 // 120: hadoop.yarn.FinalApplicationStatusProto
+	(*ContainerIdProto)(nil),                         // 121: hadoop.yarn.ContainerIdProto
+	(ExecutionTypeProto)(0),                          // 122: hadoop.yarn.ExecutionTypeProto
+	(*ResourceRequestProto)(nil),                     // 123: hadoop.yarn.ResourceRequestProto
+	(*ResourceBlacklistRequestProto)(nil),            // 124: hadoop.yarn.ResourceBlacklistRequestProto
+	(*SchedulingRequestProto)(nil),                   // 125: hadoop.yarn.SchedulingRequestProto
+	(*NodeIdProto)(nil),                              // 126: hadoop.yarn.NodeIdProto
+	(*hadooppb.TokenProto)(nil),                      // 127: loom.hadoop.common.TokenProto
+	(AMCommandProto)(0),                              // 128: hadoop.yarn.AMCommandProto
+	(*ContainerStatusProto)(nil),                     // 129: hadoop.yarn.ContainerStatusProto
+	(*NodeReportProto)(nil),                          // 130: hadoop.yarn.NodeReportProto
+	(*PreemptionMessageProto)(nil),                   // 131: hadoop.yarn.PreemptionMessageProto
+	(*PriorityProto)(nil),                            // 132: hadoop.yarn.PriorityProto
+	(*CollectorInfoProto)(nil),                       // 133: hadoop.yarn.CollectorInfoProto
+	(*RejectedSchedulingRequestProto)(nil),           // 134: hadoop.yarn.RejectedSchedulingRequestProto
+	(*ApplicationIdProto)(nil),                       // 135: hadoop.yarn.ApplicationIdProto
+	(*ApplicationReportProto)(nil),                   // 136: hadoop.yarn.ApplicationReportProto
+	(*ApplicationSubmissionContextProto)(nil),        // 137: hadoop.yarn.ApplicationSubmissionContextProto
+	(*ApplicationAttemptIdProto)(nil),                // 138: hadoop.yarn.ApplicationAttemptIdProto
+	(*YarnClusterMetricsProto)(nil),                  // 139: hadoop.yarn.YarnClusterMetricsProto
+	(YarnApplicationStateProto)(0),                   // 140: hadoop.yarn.YarnApplicationStateProto
+	(NodeStateProto)(0),                              // 141: hadoop.yarn.NodeStateProto
+	(*QueueInfoProto)(nil),                           // 142: hadoop.yarn.QueueInfoProto
+	(*QueueUserACLInfoProto)(nil),                    // 143: hadoop.yarn.QueueUserACLInfoProto
+	(*NodeIdToLabelsProto)(nil),                      // 144: hadoop.yarn.NodeIdToLabelsProto
+	(*LabelsToNodeIdsProto)(nil),                     // 145: hadoop.yarn.LabelsToNodeIdsProto
+	(*NodeLabelProto)(nil),                           // 146: hadoop.yarn.NodeLabelProto
+	(*NodeAttributeInfoProto)(nil),                   // 147: hadoop.yarn.NodeAttributeInfoProto
+	(*NodeAttributeKeyProto)(nil),                    // 148: hadoop.yarn.NodeAttributeKeyProto
+	(*AttributeToNodesProto)(nil),                    // 149: hadoop.yarn.AttributeToNodesProto
+	(*NodeToAttributesProto)(nil),                    // 150: hadoop.yarn.NodeToAttributesProto
+	(SignalContainerCommandProto)(0),                 // 151: hadoop.yarn.SignalContainerCommandProto
+	(*ApplicationUpdateTimeoutMapProto)(nil),         // 152: hadoop.yarn.ApplicationUpdateTimeoutMapProto
+	(*ContainerLaunchContextProto)(nil),              // 153: hadoop.yarn.ContainerLaunchContextProto
+	(*StringBytesMapProto)(nil),                      // 154: hadoop.yarn.StringBytesMapProto
+	(*StringLocalResourceMapProto)(nil),              // 155: hadoop.yarn.StringLocalResourceMapProto
+	(*SerializedExceptionProto)(nil),                 // 156: hadoop.yarn.SerializedExceptionProto
+	(*ApplicationAttemptReportProto)(nil),            // 157: hadoop.yarn.ApplicationAttemptReportProto
+	(*ContainerReportProto)(nil),                     // 158: hadoop.yarn.ContainerReportProto
+	(*ReservationIdProto)(nil),                       // 159: hadoop.yarn.ReservationIdProto
+	(*ReservationDefinitionProto)(nil),               // 160: hadoop.yarn.ReservationDefinitionProto
+	(*ReservationAllocationStateProto)(nil),          // 161: hadoop.yarn.ReservationAllocationStateProto
 }
 var file_yarn_yarn_service_protos_proto_depIdxs = []int32{
-	113, // 0: hadoop.yarn.RegisterApplicationMasterRequestProto.placement_constraints:type_name -> hadoop.yarn.PlacementConstraintMapEntryProto
-	114, // 1: hadoop.yarn.RegisterApplicationMasterResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
-	115, // 2: hadoop.yarn.RegisterApplicationMasterResponseProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
-	116, // 3: hadoop.yarn.RegisterApplicationMasterResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
+	114, // 0: hadoop.yarn.RegisterApplicationMasterRequestProto.placement_constraints:type_name -> hadoop.yarn.PlacementConstraintMapEntryProto
+	115, // 1: hadoop.yarn.RegisterApplicationMasterResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
+	116, // 2: hadoop.yarn.RegisterApplicationMasterResponseProto.application_ACLs:type_name -> hadoop.yarn.ApplicationACLMapProto
+	117, // 3: hadoop.yarn.RegisterApplicationMasterResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
 	11,  // 4: hadoop.yarn.RegisterApplicationMasterResponseProto.nm_tokens_from_previous_attempts:type_name -> hadoop.yarn.NMTokenProto
 	0,   // 5: hadoop.yarn.RegisterApplicationMasterResponseProto.scheduler_resource_types:type_name -> hadoop.yarn.SchedulerResourceTypes
-	117, // 6: hadoop.yarn.RegisterApplicationMasterResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
-	118, // 7: hadoop.yarn.RegisterApplicationMasterResponseProto.resource_types:type_name -> hadoop.yarn.ResourceTypeInfoProto
-	119, // 8: hadoop.yarn.FinishApplicationMasterRequestProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
-	120, // 9: hadoop.yarn.UpdateContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	118, // 6: hadoop.yarn.RegisterApplicationMasterResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
+	119, // 7: hadoop.yarn.RegisterApplicationMasterResponseProto.resource_types:type_name -> hadoop.yarn.ResourceTypeInfoProto
+	120, // 8: hadoop.yarn.FinishApplicationMasterRequestProto.final_application_status:type_name -> hadoop.yarn.FinalApplicationStatusProto
+	121, // 9: hadoop.yarn.UpdateContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
 	1,   // 10: hadoop.yarn.UpdateContainerRequestProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
-	114, // 11: hadoop.yarn.UpdateContainerRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
-	121, // 12: hadoop.yarn.UpdateContainerRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
+	115, // 11: hadoop.yarn.UpdateContainerRequestProto.capability:type_name -> hadoop.yarn.ResourceProto
+	122, // 12: hadoop.yarn.UpdateContainerRequestProto.execution_type:type_name -> hadoop.yarn.ExecutionTypeProto
 	8,   // 13: hadoop.yarn.UpdateContainerErrorProto.update_request:type_name -> hadoop.yarn.UpdateContainerRequestProto
-	122, // 14: hadoop.yarn.AllocateRequestProto.ask:type_name -> hadoop.yarn.ResourceRequestProto
-	120, // 15: hadoop.yarn.AllocateRequestProto.release:type_name -> hadoop.yarn.ContainerIdProto
-	123, // 16: hadoop.yarn.AllocateRequestProto.blacklist_request:type_name -> hadoop.yarn.ResourceBlacklistRequestProto
+	123, // 14: hadoop.yarn.AllocateRequestProto.ask:type_name -> hadoop.yarn.ResourceRequestProto
+	121, // 15: hadoop.yarn.AllocateRequestProto.release:type_name -> hadoop.yarn.ContainerIdProto
+	124, // 16: hadoop.yarn.AllocateRequestProto.blacklist_request:type_name -> hadoop.yarn.ResourceBlacklistRequestProto
 	8,   // 17: hadoop.yarn.AllocateRequestProto.update_requests:type_name -> hadoop.yarn.UpdateContainerRequestProto
-	124, // 18: hadoop.yarn.AllocateRequestProto.scheduling_requests:type_name -> hadoop.yarn.SchedulingRequestProto
-	114, // 19: hadoop.yarn.AllocateRequestProto.loom_demand:type_name -> hadoop.yarn.ResourceProto
-	125, // 20: hadoop.yarn.NMTokenProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
-	126, // 21: hadoop.yarn.NMTokenProto.token:type_name -> loom.hadoop.common.TokenProto
+	125, // 18: hadoop.yarn.AllocateRequestProto.scheduling_requests:type_name -> hadoop.yarn.SchedulingRequestProto
+	115, // 19: hadoop.yarn.AllocateRequestProto.loom_demand:type_name -> hadoop.yarn.ResourceProto
+	126, // 20: hadoop.yarn.NMTokenProto.nodeId:type_name -> hadoop.yarn.NodeIdProto
+	127, // 21: hadoop.yarn.NMTokenProto.token:type_name -> loom.hadoop.common.TokenProto
 	1,   // 22: hadoop.yarn.UpdatedContainerProto.update_type:type_name -> hadoop.yarn.ContainerUpdateTypeProto
-	116, // 23: hadoop.yarn.UpdatedContainerProto.container:type_name -> hadoop.yarn.ContainerProto
-	127, // 24: hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> hadoop.yarn.AMCommandProto
-	116, // 25: hadoop.yarn.AllocateResponseProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
-	128, // 26: hadoop.yarn.AllocateResponseProto.completed_container_statuses:type_name -> hadoop.yarn.ContainerStatusProto
-	114, // 27: hadoop.yarn.AllocateResponseProto.limit:type_name -> hadoop.yarn.ResourceProto
-	129, // 28: hadoop.yarn.AllocateResponseProto.updated_nodes:type_name -> hadoop.yarn.NodeReportProto
-	130, // 29: hadoop.yarn.AllocateResponseProto.preempt:type_name -> hadoop.yarn.PreemptionMessageProto
+	117, // 23: hadoop.yarn.UpdatedContainerProto.container:type_name -> hadoop.yarn.ContainerProto
+	128, // 24: hadoop.yarn.AllocateResponseProto.a_m_command:type_name -> hadoop.yarn.AMCommandProto
+	117, // 25: hadoop.yarn.AllocateResponseProto.allocated_containers:type_name -> hadoop.yarn.ContainerProto
+	129, // 26: hadoop.yarn.AllocateResponseProto.completed_container_statuses:type_name -> hadoop.yarn.ContainerStatusProto
+	115, // 27: hadoop.yarn.AllocateResponseProto.limit:type_name -> hadoop.yarn.ResourceProto
+	130, // 28: hadoop.yarn.AllocateResponseProto.updated_nodes:type_name -> hadoop.yarn.NodeReportProto
+	131, // 29: hadoop.yarn.AllocateResponseProto.preempt:type_name -> hadoop.yarn.PreemptionMessageProto
 	11,  // 30: hadoop.yarn.AllocateResponseProto.nm_tokens:type_name -> hadoop.yarn.NMTokenProto
-	126, // 31: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> loom.hadoop.common.TokenProto
-	131, // 32: hadoop.yarn.AllocateResponseProto.application_priority:type_name -> hadoop.yarn.PriorityProto
-	132, // 33: hadoop.yarn.AllocateResponseProto.collector_info:type_name -> hadoop.yarn.CollectorInfoProto
+	127, // 31: hadoop.yarn.AllocateResponseProto.am_rm_token:type_name -> loom.hadoop.common.TokenProto
+	132, // 32: hadoop.yarn.AllocateResponseProto.application_priority:type_name -> hadoop.yarn.PriorityProto
+	133, // 33: hadoop.yarn.AllocateResponseProto.collector_info:type_name -> hadoop.yarn.CollectorInfoProto
 	9,   // 34: hadoop.yarn.AllocateResponseProto.update_errors:type_name -> hadoop.yarn.UpdateContainerErrorProto
 	12,  // 35: hadoop.yarn.AllocateResponseProto.updated_containers:type_name -> hadoop.yarn.UpdatedContainerProto
-	116, // 36: hadoop.yarn.AllocateResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
-	133, // 37: hadoop.yarn.AllocateResponseProto.rejected_scheduling_requests:type_name -> hadoop.yarn.RejectedSchedulingRequestProto
+	117, // 36: hadoop.yarn.AllocateResponseProto.containers_from_previous_attempts:type_name -> hadoop.yarn.ContainerProto
+	134, // 37: hadoop.yarn.AllocateResponseProto.rejected_scheduling_requests:type_name -> hadoop.yarn.RejectedSchedulingRequestProto
 	13,  // 38: hadoop.yarn.AllocateResponseProto.enhanced_headroom:type_name -> hadoop.yarn.EnhancedHeadroomProto
-	114, // 39: hadoop.yarn.AllocateResponseProto.loom_share:type_name -> hadoop.yarn.ResourceProto
-	114, // 40: hadoop.yarn.AllocateResponseProto.loom_leftover:type_name -> hadoop.yarn.ResourceProto
-	114, // 41: hadoop.yarn.AllocateResponseProto.loom_cluster_capacity:type_name -> hadoop.yarn.ResourceProto
-	134, // 42: hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	114, // 43: hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
-	134, // 44: hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	135, // 45: hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> hadoop.yarn.ApplicationReportProto
-	136, // 46: hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> hadoop.yarn.ApplicationSubmissionContextProto
-	137, // 47: hadoop.yarn.FailApplicationAttemptRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	134, // 48: hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	134, // 49: hadoop.yarn.SetApplicationTagsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	138, // 50: hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> hadoop.yarn.YarnClusterMetricsProto
-	134, // 51: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	139, // 52: hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> hadoop.yarn.YarnApplicationStateProto
-	2,   // 53: hadoop.yarn.GetApplicationsRequestProto.scope:type_name -> hadoop.yarn.ApplicationsRequestScopeProto
-	135, // 54: hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
-	140, // 55: hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> hadoop.yarn.NodeStateProto
-	129, // 56: hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> hadoop.yarn.NodeReportProto
-	141, // 57: hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> hadoop.yarn.QueueInfoProto
-	142, // 58: hadoop.yarn.GetQueueUserAclsInfoResponseProto.queueUserAcls:type_name -> hadoop.yarn.QueueUserACLInfoProto
-	143, // 59: hadoop.yarn.GetNodesToLabelsResponseProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
-	144, // 60: hadoop.yarn.GetLabelsToNodesResponseProto.labelsToNodes:type_name -> hadoop.yarn.LabelsToNodeIdsProto
-	145, // 61: hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
-	146, // 62: hadoop.yarn.GetClusterNodeAttributesResponseProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeInfoProto
-	147, // 63: hadoop.yarn.GetAttributesToNodesRequestProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeKeyProto
-	148, // 64: hadoop.yarn.GetAttributesToNodesResponseProto.attributesToNodes:type_name -> hadoop.yarn.AttributeToNodesProto
-	149, // 65: hadoop.yarn.GetNodesToAttributesResponseProto.nodesToAttributes:type_name -> hadoop.yarn.NodeToAttributesProto
-	134, // 66: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	131, // 67: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
-	131, // 68: hadoop.yarn.UpdateApplicationPriorityResponseProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
-	120, // 69: hadoop.yarn.SignalContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	150, // 70: hadoop.yarn.SignalContainerRequestProto.command:type_name -> hadoop.yarn.SignalContainerCommandProto
-	134, // 71: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	151, // 72: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
-	151, // 73: hadoop.yarn.UpdateApplicationTimeoutsResponseProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
-	117, // 74: hadoop.yarn.GetAllResourceProfilesResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
-	114, // 75: hadoop.yarn.GetResourceProfileResponseProto.resources:type_name -> hadoop.yarn.ResourceProto
-	118, // 76: hadoop.yarn.GetAllResourceTypeInfoResponseProto.resource_type_info:type_name -> hadoop.yarn.ResourceTypeInfoProto
-	152, // 77: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	126, // 78: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> loom.hadoop.common.TokenProto
-	153, // 79: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
-	120, // 80: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	120, // 81: hadoop.yarn.ResourceLocalizationRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	154, // 82: hadoop.yarn.ResourceLocalizationRequestProto.local_resources:type_name -> hadoop.yarn.StringLocalResourceMapProto
-	120, // 83: hadoop.yarn.ReInitializeContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	152, // 84: hadoop.yarn.ReInitializeContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
-	63,  // 85: hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> hadoop.yarn.StartContainerRequestProto
-	120, // 86: hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	155, // 87: hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> hadoop.yarn.SerializedExceptionProto
-	153, // 88: hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
-	120, // 89: hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	75,  // 90: hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	120, // 91: hadoop.yarn.StopContainersRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	120, // 92: hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	75,  // 93: hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	120, // 94: hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	128, // 95: hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
-	75,  // 96: hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	126, // 97: hadoop.yarn.IncreaseContainersResourceRequestProto.increase_containers:type_name -> loom.hadoop.common.TokenProto
-	120, // 98: hadoop.yarn.IncreaseContainersResourceResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	75,  // 99: hadoop.yarn.IncreaseContainersResourceResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	126, // 100: hadoop.yarn.ContainerUpdateRequestProto.update_container_token:type_name -> loom.hadoop.common.TokenProto
-	120, // 101: hadoop.yarn.ContainerUpdateResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
-	75,  // 102: hadoop.yarn.ContainerUpdateResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	120, // 103: hadoop.yarn.GetLocalizationStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	88,  // 104: hadoop.yarn.GetLocalizationStatusesResponseProto.cntn_localization_statuses:type_name -> hadoop.yarn.ContainerLocalizationStatusesProto
-	75,  // 105: hadoop.yarn.GetLocalizationStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
-	3,   // 106: hadoop.yarn.LocalizationStatusProto.localization_state:type_name -> hadoop.yarn.LocalizationStateProto
-	120, // 107: hadoop.yarn.ContainerLocalizationStatusesProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	87,  // 108: hadoop.yarn.ContainerLocalizationStatusesProto.localization_statuses:type_name -> hadoop.yarn.LocalizationStatusProto
-	137, // 109: hadoop.yarn.GetApplicationAttemptReportRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	156, // 110: hadoop.yarn.GetApplicationAttemptReportResponseProto.application_attempt_report:type_name -> hadoop.yarn.ApplicationAttemptReportProto
-	134, // 111: hadoop.yarn.GetApplicationAttemptsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
-	156, // 112: hadoop.yarn.GetApplicationAttemptsResponseProto.application_attempts:type_name -> hadoop.yarn.ApplicationAttemptReportProto
-	120, // 113: hadoop.yarn.GetContainerReportRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
-	157, // 114: hadoop.yarn.GetContainerReportResponseProto.container_report:type_name -> hadoop.yarn.ContainerReportProto
-	137, // 115: hadoop.yarn.GetContainersRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
-	157, // 116: hadoop.yarn.GetContainersResponseProto.containers:type_name -> hadoop.yarn.ContainerReportProto
-	134, // 117: hadoop.yarn.UseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	134, // 118: hadoop.yarn.ReleaseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
-	158, // 119: hadoop.yarn.GetNewReservationResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	159, // 120: hadoop.yarn.ReservationSubmissionRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	158, // 121: hadoop.yarn.ReservationSubmissionRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	159, // 122: hadoop.yarn.ReservationUpdateRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
-	158, // 123: hadoop.yarn.ReservationUpdateRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	158, // 124: hadoop.yarn.ReservationDeleteRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
-	160, // 125: hadoop.yarn.ReservationListResponseProto.reservations:type_name -> hadoop.yarn.ReservationAllocationStateProto
-	126, // [126:126] is the sub-list for method output_type
-	126, // [126:126] is the sub-list for method input_type
-	126, // [126:126] is the sub-list for extension type_name
-	126, // [126:126] is the sub-list for extension extendee
-	0,   // [0:126] is the sub-list for field type_name
+	115, // 39: hadoop.yarn.AllocateResponseProto.loom_share:type_name -> hadoop.yarn.ResourceProto
+	115, // 40: hadoop.yarn.AllocateResponseProto.loom_leftover:type_name -> hadoop.yarn.ResourceProto
+	115, // 41: hadoop.yarn.AllocateResponseProto.loom_cluster_capacity:type_name -> hadoop.yarn.ResourceProto
+	15,  // 42: hadoop.yarn.AllocateResponseProto.loom_share_growth:type_name -> hadoop.yarn.LoomShareStepProto
+	135, // 43: hadoop.yarn.GetNewApplicationResponseProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	115, // 44: hadoop.yarn.GetNewApplicationResponseProto.maximumCapability:type_name -> hadoop.yarn.ResourceProto
+	135, // 45: hadoop.yarn.GetApplicationReportRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	136, // 46: hadoop.yarn.GetApplicationReportResponseProto.application_report:type_name -> hadoop.yarn.ApplicationReportProto
+	137, // 47: hadoop.yarn.SubmitApplicationRequestProto.application_submission_context:type_name -> hadoop.yarn.ApplicationSubmissionContextProto
+	138, // 48: hadoop.yarn.FailApplicationAttemptRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	135, // 49: hadoop.yarn.KillApplicationRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	135, // 50: hadoop.yarn.SetApplicationTagsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	139, // 51: hadoop.yarn.GetClusterMetricsResponseProto.cluster_metrics:type_name -> hadoop.yarn.YarnClusterMetricsProto
+	135, // 52: hadoop.yarn.MoveApplicationAcrossQueuesRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	140, // 53: hadoop.yarn.GetApplicationsRequestProto.application_states:type_name -> hadoop.yarn.YarnApplicationStateProto
+	2,   // 54: hadoop.yarn.GetApplicationsRequestProto.scope:type_name -> hadoop.yarn.ApplicationsRequestScopeProto
+	136, // 55: hadoop.yarn.GetApplicationsResponseProto.applications:type_name -> hadoop.yarn.ApplicationReportProto
+	141, // 56: hadoop.yarn.GetClusterNodesRequestProto.nodeStates:type_name -> hadoop.yarn.NodeStateProto
+	130, // 57: hadoop.yarn.GetClusterNodesResponseProto.nodeReports:type_name -> hadoop.yarn.NodeReportProto
+	142, // 58: hadoop.yarn.GetQueueInfoResponseProto.queueInfo:type_name -> hadoop.yarn.QueueInfoProto
+	143, // 59: hadoop.yarn.GetQueueUserAclsInfoResponseProto.queueUserAcls:type_name -> hadoop.yarn.QueueUserACLInfoProto
+	144, // 60: hadoop.yarn.GetNodesToLabelsResponseProto.nodeToLabels:type_name -> hadoop.yarn.NodeIdToLabelsProto
+	145, // 61: hadoop.yarn.GetLabelsToNodesResponseProto.labelsToNodes:type_name -> hadoop.yarn.LabelsToNodeIdsProto
+	146, // 62: hadoop.yarn.GetClusterNodeLabelsResponseProto.nodeLabels:type_name -> hadoop.yarn.NodeLabelProto
+	147, // 63: hadoop.yarn.GetClusterNodeAttributesResponseProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeInfoProto
+	148, // 64: hadoop.yarn.GetAttributesToNodesRequestProto.nodeAttributes:type_name -> hadoop.yarn.NodeAttributeKeyProto
+	149, // 65: hadoop.yarn.GetAttributesToNodesResponseProto.attributesToNodes:type_name -> hadoop.yarn.AttributeToNodesProto
+	150, // 66: hadoop.yarn.GetNodesToAttributesResponseProto.nodesToAttributes:type_name -> hadoop.yarn.NodeToAttributesProto
+	135, // 67: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	132, // 68: hadoop.yarn.UpdateApplicationPriorityRequestProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
+	132, // 69: hadoop.yarn.UpdateApplicationPriorityResponseProto.applicationPriority:type_name -> hadoop.yarn.PriorityProto
+	121, // 70: hadoop.yarn.SignalContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	151, // 71: hadoop.yarn.SignalContainerRequestProto.command:type_name -> hadoop.yarn.SignalContainerCommandProto
+	135, // 72: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	152, // 73: hadoop.yarn.UpdateApplicationTimeoutsRequestProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
+	152, // 74: hadoop.yarn.UpdateApplicationTimeoutsResponseProto.application_timeouts:type_name -> hadoop.yarn.ApplicationUpdateTimeoutMapProto
+	118, // 75: hadoop.yarn.GetAllResourceProfilesResponseProto.resource_profiles:type_name -> hadoop.yarn.ResourceProfilesProto
+	115, // 76: hadoop.yarn.GetResourceProfileResponseProto.resources:type_name -> hadoop.yarn.ResourceProto
+	119, // 77: hadoop.yarn.GetAllResourceTypeInfoResponseProto.resource_type_info:type_name -> hadoop.yarn.ResourceTypeInfoProto
+	153, // 78: hadoop.yarn.StartContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	127, // 79: hadoop.yarn.StartContainerRequestProto.container_token:type_name -> loom.hadoop.common.TokenProto
+	154, // 80: hadoop.yarn.StartContainerResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
+	121, // 81: hadoop.yarn.StopContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	121, // 82: hadoop.yarn.ResourceLocalizationRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	155, // 83: hadoop.yarn.ResourceLocalizationRequestProto.local_resources:type_name -> hadoop.yarn.StringLocalResourceMapProto
+	121, // 84: hadoop.yarn.ReInitializeContainerRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	153, // 85: hadoop.yarn.ReInitializeContainerRequestProto.container_launch_context:type_name -> hadoop.yarn.ContainerLaunchContextProto
+	64,  // 86: hadoop.yarn.StartContainersRequestProto.start_container_request:type_name -> hadoop.yarn.StartContainerRequestProto
+	121, // 87: hadoop.yarn.ContainerExceptionMapProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	156, // 88: hadoop.yarn.ContainerExceptionMapProto.exception:type_name -> hadoop.yarn.SerializedExceptionProto
+	154, // 89: hadoop.yarn.StartContainersResponseProto.services_meta_data:type_name -> hadoop.yarn.StringBytesMapProto
+	121, // 90: hadoop.yarn.StartContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	76,  // 91: hadoop.yarn.StartContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	121, // 92: hadoop.yarn.StopContainersRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	121, // 93: hadoop.yarn.StopContainersResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	76,  // 94: hadoop.yarn.StopContainersResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	121, // 95: hadoop.yarn.GetContainerStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	129, // 96: hadoop.yarn.GetContainerStatusesResponseProto.status:type_name -> hadoop.yarn.ContainerStatusProto
+	76,  // 97: hadoop.yarn.GetContainerStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	127, // 98: hadoop.yarn.IncreaseContainersResourceRequestProto.increase_containers:type_name -> loom.hadoop.common.TokenProto
+	121, // 99: hadoop.yarn.IncreaseContainersResourceResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	76,  // 100: hadoop.yarn.IncreaseContainersResourceResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	127, // 101: hadoop.yarn.ContainerUpdateRequestProto.update_container_token:type_name -> loom.hadoop.common.TokenProto
+	121, // 102: hadoop.yarn.ContainerUpdateResponseProto.succeeded_requests:type_name -> hadoop.yarn.ContainerIdProto
+	76,  // 103: hadoop.yarn.ContainerUpdateResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	121, // 104: hadoop.yarn.GetLocalizationStatusesRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	89,  // 105: hadoop.yarn.GetLocalizationStatusesResponseProto.cntn_localization_statuses:type_name -> hadoop.yarn.ContainerLocalizationStatusesProto
+	76,  // 106: hadoop.yarn.GetLocalizationStatusesResponseProto.failed_requests:type_name -> hadoop.yarn.ContainerExceptionMapProto
+	3,   // 107: hadoop.yarn.LocalizationStatusProto.localization_state:type_name -> hadoop.yarn.LocalizationStateProto
+	121, // 108: hadoop.yarn.ContainerLocalizationStatusesProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	88,  // 109: hadoop.yarn.ContainerLocalizationStatusesProto.localization_statuses:type_name -> hadoop.yarn.LocalizationStatusProto
+	138, // 110: hadoop.yarn.GetApplicationAttemptReportRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	157, // 111: hadoop.yarn.GetApplicationAttemptReportResponseProto.application_attempt_report:type_name -> hadoop.yarn.ApplicationAttemptReportProto
+	135, // 112: hadoop.yarn.GetApplicationAttemptsRequestProto.application_id:type_name -> hadoop.yarn.ApplicationIdProto
+	157, // 113: hadoop.yarn.GetApplicationAttemptsResponseProto.application_attempts:type_name -> hadoop.yarn.ApplicationAttemptReportProto
+	121, // 114: hadoop.yarn.GetContainerReportRequestProto.container_id:type_name -> hadoop.yarn.ContainerIdProto
+	158, // 115: hadoop.yarn.GetContainerReportResponseProto.container_report:type_name -> hadoop.yarn.ContainerReportProto
+	138, // 116: hadoop.yarn.GetContainersRequestProto.application_attempt_id:type_name -> hadoop.yarn.ApplicationAttemptIdProto
+	158, // 117: hadoop.yarn.GetContainersResponseProto.containers:type_name -> hadoop.yarn.ContainerReportProto
+	135, // 118: hadoop.yarn.UseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	135, // 119: hadoop.yarn.ReleaseSharedCacheResourceRequestProto.applicationId:type_name -> hadoop.yarn.ApplicationIdProto
+	159, // 120: hadoop.yarn.GetNewReservationResponseProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	160, // 121: hadoop.yarn.ReservationSubmissionRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	159, // 122: hadoop.yarn.ReservationSubmissionRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	160, // 123: hadoop.yarn.ReservationUpdateRequestProto.reservation_definition:type_name -> hadoop.yarn.ReservationDefinitionProto
+	159, // 124: hadoop.yarn.ReservationUpdateRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	159, // 125: hadoop.yarn.ReservationDeleteRequestProto.reservation_id:type_name -> hadoop.yarn.ReservationIdProto
+	161, // 126: hadoop.yarn.ReservationListResponseProto.reservations:type_name -> hadoop.yarn.ReservationAllocationStateProto
+	127, // [127:127] is the sub-list for method output_type
+	127, // [127:127] is the sub-list for method input_type
+	127, // [127:127] is the sub-list for extension type_name
+	127, // [127:127] is the sub-list for extension extendee
+	0,   // [0:127] is the sub-list for field type_name
 }
 
 func init() { file_yarn_yarn_service_protos_proto_init() }
@@ -6381,7 +6452,7 @@ func file_yarn_yarn_service_protos_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_yarn_yarn_service_protos_proto_rawDesc), len(file_yarn_yarn_service_protos_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   109,
+			NumMessages:   110,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -117,6 +117,7 @@ func start(ctx context.Context, o Options) (*Cluster, error) {
 		"-D", "loom.scheduler.leftover-cap=" + strconv.FormatFloat(o.LeftoverCap, 'g', -1, 64),
 		"-D", "loom.scheduler.recall=" + strconv.FormatFloat(o.Recall, 'g', -1, 64),
 		"-D", "loom.scheduler.promise-slack=" + strconv.FormatFloat(o.PromiseSlack, 'g', -1, 64),
+		"-D", "loom.scheduler.share-growth=" + strconv.FormatBool(o.ShareGrowth),
 		"-D", "loom.scheduler.tetris-fairness=" + strconv.FormatFloat(o.TetrisFairness, 'g', -1, 64)}
 	if err := c.spawn("rm", rmArgs...); err != nil {
 		return nil, err

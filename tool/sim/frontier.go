@@ -59,13 +59,14 @@ var (
 
 // FrontierConfigs lists the configurations a frontier runs: DRF, SRTF
 // (sjf), Tetris at each fairness knob, Carbyne at each P(Altruism) and
-// leftover cap (P(Altruism) 0 is DRF itself).
+// leftover cap (P(Altruism) 0 is DRF itself). Carbyne's points plan as the
+// base does, with or without share growth.
 func FrontierConfigs(base Config) []Config {
 	var out []Config
 	add := func(mod func(c *Config)) {
 		c := base
 		c.PolicyConfig = rm.DefaultPolicyConfig()
-		c.LeftoverOrder = base.LeftoverOrder
+		c.LeftoverOrder, c.ShareGrowth = base.LeftoverOrder, base.ShareGrowth
 		mod(&c)
 		out = append(out, c)
 	}

@@ -181,7 +181,7 @@ func Run(cfg Config, jobs []*workload.Job) (*Result, error) {
 		return nil, err
 	}
 	rc := rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: cfg.QueuePAltruism, Preemption: cfg.Preemption,
-		Recall: cfg.Recall, PromiseSlack: cfg.PromiseSlack}
+		Recall: cfg.Recall, PromiseSlack: cfg.PromiseSlack, ShareGrowth: cfg.ShareGrowth}
 	if cfg.Locality != nil {
 		rc.Locality = &cfg.Locality.Delays
 	}
@@ -586,7 +586,7 @@ func (s *sim) decide(j *job, capacity fairness.Vector) error {
 	if err != nil {
 		return err
 	}
-	req := j.dag.Decide(s.now, share, capacity, p)
+	req := j.dag.Decide(s.now, share, capacity, p, s.core.ShareGrowth(j.app))
 	j.share, j.dirty = share, false
 	j.greedy = s.cfg.Altruistic() && !req.Yielding
 	asks := make([]rm.Ask, len(req.Asks))

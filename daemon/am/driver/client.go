@@ -308,6 +308,8 @@ type Response struct {
 	// Policy is the RM's scheduling policy ("" from an RM that does not
 	// say): the AM plans as the simulator's AM does under it.
 	Policy string
+	// Growth is how the RM projects Share to grow (nil: it does not).
+	Growth []altruism.ShareStep
 }
 
 // Allocate sends the AM's asks (they replace the previous ones), releases
@@ -405,6 +407,9 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 	if out.Capacity, err = rpc.VectorFromResource(resp.GetLoomClusterCapacity()); err != nil {
 		return nil, err
 	}
+	if out.Growth, err = readGrowth(resp.GetLoomShareGrowth()); err != nil {
+		return nil, err
+	}
 	for _, ct := range resp.GetAllocatedContainers() {
 		res, err := rpc.VectorFromResource(ct.GetResource())
 		if err != nil {
@@ -416,6 +421,29 @@ func (c *Client) Allocate(ctx context.Context, req am.Request, release []int64, 
 		out.Granted = append(out.Granted, am.Grant{ID: id, Node: fmt.Sprintf("%s:%d", ct.GetNodeId().GetHost(), ct.GetNodeId().GetPort()),
 			Host: ct.GetNodeId().GetHost(), Resource: res, Priority: int(ct.GetPriority().GetPriority()), Kind: kindOf(ct)})
 		out.Tokens[id] = ct
+	}
+	return out, nil
+}
+
+// readGrowth reads the RM's projection of the share: steps in order of
+// their offsets, each a finite factor of at least 1. Anything else is the
+// RM's error, refused rather than planned with.
+func readGrowth(steps []*pb.LoomShareStepProto) ([]altruism.ShareStep, error) {
+	if len(steps) == 0 {
+		return nil, nil
+	}
+	out := make([]altruism.ShareStep, len(steps))
+	for i, s := range steps {
+		after, f := s.GetAfterMs(), s.GetFactor()
+		switch {
+		case after < 0 || after > math.MaxInt64/int64(time.Millisecond):
+			return nil, fmt.Errorf("loom_share_growth step %d: after_ms %d is not an offset from now", i, after)
+		case i > 0 && after < steps[i-1].GetAfterMs():
+			return nil, fmt.Errorf("loom_share_growth step %d: after_ms %d comes before the step before it (%d)", i, after, steps[i-1].GetAfterMs())
+		case math.IsNaN(f) || math.IsInf(f, 0) || f < 1:
+			return nil, fmt.Errorf("loom_share_growth step %d: factor %v is not a finite growth of at least 1", i, f)
+		}
+		out[i] = altruism.ShareStep{After: time.Duration(after) * time.Millisecond, Factor: f}
 	}
 	return out, nil
 }

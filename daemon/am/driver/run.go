@@ -196,7 +196,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 			return r.Client.Finish(ctx, true, diag)
 		}
-		req := r.DAG.Decide(r.now(), resp.Share, resp.Capacity, resp.PAltruism)
+		req := r.DAG.Decide(r.now(), resp.Share, resp.Capacity, resp.PAltruism, resp.Growth)
 		progress := float32(r.succeeded) / float32(max(total, 1))
 		if resp, err = r.Client.Allocate(ctx, req, release, min(progress, 1)); err != nil {
 			return err

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -65,5 +66,55 @@ func TestAMDemandReachesTheCore(t *testing.T) {
 		LoomDemand: &pb.ResourceProto{Memory: proto.Int64(-5), VirtualCores: proto.Int32(1)}})
 	if !rpc.IsClass(err, rpc.ClassInvalidResourceRequest) {
 		t.Errorf("a negative loom_demand: %v", err)
+	}
+}
+
+// TestAllocateSendsShareGrowth: with loom.scheduler.share-growth on, an
+// allocate reply carries the core's projection of the app's share, as the
+// simulator's AM gets it (one path), as it does by default. Two apps with equal weights: A has 10
+// share-seconds left, B 100, so under processor sharing A is done after
+// 10 x 2 = 20 s, and B's share doubles then (the cap, a dominant share of
+// the whole cluster, is not reached: B's share is at most half). Off, the
+// reply carries none.
+func TestAllocateSendsShareGrowth(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		r := startRM(t, fmt.Sprintf("loom.scheduler.share-growth=%t", on))
+		nm := startNM(t, r.Addr("tracker"), 16384, 16)
+		ac := clientOf(t, r, "uma")
+		a := submit(t, ac, "default", 1024)
+		submit(t, ac, "default", 1024)
+		nm.beat()
+		starts := nm.waitStarts(2)
+		if containerOf(t, starts[0]).GetAppAttemptId().GetApplicationId().GetId() != a.GetId() {
+			starts[0], starts[1] = starts[1], starts[0]
+		}
+		ctx := context.Background()
+		var replies []*pb.AllocateResponseProto
+		for i, work := range []float64{10, 100} {
+			am := amClient(t, r, starts[i])
+			if _, err := am.RegisterApplicationMaster(ctx, &pb.RegisterApplicationMasterRequestProto{}); err != nil {
+				t.Fatal(err)
+			}
+			ask := ask1G(1)
+			ask[0].LoomRemainingWork = proto.Float64(work)
+			resp, err := am.Allocate(ctx, &pb.AllocateRequestProto{ResponseId: proto.Int32(0), Ask: ask,
+				LoomDemand: &pb.ResourceProto{Memory: proto.Int64(4096), VirtualCores: proto.Int32(4)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			replies = append(replies, resp)
+		}
+		got := replies[1].GetLoomShareGrowth()
+		if !on {
+			if len(got) != 0 {
+				t.Errorf("share growth off: B's reply carries %v", got)
+			}
+			continue
+		}
+		// The projection may have been made up to ShareInterval (500 ms)
+		// before B's reply (at A's), and the step comes nearer by that.
+		if len(got) != 1 || got[0].GetAfterMs() > 20000 || got[0].GetAfterMs() < 19500 || got[0].GetFactor() != 2 {
+			t.Errorf("B's reply carries %v, want one step: after 19500-20000 ms, factor 2", got)
+		}
 	}
 }

@@ -83,6 +83,7 @@ var Defaults = map[string]string{
 	"loom.scheduler.tetris-fairness": "0",
 	"loom.scheduler.recall":          strconv.FormatFloat(rm.DefaultPolicyConfig().Recall, 'g', -1, 64),
 	"loom.scheduler.promise-slack":   strconv.FormatFloat(rm.DefaultPolicyConfig().PromiseSlack, 'g', -1, 64),
+	"loom.scheduler.share-growth":    strconv.FormatBool(rm.DefaultPolicyConfig().ShareGrowth),
 	"loom.heartbeat.interval-ms":     "${yarn.resourcemanager.nodemanagers.heartbeat-interval-ms}",
 	"loom.queues":                    "default",
 	// After recovering apps, no container is granted for this long, so
@@ -376,10 +377,14 @@ func LoadConfig(c *hadoopconf.Conf) (Config, error) {
 	if err != nil {
 		return cfg, err
 	}
+	growth, err := c.Bool("loom.scheduler.share-growth")
+	if err != nil {
+		return cfg, err
+	}
 	cfg.PolicyConfig, err = rm.ParsePolicyConfig(policy, p, order, leftoverCap)
 	if err == nil {
 		cfg.PolicyConfig.TetrisFairness, cfg.PolicyConfig.Recall = tetrisFair, recall
-		cfg.PolicyConfig.PromiseSlack = slack
+		cfg.PolicyConfig.PromiseSlack, cfg.PolicyConfig.ShareGrowth = slack, growth
 		err = cfg.PolicyConfig.Validate()
 	}
 	if err != nil {

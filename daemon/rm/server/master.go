@@ -370,10 +370,22 @@ func (r *RM) allocateResponse(ctx context.Context, a *appRec, at *attemptRec, re
 		NumClusterNodes: proto.Int32(int32(r.liveNodes)),
 		LoomShare:       rpc.ResourceFromVector(share), LoomPAltruism: proto.Float64(pAltruism),
 		LoomLeftover: rpc.ResourceFromVector(capacity.Sub(used).ClampZero()), LoomClusterCapacity: rpc.ResourceFromVector(capacity),
-		LoomPolicy: proto.String(r.cfg.Policy)}
+		LoomPolicy: proto.String(r.cfg.Policy), LoomShareGrowth: shareGrowth(r.core.ShareGrowth(a.id))}
 	resp.AmRmToken = r.rolledAMRMToken(ctx, at)
 	resp.Preempt = r.preemptionMessage(a)
 	return resp, unsigned
+}
+
+// shareGrowth is the core's projection of a share as an AM reads it.
+func shareGrowth(steps []altruism.ShareStep) []*pb.LoomShareStepProto {
+	if len(steps) == 0 {
+		return nil
+	}
+	out := make([]*pb.LoomShareStepProto, len(steps))
+	for i, s := range steps {
+		out[i] = &pb.LoomShareStepProto{AfterMs: proto.Int64(s.After.Milliseconds()), Factor: proto.Float64(s.Factor)}
+	}
+	return out
 }
 
 // sameDemand says whether two demands an AM sent are the same.

@@ -375,7 +375,7 @@ func New(cfg Config, log zerolog.Logger) (*RM, error) {
 	r.tree = cfg.Tree
 	r.core = rm.New(rm.Config{Policy: pol, PAltruism: cfg.PAltruism, QueuePAltruism: r.coreQueuePAltruism(cfg.QueuePAltruism),
 		FirstContainer: rm.ContainerID(r.epoch << 40), Locality: &cfg.Locality, Preemption: cfg.Preemption,
-		Recall: cfg.Recall, PromiseSlack: cfg.PromiseSlack})
+		Recall: cfg.Recall, PromiseSlack: cfg.PromiseSlack, ShareGrowth: cfg.ShareGrowth})
 	var secrets map[string][]byte
 	if state != nil {
 		secrets = state.Secrets

@@ -598,6 +598,7 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{"loom.scheduler.recall=-1", "loom.scheduler.recall: -1 must be a finite multiple"},
 		{"loom.scheduler.promise-slack=-0.5", "loom.scheduler.promise-slack: -0.5 must be a finite part of a job's first promised span"},
 		{"loom.scheduler.promise-slack=soon", `loom.scheduler.promise-slack: "soon"`},
+		{"loom.scheduler.share-growth=sometimes", `loom.scheduler.share-growth: "sometimes" is not true or false`},
 		{"yarn.resourcemanager.am.max-attempts=0", "yarn.resourcemanager.am.max-attempts: 0 is below the minimum of 1"},
 		{"yarn.resourcemanager.amlauncher.thread-count=0", "yarn.resourcemanager.amlauncher.thread-count: 0 is below the minimum of 1"},
 		{"yarn.resourcemanager.address=nohost", `yarn.resourcemanager.address: "nohost" is not host:port`},

@@ -237,7 +237,7 @@ func (b webBackend) Scheduler() webui.Scheduler {
 	defer r.mu.Unlock()
 	capacity, used := r.core.Capacity(), r.core.Used()
 	s := webui.Scheduler{Policy: r.cfg.Policy, PAltruism: r.core.PAltruism(), LeftoverOrder: r.cfg.LeftoverOrder.String(),
-		LeftoverCap: r.cfg.LeftoverCap, Recall: r.cfg.Recall, PromiseSlack: r.cfg.PromiseSlack, Capacity: capacity, Used: used, Leftover: capacity.Sub(used).ClampZero(),
+		LeftoverCap: r.cfg.LeftoverCap, Recall: r.cfg.Recall, PromiseSlack: r.cfg.PromiseSlack, ShareGrowth: r.cfg.ShareGrowth, Capacity: capacity, Used: used, Leftover: capacity.Sub(used).ClampZero(),
 		Placements: r.timeline.placements.cluster}
 	queues := map[string]*webui.QueueShare{}
 	overrides := r.core.QueuePAltruism()

@@ -58,17 +58,20 @@ type Task struct {
 
 // Scheduler is /ws/v1/loom/scheduler.
 type Scheduler struct {
-	Policy        string          `json:"policy"`
-	PAltruism     float64         `json:"pAltruism"`
-	LeftoverOrder string          `json:"leftoverOrder"`
-	LeftoverCap   float64         `json:"leftoverCap"`
-	Recall        float64         `json:"recall"`
-	PromiseSlack  float64         `json:"promiseSlack"`
-	Capacity      fairness.Vector `json:"capacity"`
-	Used          fairness.Vector `json:"used"`
-	Leftover      fairness.Vector `json:"leftover"`
-	Apps          []AppShare      `json:"apps"`
-	Queues        []QueueShare    `json:"queues"`
+	Policy        string  `json:"policy"`
+	PAltruism     float64 `json:"pAltruism"`
+	LeftoverOrder string  `json:"leftoverOrder"`
+	LeftoverCap   float64 `json:"leftoverCap"`
+	Recall        float64 `json:"recall"`
+	PromiseSlack  float64 `json:"promiseSlack"`
+	// ShareGrowth: Carbyne's AMs plan against their share as it is
+	// projected to grow while other apps finish.
+	ShareGrowth bool            `json:"shareGrowth"`
+	Capacity    fairness.Vector `json:"capacity"`
+	Used        fairness.Vector `json:"used"`
+	Leftover    fairness.Vector `json:"leftover"`
+	Apps        []AppShare      `json:"apps"`
+	Queues      []QueueShare    `json:"queues"`
 	// RESTWrites says whether REST calls may change state
 	// (loom.webapp.rest-write.enabled, or authenticated callers).
 	RESTWrites bool `json:"restWrites"`

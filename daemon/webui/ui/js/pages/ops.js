@@ -188,6 +188,10 @@ export function render(main) {
       h('div', { class: 'card' }, h('div', { class: 'label' }, 'leftover order'), h('div', { class: 'value' }, s.leftoverOrder),
         h('div', { class: 'detail' }, ORDERS[s.leftoverOrder] || '')),
       h('div', { class: 'card' }, h('div', { class: 'label' }, 'leftover cap'), h('div', { class: 'value' }, s.leftoverCap ? num(s.leftoverCap) : 'none')),
+      h('div', { class: 'card', id: 'share-growth' }, h('div', { class: 'label' }, 'share growth'), h('div', { class: 'value' }, s.shareGrowth ? 'on' : 'off'),
+        h('div', { class: 'detail' }, s.shareGrowth
+          ? 'AMs plan against their share as it grows while other jobs finish: they yield more now, by the same finish'
+          : 'AMs plan within their current share (loom.scheduler.share-growth)')),
       h('div', { class: 'card' }, h('div', { class: 'label' }, 'policy'), h('div', { class: 'value' }, s.policy)),
       h('div', { class: 'card', id: 'rest-writes' }, h('div', { class: 'label' }, 'REST calls that change state'),
         h('div', { class: 'value' }, s.restWrites ? 'on' : 'off'),
