@@ -169,6 +169,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.Log.Warn().Err(err).Str("path", r.HistoryPath).Msg("could not write the job history")
 	}
 	resp, err := r.Client.Allocate(ctx, am.Request{}, nil, 0)
+	respAt := r.now()
 	if err != nil {
 		return err
 	}
@@ -196,11 +197,13 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 			return r.Client.Finish(ctx, true, diag)
 		}
-		req := r.DAG.Decide(r.now(), resp.Share, resp.Capacity, resp.PAltruism, resp.Growth)
+		now := r.now()
+		req := r.DAG.Decide(now, resp.Share, resp.Capacity, resp.PAltruism, growthSince(resp.Growth, now-respAt))
 		progress := float32(r.succeeded) / float32(max(total, 1))
 		if resp, err = r.Client.Allocate(ctx, req, release, min(progress, 1)); err != nil {
 			return err
 		}
+		respAt = r.now()
 		release = nil
 		release = append(release, r.launch(ctx, resp)...)
 		for _, cs := range resp.Completed {
