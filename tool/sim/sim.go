@@ -349,6 +349,11 @@ type sim struct {
 	// taken are the containers preempted under running tasks: their ends
 	// are void.
 	taken map[rm.ContainerID]bool
+	// unbound are containers granted in a pass that the AM could not use
+	// and the same pass took back (recall takes the youngest
+	// leftover-paid container first): no task ran on them, so there is
+	// nothing to release or run again.
+	unbound map[rm.ContainerID]bool
 }
 
 func (s *sim) admitAll(jobs []*workload.Job) error {
@@ -557,6 +562,10 @@ func (s *sim) sharesMoved() bool {
 // preempted ends the task on a container the core took back: it runs
 // again.
 func (s *sim) preempted(c rm.Container) error {
+	if s.unbound[c.ID] {
+		delete(s.unbound, c.ID)
+		return nil
+	}
 	j := s.jobs[c.App-1]
 	s.touch(j)
 	if s.taken == nil {
@@ -642,6 +651,13 @@ func (s *sim) start(c rm.Container) error {
 	}
 	rec, ok := j.dag.Bind(s.now, g)
 	if !ok {
+		if _, live := s.core.Container(c.ID); !live {
+			if s.unbound == nil {
+				s.unbound = map[rm.ContainerID]bool{}
+			}
+			s.unbound[c.ID] = true
+			return nil
+		}
 		_, err := s.core.Step(s.now, rm.ContainerDone{Container: c.ID})
 		return err
 	}

@@ -402,3 +402,37 @@ func TestRunPoliciesAndReports(t *testing.T) {
 		t.Errorf("report %+v", r.Policies)
 	}
 }
+
+// TestGrantTakenBackInTheSamePass: a pass may grant a leftover-paid
+// container that the AM cannot use (its asks were out of date) and, in
+// the same pass, take it back for a job below its share (recall takes the
+// youngest leftover-paid container first). The simulator then has nothing
+// to release and no task to run again; it used to release it anyway and
+// stop with "container N is not running". This is the TPC-DS batch
+// frontier's P(Altruism) 0.25, leftover cap 4 point (loom sim --catalogue
+// tpcds --arrivals batch --p-altruism 0.25 --leftover-cap 4), where it
+// first happened.
+func TestGrantTakenBackInTheSamePass(t *testing.T) {
+	if testing.Short() {
+		t.Skip("250 TPC-DS jobs")
+	}
+	pool, err := workload.Catalogue("tpcds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := workload.Sample(pool, 250, rand.New(rand.NewPCG(1, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.PAltruism, cfg.LeftoverCap, cfg.Seed = 0.25, 4, 1
+	res, err := Run(cfg, jobs)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	for _, j := range res.Jobs {
+		if j.Finish <= 0 {
+			t.Errorf("%s did not finish", j.Name)
+		}
+	}
+}
