@@ -192,6 +192,25 @@ type ShareStep struct {
 	Factor float64
 }
 
+// StepsSince is steps as of by later: each that much nearer, those then
+// due (and steps at the same instant) one step from now on, the last of
+// them kept. It copies; steps is left as it was.
+func StepsSince(steps []ShareStep, by time.Duration) []ShareStep {
+	if len(steps) == 0 {
+		return nil
+	}
+	out := make([]ShareStep, 0, len(steps))
+	for _, s := range steps {
+		s.After = max(s.After-by, 0)
+		if n := len(out); n > 0 && out[n-1].After == s.After {
+			out[n-1] = s
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
 // followFor is how long the last fresh plan may be followed.
 func (pl *Planner) followFor() time.Duration {
 	return max(pl.Follow, time.Duration(pl.FollowPart*float64(pl.horizon)))

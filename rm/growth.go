@@ -34,7 +34,7 @@ const growthSlack = 0.5
 // j-th at finish[j] seconds. Apps that sent no remaining work never
 // finish in it but count in total, the weight present at the start.
 type psRun struct {
-	v, weight, finish []float64
+	v, finish []float64
 	// gone[j] is the weight finished with the j-th, itself included.
 	gone  []float64
 	total float64
@@ -75,7 +75,7 @@ func (c *Core) project() {
 			t += (e.v - v) * present
 			v = e.v
 			present -= e.weight
-			r.v, r.weight, r.finish = append(r.v, e.v), append(r.weight, e.weight), append(r.finish, t)
+			r.v, r.finish = append(r.v, e.v), append(r.finish, t)
 			r.gone = append(r.gone, total-present)
 			r.index[e.id] = j
 		}
@@ -141,7 +141,6 @@ func (c *Core) ShareGrowth(id AppID) []altruism.ShareStep {
 	if d := a.share.DominantShare(c.capacity); d > 0 {
 		limit = 1 / d
 	}
-	elapsed := (c.now - c.growthAt).Seconds()
 	step := func(k int) (altruism.ShareStep, bool) {
 		j := k
 		if in && k >= own {
@@ -159,7 +158,7 @@ func (c *Core) ShareGrowth(id AppID) []altruism.ShareStep {
 		if f <= 1 {
 			return altruism.ShareStep{}, false
 		}
-		return altruism.ShareStep{After: time.Duration(max(at-elapsed, 0) * float64(time.Second)), Factor: f}, true
+		return altruism.ShareStep{After: time.Duration(at * float64(time.Second)), Factor: f}, true
 	}
 	stride := 1
 	if others > maxGrowthSteps {
@@ -167,23 +166,17 @@ func (c *Core) ShareGrowth(id AppID) []altruism.ShareStep {
 	}
 	var steps []altruism.ShareStep
 	add := func(k int) {
-		s, ok := step(k)
-		if !ok {
-			return
+		if s, ok := step(k); ok {
+			steps = append(steps, s)
 		}
-		// Steps whose time has passed since the projection apply from
-		// now: only the last of them is kept.
-		if n := len(steps); n > 0 && steps[n-1].After == s.After {
-			steps[n-1] = s
-			return
-		}
-		steps = append(steps, s)
 	}
 	for k := 0; k < others-1; k += stride {
 		add(k)
 	}
 	add(others - 1)
-	return steps
+	// The projection was made at growthAt: steps whose time has passed
+	// since apply from now.
+	return altruism.StepsSince(steps, c.now-c.growthAt)
 }
 
 // behind says whether app a's fluid finish lies past 1 + growthSlack

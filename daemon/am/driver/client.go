@@ -448,25 +448,6 @@ func readGrowth(steps []*pb.LoomShareStepProto) ([]altruism.ShareStep, error) {
 	return out, nil
 }
 
-// growthSince is the RM's projection as of elapsed after its reply: each
-// step that much nearer, those already due from now on (the last of them
-// kept), as the simulator's AM, which asks the core at its decision, gets it.
-func growthSince(steps []altruism.ShareStep, elapsed time.Duration) []altruism.ShareStep {
-	if elapsed <= 0 || len(steps) == 0 {
-		return steps
-	}
-	out := make([]altruism.ShareStep, 0, len(steps))
-	for _, s := range steps {
-		s.After = max(s.After-elapsed, 0)
-		if n := len(out); n > 0 && out[n-1].After == s.After {
-			out[n-1] = s
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
 // releaseMemory is how long a released container reported completed is
 // released again to an RM that takes over: the NodeManager liveness
 // expiry's default (10 minutes), after which its node would have been

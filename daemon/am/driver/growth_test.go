@@ -45,17 +45,17 @@ func TestReadGrowth(t *testing.T) {
 	}
 }
 
-// TestGrowthSince: the AM decides a while after the RM's reply; the steps
+// TestGrowthSince: the AM decides (altruism.StepsSince) a while after the RM's reply; the steps
 // come that much nearer, and those already due apply from now, the last
 // of them kept.
 func TestGrowthSince(t *testing.T) {
 	steps := []altruism.ShareStep{{After: time.Second, Factor: 1.5}, {After: 2 * time.Second, Factor: 2}, {After: 5 * time.Second, Factor: 3}}
-	got := growthSince(steps, 2500*time.Millisecond)
+	got := altruism.StepsSince(steps, 2500*time.Millisecond)
 	want := []altruism.ShareStep{{After: 0, Factor: 2}, {After: 2500 * time.Millisecond, Factor: 3}}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("2.5 s on: got %v, want %v", got, want)
 	}
-	if got := growthSince(steps, 0); len(got) != 3 || got[0] != steps[0] {
+	if got := altruism.StepsSince(steps, 0); len(got) != 3 || got[0] != steps[0] {
 		t.Errorf("at once: got %v, want the steps as sent", got)
 	}
 	if steps[0].After != time.Second {

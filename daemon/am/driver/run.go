@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/loomrm/loom/altruism"
 	"github.com/loomrm/loom/am"
 	"github.com/loomrm/loom/internal/hadoopconf"
 	"github.com/loomrm/loom/rpc"
@@ -198,7 +199,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			return r.Client.Finish(ctx, true, diag)
 		}
 		now := r.now()
-		req := r.DAG.Decide(now, resp.Share, resp.Capacity, resp.PAltruism, growthSince(resp.Growth, now-respAt))
+		req := r.DAG.Decide(now, resp.Share, resp.Capacity, resp.PAltruism, altruism.StepsSince(resp.Growth, now-respAt))
 		progress := float32(r.succeeded) / float32(max(total, 1))
 		if resp, err = r.Client.Allocate(ctx, req, release, min(progress, 1)); err != nil {
 			return err
